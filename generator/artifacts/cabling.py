@@ -1,0 +1,38 @@
+"""files/cabling.csv and files/cabling.json: one row per cabled link, both ends located."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+
+from generator.artifacts import OutputFile
+from generator.model import Cluster
+
+COLUMNS = (
+    "cable_id", "plane", "a_device", "a_port", "a_rack", "a_u",
+    "b_device", "b_port", "b_rack", "b_u", "speed", "media", "length_m",
+)  # fmt: skip
+
+
+def rows(cluster: Cluster) -> Iterator[tuple]:
+    by_name = cluster.device_by_name
+    for link in cluster.links:
+        a, b = by_name[link.a_device], by_name[link.b_device]
+        yield (
+            link.cable_id, link.plane, a.name, link.a_port, a.rack, a.u,
+            b.name, link.b_port, b.rack, b.u, f"{link.speed}GE", link.media, link.length_m,
+        )  # fmt: skip
+
+
+def emit(cluster: Cluster) -> Iterator[OutputFile]:
+    table = list(rows(cluster))
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    writer.writerows(table)
+    yield OutputFile("files/cabling.csv", buf.getvalue().encode())
+    # JSON: one object per line inside the array keeps git diffs to the changed cables.
+    lines = [json.dumps(dict(zip(COLUMNS, r, strict=True)), separators=(",", ":")) for r in table]
+    yield OutputFile("files/cabling.json", ("[\n" + ",\n".join(lines) + "\n]\n").encode())

@@ -1,0 +1,169 @@
+"""Hardware catalog: switch, server and cable data shipped as YAML, merged with blueprint overrides."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchPort:
+    name: str
+    speed: int  # Gb/s
+    splits: tuple[str, ...]  # e.g. ("2x200GE", "4x100GE")
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchModel:
+    name: str
+    vendor: str
+    platform: str
+    description: str
+    height_u: int
+    power_w: float
+    mgmt_port: str
+    ports: tuple[SwitchPort, ...]  # every physical port, in panel order
+    confirmed: bool
+    source: str
+
+    def ports_at(self, speed: int) -> tuple[SwitchPort, ...]:
+        return tuple(p for p in self.ports if p.speed == speed)
+
+    @property
+    def speeds(self) -> tuple[int, ...]:
+        return tuple(sorted({p.speed for p in self.ports}, reverse=True))
+
+
+@dataclass(frozen=True, slots=True)
+class HostPorts:
+    role: str  # npu | storage | business | inband | bmc
+    count: int
+    speed: int
+    name: str  # pattern with {n}
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.name.format(n=n) for n in range(self.count))
+
+
+@dataclass(frozen=True, slots=True)
+class HostModel:
+    name: str
+    kind: str  # npu-server | storage-node | management-node
+    description: str
+    accelerator: str
+    npus: int
+    dies_per_npu: int
+    height_u: int
+    power_w: float
+    cooling: tuple[str, ...]
+    ports: Mapping[str, HostPorts]
+    confirmed: bool
+    source: str
+
+    def port(self, role: str) -> HostPorts | None:
+        return self.ports.get(role)
+
+
+@dataclass(frozen=True, slots=True)
+class Medium:
+    name: str
+    max_speed: int
+    max_m: float
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    switches: Mapping[str, SwitchModel]
+    hosts: Mapping[str, HostModel]
+    media: tuple[Medium, ...]
+    standard_lengths_m: tuple[int, ...]
+
+    def medium(self, speed: int, length_m: float) -> str:
+        for m in self.media:
+            if speed <= m.max_speed and length_m <= m.max_m:
+                return m.name
+        return "SMF"
+
+    def standard_length(self, length_m: float) -> int:
+        for std in self.standard_lengths_m:
+            if length_m <= std:
+                return std
+        return int(-(-length_m // 1))
+
+
+@cache
+def shipped_data() -> dict[str, Any]:
+    """The catalog YAML files shipped in this package, as plain data."""
+    root = resources.files(__package__)
+    return {
+        stem: yaml.safe_load(root.joinpath(f"{stem}.yaml").read_text(encoding="utf-8"))
+        for stem in ("switches", "servers", "cables")
+    }
+
+
+def _switch(name: str, d: Mapping[str, Any]) -> SwitchModel:
+    ports = []
+    for group in d["ports"]:
+        splits = tuple(group.get("splits", ()))
+        for slot in range(1, group.get("slots", 1) + 1):
+            for port in range(1, group["count"] + 1):
+                ports.append(SwitchPort(group["name"].format(slot=slot, port=port), group["speed"], splits))
+    return SwitchModel(
+        name=name,
+        vendor=d.get("vendor", "huawei"),
+        platform=d.get("platform", "huawei-ce"),
+        description=d.get("description", ""),
+        height_u=d["height_u"],
+        power_w=d["power_w"],
+        mgmt_port=d.get("mgmt_port", "MEth0/0/0"),
+        ports=tuple(ports),
+        confirmed=d.get("confirmed", False),
+        source=d.get("source", ""),
+    )
+
+
+def _host(name: str, d: Mapping[str, Any]) -> HostModel:
+    return HostModel(
+        name=name,
+        kind=d["kind"],
+        description=d.get("description", ""),
+        accelerator=d.get("accelerator", ""),
+        npus=d.get("npus", 0),
+        dies_per_npu=d.get("dies_per_npu", 1),
+        height_u=d["height_u"],
+        power_w=d["power_w"],
+        cooling=tuple(d.get("cooling", ("air",))),
+        ports={
+            role: HostPorts(role, p["count"], p["speed"], p.get("name", role + "{n}"))
+            for role, p in d["ports"].items()
+        },
+        confirmed=d.get("confirmed", False),
+        source=d.get("source", ""),
+    )
+
+
+def merged_data(overrides: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """Shipped catalog with a blueprint's `catalog:` section merged over it (per model, per key)."""
+    data = copy.deepcopy(shipped_data())
+    for section, target in (("switches", "switches"), ("servers", "servers")):
+        for name, entry in ((overrides or {}).get(section) or {}).items():
+            data[target][name] = {**data[target].get(name, {}), **entry}
+    return data
+
+
+def build_catalog(overrides: Mapping[str, Any] | None = None) -> Catalog:
+    data = merged_data(overrides)
+    cables = data["cables"]
+    return Catalog(
+        switches={n: _switch(n, d) for n, d in sorted(data["switches"].items())},
+        hosts={n: _host(n, d) for n, d in sorted(data["servers"].items())},
+        media=tuple(Medium(**m) for m in cables["media"]),
+        standard_lengths_m=tuple(cables["standard_lengths_m"]),
+    )

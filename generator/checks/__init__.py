@@ -1,0 +1,193 @@
+"""Design rules run on every generate: check(cluster) -> findings. Errors stop the run."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from generator.errors import YamlPath
+from generator.expand.fabric import parse_ratio
+from generator.model import Cluster, ip
+
+ERROR, WARNING, INFO = "error", "warning", "info"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    severity: str  # error | warning | info
+    code: str  # stable identifier, e.g. oversubscription
+    message: str
+    where: YamlPath = ()  # blueprint path the finding is about, when there is one
+
+    def line(self) -> str:
+        return f"{self.severity}: [{self.code}] {self.message}"
+
+
+def check(cluster: Cluster) -> list[Finding]:
+    findings = [
+        *oversubscription(cluster),
+        *ports_left(cluster),
+        *pool_usage(cluster),
+        *power_and_cooling(cluster),
+        *business_spof(cluster),
+        *legacy_design(cluster),
+    ]
+    order = {ERROR: 0, WARNING: 1, INFO: 2}
+    return sorted(findings, key=lambda f: (order[f.severity], f.code, f.message))
+
+
+def _bandwidth(cluster: Cluster) -> tuple[dict[str, int], dict[str, int]]:
+    """Cabled bandwidth (Gb/s) toward lower tiers (down) and upper tiers (up) per switch."""
+    down: dict[str, int] = defaultdict(int)
+    up: dict[str, int] = defaultdict(int)
+    for link in cluster.links:
+        if link.kind in ("host", "uplink", "mgmt"):
+            down[link.b_device] += link.speed
+            if link.kind == "uplink":
+                up[link.a_device] += link.speed
+    return down, up
+
+
+def oversubscription(cluster: Cluster) -> Iterator[Finding]:
+    down, up = _bandwidth(cluster)
+    for fabric in cluster.fabrics:
+        if not fabric.oversubscription:
+            continue
+        a, b = parse_ratio(fabric.oversubscription)
+        where = ("networks", fabric.plane, "oversubscription")
+        capacity_down = fabric.down_lanes * fabric.down_speed
+        capacity_up = fabric.uplinks * fabric.up_speed
+        worse = capacity_down * b > capacity_up * a
+        leaves = cluster.devices_with("leaf", fabric.plane)
+        bad = [d.name for d in leaves if down[d.name] * b > up[d.name] * a]
+        if worse or bad:
+            yield Finding(
+                ERROR, "oversubscription",
+                f"{fabric.plane} plane leaves exceed {a}:{b}: {capacity_down}G toward hosts, {capacity_up}G up"
+                + (f" ({len(bad)} leaves, first {bad[0]})" if bad else ""),
+                where,
+            )  # fmt: skip
+        else:
+            yield Finding(
+                INFO, "oversubscription",
+                f"{fabric.plane} plane leaf: {capacity_down}G down / {capacity_up}G up "
+                f"({_ratio(capacity_down, capacity_up)}), {fabric.tiers} tiers",
+                where,
+            )  # fmt: skip
+        spines = cluster.devices_with("spine", fabric.plane)
+        if fabric.tiers == 3:
+            unequal = [d.name for d in spines if down[d.name] != up[d.name]]
+            if unequal:
+                yield Finding(ERROR, "oversubscription", f"{fabric.plane} pod spines not 1:1: {unequal[0]}", where)
+
+
+def _ratio(down: int, up: int) -> str:
+    if not up:
+        return "no uplinks"
+    r = down / up
+    return f"{r:g}:1" if r >= 1 else f"1:{1 / r:g}"
+
+
+def ports_left(cluster: Cluster) -> Iterator[Finding]:
+    host_lanes: dict[str, int] = defaultdict(int)
+    for link in cluster.links:
+        if link.kind in ("host", "mgmt"):
+            host_lanes[link.b_device] += 1
+    for fabric in cluster.fabrics:
+        role = "leaf" if fabric.plane in ("parameter", "storage", "business") else "access"
+        partial = [
+            (d.name, host_lanes[d.name])
+            for d in cluster.devices_with(role, fabric.plane)
+            if host_lanes[d.name] < fabric.down_lanes
+        ]
+        if partial and fabric.plane == "parameter":
+            name, used = partial[0]
+            yield Finding(
+                WARNING, "ports-left",
+                f"{len(partial)} parameter leaves are not full (e.g. {name} uses {used} of "
+                f"{fabric.down_lanes} host lanes): a job there gets fewer cards per leaf",
+                ("compute",),
+            )  # fmt: skip
+        free = sum(fabric.down_lanes - n for _, n in partial)
+        yield Finding(INFO, "ports-left", f"{fabric.plane} plane: {free} host lanes free for growth")
+
+
+def pool_usage(cluster: Cluster) -> Iterator[Finding]:
+    for pool in cluster.pools:
+        pct = 100 * pool.used / pool.size
+        text = f"{pool.plane} pool {ip(pool.network)}/{pool.prefix}: {pool.used:,} of {pool.size:,} addresses ({pct:.1f}%)"
+        yield Finding(WARNING if pct > 80 else INFO, "pool-usage", text)
+
+
+def power_and_cooling(cluster: Cluster) -> Iterator[Finding]:
+    load: dict[str, float] = defaultdict(float)
+    for d in cluster.devices:
+        load[d.rack] += d.power_w / 1000
+    zone_load: dict[str, float] = defaultdict(float)
+    zone_budget: dict[str, float] = defaultdict(float)
+    tight: list[str] = []
+    for rack in cluster.racks:
+        kw = load[rack.name]
+        zone_load[rack.zone] += kw
+        zone_budget[rack.zone] += rack.power_kw
+        limit = min(rack.power_kw, rack.cooling_kw)
+        if kw > limit:
+            yield Finding(ERROR, "rack-power", f"rack {rack.name} draws {kw:.1f} kW, over its {limit:g} kW budget",
+                          ("zones", rack.zone, "rack"))
+        elif kw > 0.9 * limit:
+            tight.append(f"{rack.name} ({kw:.1f}/{limit:g} kW)")
+    if tight:
+        shown = ", ".join(tight[:3]) + (f" and {len(tight) - 3} more" if len(tight) > 3 else "")
+        yield Finding(WARNING, "rack-power", f"{len(tight)} racks have less than 10% power headroom: {shown}")
+    for zone in sorted(zone_load):
+        yield Finding(INFO, "rack-power",
+                      f"{zone} zone: {zone_load[zone]:.1f} kW in racks budgeted for {zone_budget[zone]:.1f} kW")
+    for cdu in cluster.cdus:
+        if cdu.load_kw > cdu.capacity_kw:
+            yield Finding(ERROR, "cdu-capacity", f"{cdu.name} carries {cdu.load_kw:.1f} kW, over {cdu.capacity_kw:g} kW",
+                          ("zones", "training", "cdu", "capacity_kw"))
+    if cluster.cdus:
+        worst = max(cluster.cdus, key=lambda c: c.load_kw / c.capacity_kw)
+        yield Finding(INFO, "cdu-capacity", f"{len(cluster.cdus)} CDUs; fullest {worst.name} at {worst.load_kw:.1f} of {worst.capacity_kw:g} kW")
+
+
+def business_spof(cluster: Cluster) -> Iterator[Finding]:
+    bp = cluster.blueprint
+    biz = bp["networks"]["business"]
+    if not biz["leaf"]["mlag"]:
+        yield Finding(WARNING, "business-spof", "business leaves are not M-LAG pairs: one leaf failure cuts its servers off",
+                      ("networks", "business", "leaf", "mlag"))
+    if len(cluster.devices_with("spine", "business")) < 2:
+        yield Finding(WARNING, "business-spof", "one business spine: a single point of failure", ("networks", "business", "spine", "count"))
+    for key in ("router", "firewall"):
+        if not bp["zones"]["border"][key]["pair"]:
+            yield Finding(WARNING, "business-spof", f"a single border {key}: the only way in has no redundancy",
+                          ("zones", "border", key, "pair"))
+
+
+def legacy_design(cluster: Cluster) -> Iterator[Finding]:
+    """The seeds' reasons for leaving the 百卡 design (seed 000: 参数面由多轨调整为单轨, NFS -> DPC)."""
+    bp = cluster.blueprint
+    if bp["networks"]["parameter"]["rail"] == "multi":
+        yield Finding(
+            WARNING, "multi-rail",
+            "multi-rail parameter plane: each server is cabled to 8 different leaves, so maintenance "
+            "cost is high and availability drops (the seeds moved to single-rail for this); the 8 NPU "
+            "IPs of a server also land in 8 subnets",
+            ("networks", "parameter", "rail"),
+        )  # fmt: skip
+    if bp["networks"]["storage"]["mode"] == "shared":
+        yield Finding(
+            WARNING, "shared-storage-plane",
+            "storage traffic shares the business plane: data is exposed to everything that reaches the "
+            "business network through the border router, and sample reads compete with business traffic",
+            ("networks", "storage", "mode"),
+        )  # fmt: skip
+    if bp["zones"]["storage"]["access"] == "nfs":
+        yield Finding(
+            WARNING, "nfs-access",
+            "storage reached over NFS: an open file protocol (data-leak risk) and slower than the DPC "
+            "client; use access: dpc",
+            ("zones", "storage", "access"),
+        )  # fmt: skip

@@ -1,0 +1,66 @@
+"""The one exception type for user mistakes, carrying YAML locations."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+YamlPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing wrong with a blueprint, located by its YAML path."""
+
+    path: YamlPath
+    message: str
+    hint: str = ""
+    line: int | None = None  # 1-based; filled from the loaded document's positions
+    column: int | None = None
+
+
+def format_path(path: YamlPath) -> str:
+    """`('networks', 'parameter', 'pool')` -> `networks.parameter.pool`; list items as `[3]`."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(document)"
+
+
+class BlueprintError(Exception):
+    """A blueprint that cannot be turned into a cluster. The CLI prints every problem, exits 2."""
+
+    def __init__(self, problems: Sequence[Problem], file: str | None = None) -> None:
+        self.problems = list(problems)
+        self.file = file
+        super().__init__(self.render())
+
+    def locate(
+        self, file: str, positions: Mapping[YamlPath, tuple[int, int]]
+    ) -> BlueprintError:
+        """Attach file and line/column (nearest located ancestor of each path)."""
+        located = []
+        for p in self.problems:
+            line, col = p.line, p.column
+            if line is None:
+                path = p.path
+                while path and path not in positions:
+                    path = path[:-1]
+                line, col = positions.get(path, (None, None))
+            located.append(Problem(p.path, p.message, p.hint, line, col))
+        return BlueprintError(located, file)
+
+    def render(self) -> str:
+        lines = []
+        for p in self.problems:
+            where = self.file or "<blueprint>"
+            if p.line is not None:
+                where += f":{p.line}:{p.column or 1}"
+            text = f"{where}: {format_path(p.path)}: {p.message}"
+            if p.hint:
+                text += f" ({p.hint})"
+            lines.append(text)
+        return "\n".join(lines)

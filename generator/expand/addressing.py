@@ -1,0 +1,132 @@
+"""Address allocation from a plane's pool, by stable keys (leaf index, uplink number).
+
+A pool is cut into fixed regions so growth never shifts existing addresses (the AVD #5777
+lesson): host subnets in the first half, leaf uplink /31s in the next eighth, upper-tier /31s in
+the next, loopbacks in the next, the last eighth reserved.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+from dataclasses import dataclass
+
+from generator.errors import BlueprintError, Problem, YamlPath
+from generator.expand.fabric import PlaneBuild
+from generator.model import Address, Pool, Subnet
+
+REGION_HOSTS = (0, 4)  # (start eighth, eighths)
+REGION_LEAF_P2P = (4, 1)
+REGION_UPPER_P2P = (5, 1)
+REGION_LOOPBACK = (6, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class PlaneAddresses:
+    subnets: tuple[Subnet, ...]
+    addresses: tuple[Address, ...]
+    p2p: dict[int, tuple[int, int]]  # wire index -> (a ip, b ip)
+    loopbacks: dict[str, int]
+    pool: Pool
+
+
+def parse_pool(text: str) -> tuple[int, int]:
+    net = ipaddress.IPv4Network(text)
+    return int(net.network_address), net.prefixlen
+
+
+def _block(hosts: int) -> int:
+    """Prefix length of a subnet holding `hosts` plus network, gateway and broadcast."""
+    return 32 - max(2, math.ceil(math.log2(hosts + 3)))
+
+
+def allocate(
+    build: PlaneBuild,
+    plane: str,
+    pool_text: str,
+    where: YamlPath,
+    *,
+    subnet_per_group: bool,
+    bond_name: str,
+    vlan: int = 0,
+) -> PlaneAddresses:
+    network, prefix = parse_pool(pool_text)
+    size = 1 << (32 - prefix)
+    eighth = size // 8
+    per_subnet_hosts = (
+        build.hosts_per_group if subnet_per_group or build.rails > 1 else len(build.plan.lanes)
+    )
+    sub_prefix = _block(per_subnet_hosts)
+    sub_size = 1 << (32 - sub_prefix)
+    owners = build.leaf_groups if subnet_per_group else [(leaf.name,) for leaf in build.leaves]
+    leaf_index = {leaf.name: leaf.index for leaf in build.leaves}
+    upper_count = sum(1 for w in build.wires if w.kind == "uplink" and w.a_device not in leaf_index)
+    switches = len(build.leaves) + len(build.spines) + len(build.cores)
+    need = {
+        "host subnets": (len(owners) * sub_size, REGION_HOSTS),
+        "leaf uplink /31s": (len(build.leaves) * len(build.plan.uplinks) * 2, REGION_LEAF_P2P),
+        "upper-tier /31s": (upper_count * 2, REGION_UPPER_P2P),
+        "loopbacks": (switches, REGION_LOOPBACK),
+    }
+    short = [(what, n, eighths) for what, (n, (_, eighths)) in need.items() if n > eighth * eighths]
+    if short:
+        needed = max(8 * n // eighths for _, n, eighths in short)
+        min_prefix = 32 - math.ceil(math.log2(max(needed, 1)))
+        what, n, _ = short[0]
+        raise BlueprintError(
+            [
+                Problem(
+                    where,
+                    f"pool {pool_text} is too small for the {plane} plane: {n:,} addresses for {what} "
+                    f"do not fit its share of the pool",
+                    f"use a /{min_prefix} or larger",
+                )
+            ]
+        )
+
+    subnets: list[Subnet] = []
+    addresses: list[Address] = []
+    owner_subnet: dict[str, Subnet] = {}
+    base = network + REGION_HOSTS[0] * eighth
+    for i, names in enumerate(owners):
+        net = base + i * sub_size
+        sn = Subnet(plane, "+".join(names), net, sub_prefix, net + 1, vlan)
+        subnets.append(sn)
+        for name in names:
+            owner_subnet[name] = sn
+    for w in build.wires:
+        if w.kind != "host":
+            continue
+        sn = owner_subnet[w.b_device]
+        if subnet_per_group:  # one address per host, on the bond across the group
+            if w.port_index == 0:
+                addresses.append(
+                    Address(w.a_device, bond_name, plane, sn.network + 2 + w.member, sub_prefix, sn.gateway, sn.name)
+                )
+            continue
+        ports = len(build.plan.lanes) // build.hosts_per_group if build.rails == 1 else 1
+        offset = w.member * ports + (w.port_index if build.rails == 1 else 0)
+        addresses.append(Address(w.a_device, w.a_port, plane, sn.network + 2 + offset, sub_prefix, sn.gateway, sn.name))
+
+    p2p: dict[int, tuple[int, int]] = {}
+    n_up = len(build.plan.uplinks)
+    seen: dict[str, int] = {}
+    upper_base = network + REGION_UPPER_P2P[0] * eighth
+    upper_i = 0
+    for i, w in enumerate(build.wires):
+        if w.kind != "uplink":
+            continue
+        if w.a_device in leaf_index:
+            j = seen.get(w.a_device, 0)
+            seen[w.a_device] = j + 1
+            a = network + REGION_LEAF_P2P[0] * eighth + 2 * (leaf_index[w.a_device] * n_up + j)
+        else:
+            a = upper_base + 2 * upper_i
+            upper_i += 1
+        p2p[i] = (a, a + 1)
+    loop_base = network + REGION_LOOPBACK[0] * eighth
+    loopbacks = {
+        sw.name: loop_base + k for k, sw in enumerate((*build.leaves, *build.spines, *build.cores))
+    }
+    used = len(owners) * sub_size + 2 * len(p2p) + len(loopbacks)
+    return PlaneAddresses(tuple(subnets), tuple(addresses), p2p, loopbacks, Pool(plane, network, prefix, used))

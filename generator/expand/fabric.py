@@ -1,0 +1,364 @@
+"""Switching for one plane: access groups, leaf port plan, and 2- or 3-tier Clos above it.
+
+Pure functions of catalog models and counts. Port assignment is positional and stable: leaf i's
+uplink k always lands on the same spine port, so adding servers appends, never re-patches.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from generator.catalog import SwitchModel
+from generator.errors import BlueprintError, Problem, YamlPath
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """A host (or switch management port) that needs `ports` on a plane."""
+
+    host: str
+    ports: tuple[str, ...]
+    speed: int
+    group: tuple  # hosts with different groups never share a leaf (zone, row, ...)
+
+
+@dataclass(frozen=True, slots=True)
+class LeafPlan:
+    split: str  # "2x200GE" or "none"
+    lanes: tuple[tuple[str, str], ...]  # (lane name, parent port) toward hosts
+    uplinks: tuple[str, ...]
+    up_speed: int
+    peer_ports: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class Switch:
+    name: str
+    role: str  # leaf | spine | core | access
+    index: int
+    pod: int = -1
+    splits: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Wire:
+    """A logical link before placement: a_* is the lower tier."""
+
+    kind: str  # host | uplink | peer-link
+    a_device: str
+    a_port: str
+    b_device: str
+    b_port: str
+    speed: int
+    cable: tuple  # legs with the same cable key share one physical cable
+    member: int = -1  # host links: slot of the host in its access group
+    port_index: int = -1  # host links: which of the host's ports on this plane
+
+
+@dataclass(slots=True)
+class PlaneBuild:
+    leaves: list[Switch]
+    spines: list[Switch]
+    cores: list[Switch]
+    wires: list[Wire]
+    leaf_members: dict[str, list[str]]  # leaf -> hosts in order (address slot = position)
+    leaf_groups: list[tuple[str, ...]]  # leaves of each access group (M-LAG pair, rail group)
+    tiers: int
+    rails: int
+    hosts_per_group: int
+    plan: LeafPlan
+    spines_per_pod: int
+    leaves_per_pod: int
+    pods: int
+    cores_per_plane: int
+
+
+def parse_ratio(text: str) -> tuple[int, int]:
+    a, b = text.split(":")
+    return int(a), int(b)
+
+
+def _lane_sources(model: SwitchModel, speed: int, split: str) -> tuple[list[str], int, str]:
+    """Ports that give `speed` lanes: (parents, lanes per parent, split type or 'none')."""
+    if split in ("auto", "none"):
+        direct = [p.name for p in model.ports_at(speed)]
+        if direct or split == "none":
+            return direct, 1, "none"
+    for port_speed in sorted(model.speeds):
+        k = port_speed // speed
+        want = split if split != "auto" else f"{k}x{speed}GE"
+        if k > 1 and port_speed == k * speed:
+            parents = [p.name for p in model.ports_at(port_speed) if want in p.splits]
+            if parents:
+                return parents, k, want
+    return [], 1, "none"
+
+
+def leaf_port_plan(
+    model: SwitchModel,
+    down_speed: int,
+    ratio: tuple[int, int] | None,
+    split: str,
+    peer_links: int,
+    uplinks: int | None,
+    where: YamlPath,
+) -> LeafPlan:
+    """Choose host-facing lanes and uplinks on a leaf for the requested oversubscription."""
+    parents, k, split_type = _lane_sources(model, down_speed, split)
+    if not parents:
+        raise BlueprintError(
+            [
+                Problem(
+                    where + ("model",),
+                    f"leaf model {model.name} has no port that gives {down_speed}GE toward hosts"
+                    + (f" with split {split}" if split not in ("auto", "none") else ""),
+                    f"its ports: {_describe_ports(model)}",
+                )
+            ]
+        )
+    down_port_speed = down_speed * k
+    others = [p for p in model.ports if p.speed != down_port_speed and p.speed >= down_speed]
+    if others:
+        up_speed = max(p.speed for p in others)
+        up_pool = [p.name for p in others if p.speed == up_speed]
+        down_parents = parents
+        peer = up_pool[:peer_links]
+        up_pool = up_pool[peer_links:]
+        need = uplinks if uplinks is not None else _uplinks_for(len(down_parents) * down_port_speed, ratio, up_speed)
+        if need > len(up_pool):
+            raise BlueprintError(
+                [
+                    Problem(
+                        where + ("model",),
+                        f"leaf model {model.name} cannot build {_ratio_text(ratio)}: "
+                        f"{len(down_parents) * down_port_speed}G toward hosts needs {need} x {up_speed}GE "
+                        f"uplinks, it has {len(up_pool)} free",
+                        "choose a larger oversubscription or another leaf model",
+                    )
+                ]
+            )
+        ups = up_pool[:need]
+    else:
+        up_speed = down_port_speed
+        total = len(parents) - peer_links
+        if uplinks is not None:
+            d = total - uplinks
+        else:
+            a, b = ratio or (1, 1)
+            d = (total * a) // (a + b)
+            while d > 0 and d + _uplinks_for(d * down_port_speed, ratio, up_speed) > total:
+                d -= 1
+        if d <= 0:
+            raise BlueprintError(
+                [Problem(where + ("model",), f"leaf model {model.name} has too few ports for this plane", "")]
+            )
+        down_parents = parents[:d]
+        need = uplinks if uplinks is not None else _uplinks_for(d * down_port_speed, ratio, up_speed)
+        peer = parents[d : d + peer_links]
+        ups = parents[d + peer_links : d + peer_links + need]
+    lanes = tuple(
+        (f"{parent}:{i}" if k > 1 else parent, parent) for parent in down_parents for i in range(1, k + 1)
+    )
+    return LeafPlan(split_type, lanes, tuple(ups), up_speed, tuple(peer))
+
+
+def _uplinks_for(down_bw: int, ratio: tuple[int, int] | None, up_speed: int) -> int:
+    a, b = ratio or (1, 1)
+    return max(1, math.ceil(down_bw * b / (a * up_speed)))
+
+
+def _ratio_text(ratio: tuple[int, int] | None) -> str:
+    return f"{ratio[0]}:{ratio[1]}" if ratio else "its uplinks"
+
+
+def _describe_ports(model: SwitchModel) -> str:
+    counts: dict[int, int] = {}
+    for p in model.ports:
+        counts[p.speed] = counts.get(p.speed, 0) + 1
+    return ", ".join(f"{n} x {s}GE" for s, n in sorted(counts.items(), reverse=True))
+
+
+def spine_lanes(model: SwitchModel, speed: int) -> tuple[list[tuple[str, str]], str]:
+    """Ports of an upper-tier switch at `speed`: [(lane, parent)], split type used."""
+    parents, k, split_type = _lane_sources(model, speed, "auto")
+    lanes = [(f"{p}:{i}" if k > 1 else p, p) for p in parents for i in range(1, k + 1)]
+    return lanes, split_type
+
+
+def access_groups(endpoints: Sequence[Endpoint], lanes: int, rails: int) -> list[list[Endpoint]]:
+    """Consecutive endpoints with the same group key, chunked to fill one access group."""
+    if not endpoints:
+        return []
+    ports = len(endpoints[0].ports)
+    per_group = lanes // ports if rails == 1 else lanes
+    groups: list[list[Endpoint]] = []
+    current: list[Endpoint] = []
+    for ep in endpoints:
+        if current and (len(current) == per_group or current[0].group != ep.group):
+            groups.append(current)
+            current = []
+        current.append(ep)
+    groups.append(current)
+    return groups
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def build_plane(
+    *,
+    plane: str,
+    code: str,
+    endpoints: Sequence[Endpoint],
+    leaf: SwitchModel,
+    spine: SwitchModel,
+    core: SwitchModel,
+    ratio: tuple[int, int] | None,
+    split: str,
+    rails: int,
+    tiers: str | int,
+    spine_count: str | int,
+    peer_links: int = 0,
+    uplinks: int | None = None,
+    where: YamlPath,
+) -> PlaneBuild:
+    """Access leaves for `endpoints`, then spines (and cores) above them."""
+    speed = endpoints[0].speed
+    plan = leaf_port_plan(leaf, speed, ratio, split, peer_links, uplinks, where + ("leaf",))
+    lanes = len(plan.lanes)
+    ports_per_host = len(endpoints[0].ports)
+    if rails > 1 and ports_per_host != rails:
+        raise ValueError("rails must equal ports per host")
+    if rails == 1 and lanes < ports_per_host:
+        raise BlueprintError(
+            [Problem(where + ("leaf", "model"), f"{leaf.name} has {lanes} host lanes, a host needs {ports_per_host}", "")]
+        )
+    groups = access_groups(endpoints, lanes, rails)
+    hosts_per_group = lanes // ports_per_host if rails == 1 else lanes
+
+    leaves: list[Switch] = []
+    wires: list[Wire] = []
+    members: dict[str, list[str]] = {}
+    leaf_groups: list[tuple[str, ...]] = []
+    for group in groups:
+        names = []
+        for r in range(rails):
+            sw = Switch(f"{code}-leaf-{len(leaves) + 1:04d}", "leaf", len(leaves))
+            if plan.split != "none":
+                sw.splits = {parent: plan.split for _, parent in plan.lanes}
+            leaves.append(sw)
+            members[sw.name] = [ep.host for ep in group]
+            names.append(sw.name)
+        leaf_groups.append(tuple(names))
+        for slot, ep in enumerate(group):
+            for p, port in enumerate(ep.ports):
+                if rails == 1:
+                    leaf_name, lane_index = names[0], slot * ports_per_host + p
+                else:
+                    leaf_name, lane_index = names[p], slot
+                lane, parent = plan.lanes[lane_index]
+                wires.append(Wire("host", ep.host, port, leaf_name, lane, speed, (leaf_name, parent), slot, p))
+        for i in range(1, rails, 2):  # M-LAG / dual-homed pairs: peer-link between leaf i-1 and i
+            for port in plan.peer_ports:
+                wires.append(Wire("peer-link", names[i - 1], port, names[i], port, plan.up_speed, (names[i - 1], port)))
+
+    spine_lane_list, spine_split = spine_lanes(spine, plan.up_speed)
+    radix = len(spine_lane_list)
+    if radix == 0:
+        raise BlueprintError(
+            [
+                Problem(
+                    where + ("spine", "model"),
+                    f"spine model {spine.name} has no {plan.up_speed}GE ports for the leaf uplinks",
+                    f"its ports: {_describe_ports(spine)}",
+                )
+            ]
+        )
+    n_up = len(plan.uplinks)
+    n_leaves = len(leaves)
+    two_tier = _two_tier_spines(n_leaves, n_up, radix, spine_count)
+    if tiers == 2 and two_tier is None:
+        raise BlueprintError([_too_small(where, spine, n_leaves, n_up, radix, spine_count)])
+    spines: list[Switch] = []
+    cores: list[Switch] = []
+    if two_tier is not None and tiers != 3:
+        s = two_tier
+        per = n_up // s
+        spines = [Switch(f"{code}-spine-{i + 1:03d}", "spine", i) for i in range(s)]
+        for leaf_sw in leaves:
+            for j, port in enumerate(plan.uplinks):
+                sp, k = spines[j % s], j // s
+                lane, parent = spine_lane_list[leaf_sw.index * per + k]
+                if spine_split != "none":
+                    sp.splits[parent] = spine_split
+                wires.append(Wire("uplink", leaf_sw.name, port, sp.name, lane, plan.up_speed, (sp.name, parent)))
+        return PlaneBuild(leaves, spines, cores, wires, members, leaf_groups, 2, rails, hosts_per_group, plan, s, n_leaves, 1, 0)
+
+    # Three tiers: pods of leaves under `n_up` pod spines (one link each), pod spine i of every
+    # pod in core plane i; pod spines are 1:1 (half their lanes down, half up).
+    s = n_up
+    per_pod = radix // 2
+    pods = math.ceil(n_leaves / per_pod)
+    core_lanes, core_split = spine_lanes(core, plan.up_speed)
+    if not core_lanes:
+        raise BlueprintError(
+            [Problem(where + ("core", "model"), f"core model {core.name} has no {plan.up_speed}GE ports", "")]
+        )
+    cores_per_plane = math.ceil(n_leaves / len(core_lanes))
+    for plane_i in range(s):
+        for c in range(cores_per_plane):
+            cores.append(Switch(f"{code}-core-{plane_i + 1:02d}-{c + 1:02d}", "core", len(cores)))
+    core_next = [0] * len(cores)
+    for pod in range(pods):
+        pod_leaves = leaves[pod * per_pod : (pod + 1) * per_pod]
+        pod_spines = [Switch(f"{code}-pod{pod + 1:02d}-spine-{i + 1:02d}", "spine", len(spines) + i, pod) for i in range(s)]
+        spines.extend(pod_spines)
+        for local, leaf_sw in enumerate(pod_leaves):
+            leaf_sw.pod = pod
+            for j, port in enumerate(plan.uplinks):
+                sp = pod_spines[j]
+                lane, parent = spine_lane_list[local]
+                if spine_split != "none":
+                    sp.splits[parent] = spine_split
+                wires.append(Wire("uplink", leaf_sw.name, port, sp.name, lane, plan.up_speed, (sp.name, parent)))
+        offset = pod * per_pod  # global round-robin keeps every core within one link of the others
+        for i, sp in enumerate(pod_spines):
+            for j in range(len(pod_leaves)):
+                core_sw = cores[i * cores_per_plane + (offset + j) % cores_per_plane]
+                lane, parent = spine_lane_list[per_pod + j]
+                if spine_split != "none":
+                    sp.splits[parent] = spine_split
+                c_lane, c_parent = core_lanes[core_next[core_sw.index]]
+                core_next[core_sw.index] += 1
+                if core_split != "none":
+                    core_sw.splits[c_parent] = core_split
+                wires.append(Wire("uplink", sp.name, lane, core_sw.name, c_lane, plan.up_speed, (core_sw.name, c_parent)))
+    return PlaneBuild(
+        leaves, spines, cores, wires, members, leaf_groups, 3, rails, hosts_per_group, plan, s, per_pod, pods, cores_per_plane
+    )
+
+
+def _two_tier_spines(n_leaves: int, n_up: int, radix: int, spine_count: str | int) -> int | None:
+    if isinstance(spine_count, int):
+        ok = n_up % spine_count == 0 and n_leaves * (n_up // spine_count) <= radix
+        return spine_count if ok else None
+    candidates = [d for d in _divisors(n_up) if d >= min(4, n_up)]
+    return next((d for d in candidates if n_leaves * (n_up // d) <= radix), None)
+
+
+def _too_small(where: YamlPath, spine: SwitchModel, n_leaves: int, n_up: int, radix: int, spine_count: str | int) -> Problem:
+    if isinstance(spine_count, int) and n_up % spine_count:
+        return Problem(
+            where + ("spine", "count"),
+            f"{spine_count} spines do not divide the {n_up} uplinks of each leaf evenly",
+            f"use one of {', '.join(map(str, _divisors(n_up)))}",
+        )
+    return Problem(
+        where + ("spine", "model"),
+        f"{n_leaves} leaves x {n_up} uplinks cannot be built in 2 tiers: spine {spine.name} has {radix} "
+        f"ports at the uplink speed, each of {n_up} spines would need {n_leaves}",
+        "use tiers: auto or 3, or a spine model with more ports",
+    )

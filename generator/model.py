@@ -1,0 +1,164 @@
+"""The Cluster model: the single source of truth every artifact is derived from.
+
+Plain frozen records and tuples. Addresses are kept as integers (fast to allocate and compare);
+`ip()` formats them. Every stage after `expand` reads this model and never recomputes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+PLANES = ("parameter", "storage", "business", "inband", "oob", "border")
+
+
+def ip(value: int) -> str:
+    """Integer IPv4 address -> dotted quad."""
+    return f"{value >> 24 & 255}.{value >> 16 & 255}.{value >> 8 & 255}.{value & 255}"
+
+
+@dataclass(frozen=True, slots=True)
+class Rack:
+    name: str  # e.g. T01-05
+    zone: str  # training | storage | management
+    row: int
+    position: int  # 1-based position in its row
+    kind: str  # compute | storage | management | network
+    x_m: float  # floor coordinates of the rack front, metres
+    y_m: float
+    height_u: int
+    power_kw: float  # budget
+    cooling_kw: float  # heat the rack's cooling can remove
+    cooling: str  # liquid | air
+    cdu: str = ""  # CDU feeding a liquid-cooled rack
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    name: str
+    role: str  # npu-server | storage-node | management-node | leaf | spine | core | access | border-router | firewall
+    plane: str  # host devices: "" ; switches: parameter | storage | business | inband | oob | border
+    model: str
+    rack: str
+    u: int  # lowest rack unit occupied
+    height_u: int
+    power_w: float
+    index: int = 0  # 0-based index within its role and plane
+    pod: int = -1  # parameter/storage plane pod (3 tiers) or -1
+    supernode: int = -1  # NPU servers in supernodes
+    asn: int = 0  # BGP AS number (routed switches)
+    loopback: int = 0  # loopback address as integer (0 = none)
+    splits: tuple[tuple[str, str], ...] = ()  # (parent port, split type) on switches
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One cabled connection between two ports; breakout legs share a cable_id."""
+
+    cable_id: str
+    plane: str
+    kind: str  # host | uplink | peer-link | mgmt
+    a_device: str  # lower tier (host or lower switch)
+    a_port: str
+    b_device: str  # upper tier
+    b_port: str
+    speed: int  # Gb/s of this leg
+    media: str
+    length_m: int
+    a_ip: int = 0  # point-to-point addresses (routed uplinks), 0 when not routed
+    b_ip: int = 0
+    prefix: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Subnet:
+    plane: str
+    name: str  # owner switch (or pair) the subnet lives on
+    network: int
+    prefix: int
+    gateway: int
+    vlan: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Address:
+    """An address on a host port (NPU NIC, storage NIC, business bond, in-band, BMC)."""
+
+    device: str
+    port: str  # port name, or bond name for bonded ports
+    plane: str
+    ip: int
+    prefix: int
+    gateway: int
+    subnet: str  # Subnet.name
+
+
+@dataclass(frozen=True, slots=True)
+class Pool:
+    plane: str
+    network: int
+    prefix: int
+    used: int  # addresses allocated (subnets count whole)
+
+    @property
+    def size(self) -> int:
+        return 1 << (32 - self.prefix)
+
+
+@dataclass(frozen=True, slots=True)
+class Fabric:
+    """How a plane's switching was sized (for checks and the design review)."""
+
+    plane: str
+    tiers: int  # 1 = access only, 2 = leaf/spine, 3 = leaf/spine/core
+    rails: int  # leaves per access group (1 single-rail, 8 multi-rail, 2 dual-homed / M-LAG)
+    hosts_per_group: int
+    leaf_model: str
+    spine_model: str
+    core_model: str
+    split: str  # breakout used toward hosts, or "none"
+    down_lanes: int  # host-facing lanes per leaf (capacity)
+    down_speed: int
+    uplinks: int  # uplinks per leaf
+    up_speed: int
+    spines_per_pod: int
+    leaves_per_pod: int
+    pods: int
+    cores_per_plane: int
+    oversubscription: str  # requested leaf ratio, e.g. "1:1"
+
+
+@dataclass(frozen=True, slots=True)
+class Cdu:
+    name: str
+    capacity_kw: float
+    racks: tuple[str, ...]
+    load_kw: float
+
+
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    name: str
+    site: str
+    blueprint: Mapping[str, Any]  # validated blueprint, defaults filled
+    racks: tuple[Rack, ...]
+    devices: tuple[Device, ...]
+    links: tuple[Link, ...]
+    subnets: tuple[Subnet, ...]
+    addresses: tuple[Address, ...]
+    pools: tuple[Pool, ...]
+    fabrics: tuple[Fabric, ...]
+    cdus: tuple[Cdu, ...]
+    device_by_name: Mapping[str, Device] = field(init=False, repr=False, compare=False)
+    rack_by_name: Mapping[str, Rack] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "device_by_name", {d.name: d for d in self.devices})
+        object.__setattr__(self, "rack_by_name", {r.name: r for r in self.racks})
+
+    def devices_with(self, role: str, plane: str = "") -> tuple[Device, ...]:
+        return tuple(d for d in self.devices if d.role == role and (not plane or d.plane == plane))
+
+    def fabric(self, plane: str) -> Fabric | None:
+        return next((f for f in self.fabrics if f.plane == plane), None)

@@ -1,0 +1,126 @@
+"""Properties of the cabling plan that an installer relies on, for every example blueprint."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import Counter, defaultdict
+
+from generator.artifacts.cabling import COLUMNS
+from generator.catalog import build_catalog
+
+HOST_ROLES = ("npu", "storage", "business", "inband", "bmc")
+
+
+def test_every_host_port_is_cabled_exactly_once(example):
+    cluster = example.cluster
+    catalog = build_catalog(cluster.blueprint.get("catalog"))
+    expected = Counter()
+    for d in cluster.devices:
+        model = catalog.hosts.get(d.model)
+        if model is None:
+            continue
+        for role in HOST_ROLES:
+            spec = model.port(role)
+            for port in spec.names() if spec else ():
+                expected[(d.name, port)] += 1
+    cabled = Counter((link.a_device, link.a_port) for link in cluster.links if link.a_device in cluster.device_by_name
+                     and cluster.device_by_name[link.a_device].role.endswith(("server", "node")))
+    assert cabled == expected
+
+
+def test_no_switch_port_is_used_twice_and_every_port_exists(example):
+    cluster = example.cluster
+    catalog = build_catalog(cluster.blueprint.get("catalog"))
+    ends = Counter()
+    for link in cluster.links:
+        ends[(link.a_device, link.a_port)] += 1
+        ends[(link.b_device, link.b_port)] += 1
+    assert [e for e, n in ends.items() if n > 1] == []
+    for d in cluster.devices:
+        if d.name not in (x[0] for x in ()) and d.model in catalog.switches:
+            model = catalog.switches[d.model]
+            physical = {p.name: p for p in model.ports}
+            splits = dict(d.splits)
+            for parent, split in splits.items():
+                assert split in physical[parent].splits, (d.name, parent, split)
+    for (dev, port), _ in ends.items():
+        d = cluster.device_by_name[dev]
+        if d.model not in catalog.switches:
+            continue
+        physical = {p.name for p in catalog.switches[d.model].ports} | {catalog.switches[d.model].mgmt_port}
+        parent, _, lane = port.partition(":")
+        assert parent in physical, (dev, port)
+        if lane:
+            assert parent in dict(d.splits), f"{dev} {port}: lane of a port that is not split"
+            k = int(dict(d.splits)[parent].split("x")[0])
+            assert 1 <= int(lane) <= k
+        else:
+            assert parent not in dict(d.splits), f"{dev} {port}: split port used whole"
+
+
+def test_parameter_leaves_are_one_to_one(example):
+    cluster = example.cluster
+    if cluster.blueprint["networks"]["parameter"]["oversubscription"] != "1:1":
+        return
+    fabric = cluster.fabric("parameter")
+    down, up = defaultdict(int), defaultdict(int)
+    for link in cluster.links:
+        if link.plane != "parameter":
+            continue
+        if link.kind == "host":
+            down[link.b_device] += link.speed
+        else:
+            up[link.a_device] += link.speed
+            down[link.b_device] += link.speed
+    leaves = [d.name for d in cluster.devices if d.role == "leaf" and d.plane == "parameter"]
+    for leaf in leaves:
+        assert up[leaf] == fabric.down_lanes * fabric.down_speed  # capacity 1:1
+        assert down[leaf] <= up[leaf]
+        if down[leaf] == fabric.down_lanes * fabric.down_speed:
+            assert down[leaf] == up[leaf]
+    for spine in (d.name for d in cluster.devices if d.plane == "parameter" and d.role == "spine"):
+        if fabric.tiers == 3:
+            assert down[spine] == up[spine], spine
+
+
+def test_breakout_legs_share_a_cable_and_a_parent_port(example):
+    legs = defaultdict(list)
+    for link in example.cluster.links:
+        legs[link.cable_id].append(link)
+    for cable_id, ls in legs.items():
+        if len(ls) == 1:
+            continue
+        ends = {(x.b_device, x.b_port.partition(":")[0]) for x in ls} | {(x.a_device, x.a_port.partition(":")[0]) for x in ls}
+        shared = [e for e in ends if all(e in {(x.a_device, x.a_port.partition(":")[0]), (x.b_device, x.b_port.partition(":")[0])} for x in ls)]
+        assert shared, cable_id
+        assert all(":" in (x.b_port + x.a_port) for x in ls), cable_id
+
+
+def test_cabling_files_agree_and_have_the_documented_columns(example):
+    files = {f.path: f.data for f in example.files}
+    table = list(csv.reader(io.StringIO(files["files/cabling.csv"].decode())))
+    assert tuple(table[0]) == COLUMNS
+    records = json.loads(files["files/cabling.json"])
+    assert len(records) == len(table) - 1 == len(example.cluster.links)
+    assert [list(map(str, r.values())) for r in records] == table[1:]
+    for r in records:
+        assert r["media"] != "DAC" or r["length_m"] <= 3
+        assert r["a_rack"] and r["b_rack"] and int(r["a_u"]) >= 1
+
+
+def test_single_rail_puts_all_npu_ports_of_a_server_on_one_leaf(example):
+    cluster = example.cluster
+    if cluster.blueprint["networks"]["parameter"]["rail"] != "single":
+        return
+    leaf_of = defaultdict(set)
+    for link in cluster.links:
+        if link.plane == "parameter" and link.kind == "host":
+            leaf_of[link.a_device].add(link.b_device)
+    assert leaf_of and all(len(v) == 1 for v in leaf_of.values())
+    subnet_of = defaultdict(set)
+    for a in cluster.addresses:
+        if a.plane == "parameter":
+            subnet_of[a.device].add(a.subnet)
+    assert all(subnet_of[s] == leaf_of[s] for s in leaf_of)
