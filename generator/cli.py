@@ -8,7 +8,12 @@ import sys
 import time
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from generator import __version__
+
+if TYPE_CHECKING:
+    from generator.checks import Finding
 
 EXIT_OK, EXIT_DRIFT, EXIT_INVALID = 0, 1, 2
 
@@ -53,11 +58,13 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--check", action="store_true", help="write nothing; exit 1 and list files that would change")
     g.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="stage progress on stderr (default: when stderr is a terminal)")
-    g.add_argument("-q", "--quiet", action="store_true", help="print warnings and errors only")
+    g.add_argument("-q", "--quiet", action="store_true", help="no summary line (warnings and errors still print)")
+    g.add_argument("-v", "--verbose", action="store_true", help="also print informational design findings")
 
     v = sub.add_parser("validate", help="check blueprints without writing anything",
                        description="Schema, semantic and design checks; writes nothing.")
     v.add_argument("blueprints", nargs="+", metavar="blueprint")
+    v.add_argument("-v", "--verbose", action="store_true", help="also print informational design findings")
 
     sub.add_parser("schema", help="print the blueprint JSON Schema (Draft 2020-12)")
     c = sub.add_parser("catalog", help="list hardware models a blueprint can name")
@@ -74,14 +81,12 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-def _report(findings, quiet: bool) -> int:  # noqa: ANN001
-    errors = 0
+def _report(findings: list[Finding], verbose: bool) -> int:
+    """Print design findings on stderr (info only when verbose); return the number of errors."""
     for f in findings:
-        if f.severity == "error":
-            errors += 1
-        if f.severity != "info" or not quiet:
+        if f.severity != "info" or verbose:
             print(f.line(), file=sys.stderr)
-    return errors
+    return sum(f.severity == "error" for f in findings)
 
 
 def _generate(args: argparse.Namespace) -> int:
@@ -95,7 +100,7 @@ def _generate(args: argparse.Namespace) -> int:
     except BlueprintError as err:
         print(err.render(), file=sys.stderr)
         return EXIT_INVALID
-    if _report(result.findings, args.quiet):
+    if _report(result.findings, args.verbose):
         print(f"{args.blueprint}: design checks failed; nothing written", file=sys.stderr)
         return EXIT_INVALID
     folder = Path(args.output) if args.output else Path("inventories") / result.cluster.name
@@ -133,7 +138,7 @@ def _validate(args: argparse.Namespace) -> int:
             print(err.render(), file=sys.stderr)
             status = EXIT_INVALID
             continue
-        if _report(result.findings, quiet=True):
+        if _report(result.findings, args.verbose):
             status = EXIT_INVALID
         else:
             c = result.cluster

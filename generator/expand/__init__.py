@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
-from generator.catalog import Catalog, HostModel, build_catalog
-from generator.errors import BlueprintError, Problem
-from generator.expand.addressing import PlaneAddresses, allocate, parse_pool
+from generator.catalog import Catalog, HostModel, SwitchModel, build_catalog
+from generator.errors import BlueprintError, Problem, YamlPath
+from generator.expand.addressing import PlaneAddresses, allocate
 from generator.expand.fabric import Endpoint, PlaneBuild, Wire, build_plane, parse_ratio
 from generator.expand.layout import Floor, run_length
 from generator.model import Cdu, Cluster, Device, Fabric, Link, Rack
 
 PLANE_CODE = {"parameter": "par", "storage": "sto", "business": "biz", "inband": "inb", "oob": "oob", "border": "brd"}
 ZONES = ("training", "storage", "management")
+ASN_OFFSET = {"parameter": 0, "storage": 100_000}  # routed planes; cores, spines per pod, leaves
 Progress = Callable[[str], None]
 
 
@@ -21,9 +24,71 @@ def _noop(_: str) -> None:
     pass
 
 
-def server_names(bp: Mapping[str, Any], count: int) -> list[str]:
-    c = bp["compute"]
-    return [c["hostname"].format(index=c["index_start"] + i) for i in range(count)]
+@dataclass(frozen=True, slots=True)
+class PlaneSpec:
+    """Everything that differs between planes, read once from the blueprint."""
+
+    plane: str
+    where: YamlPath
+    leaf: str
+    spine: str
+    core: str
+    ratio: tuple[int, int] | None
+    oversubscription: str
+    split: str
+    tiers: str | int
+    spine_count: str | int
+    pool: str
+    leaf_role: str = "leaf"
+    upper_role: str = "spine"
+    multi_rail: bool = False
+    dual_homed: bool = True  # hosts with N ports on this plane use N leaves (pair / rails)
+    peer_links: int = 0
+    uplinks: int | None = None
+    subnet_per_group: bool = False
+    bond: str = ""
+    vlan: int = 0
+    upper_zone: str = "management"
+
+
+def plane_specs(bp: Mapping[str, Any]) -> dict[str, PlaneSpec]:
+    nets = bp["networks"]
+    pn, sn, bn, mn = nets["parameter"], nets["storage"], nets["business"], nets["management"]
+    specs = {
+        "parameter": PlaneSpec(
+            "parameter", ("networks", "parameter"), pn["leaf"]["model"], pn["spine"]["model"], pn["core"]["model"],
+            parse_ratio(pn["oversubscription"]), pn["oversubscription"], pn["leaf"]["split"], pn["tiers"],
+            pn["spine"]["count"], pn["pool"], multi_rail=pn["rail"] == "multi", dual_homed=False, upper_zone="training",
+        ),
+        "storage": PlaneSpec(
+            "storage", ("networks", "storage"), sn["leaf"]["model"], sn["spine"]["model"], sn["spine"]["model"],
+            parse_ratio(sn["oversubscription"]), sn["oversubscription"], sn["leaf"]["split"], "auto",
+            sn["spine"]["count"], sn["pool"], upper_zone="training",
+        ),
+        "business": PlaneSpec(
+            "business", ("networks", "business"), bn["leaf"]["model"], bn["spine"]["model"], bn["spine"]["model"],
+            parse_ratio(bn["oversubscription"]), bn["oversubscription"], "auto", 2, bn["spine"]["count"], bn["pool"],
+            dual_homed=bn["leaf"]["mlag"], peer_links=2 if bn["leaf"]["mlag"] else 0,
+            subnet_per_group=True, bond="bond0", vlan=bn["vlan"],
+        ),
+    }
+    for plane in ("inband", "oob"):
+        m = mn[plane]
+        specs[plane] = PlaneSpec(
+            plane, ("networks", "management", plane), m["access"]["model"], m["core"]["model"], m["core"]["model"],
+            None, "", "auto", 2, "auto", m["pool"], leaf_role="access", upper_role="core", dual_homed=False, uplinks=2,
+        )
+    if sn["mode"] == "shared":
+        del specs["storage"]
+    return specs
+
+
+@dataclass(slots=True)
+class Hosts:
+    servers: list[str]
+    storage_nodes: list[str]
+    management_nodes: list[str]
+    model: dict[str, HostModel]
 
 
 def server_count(bp: Mapping[str, Any], model: HostModel) -> int:
@@ -34,414 +99,357 @@ def server_count(bp: Mapping[str, Any], model: HostModel) -> int:
 def expand(bp: Mapping[str, Any], catalog: Catalog | None = None, progress: Progress = _noop) -> Cluster:
     """The whole cluster from a validated blueprint (defaults filled)."""
     catalog = catalog or build_catalog(bp.get("catalog"))
-    zones, nets = bp["zones"], bp["networks"]
-    server = catalog.hosts[bp["compute"]["server"]]
-    servers = server_names(bp, server_count(bp, server))
+    specs = plane_specs(bp)
     floor = Floor()
-    host_model: dict[str, HostModel] = {}
+    hosts = _place_hosts(bp, catalog, floor)
+    progress(f"placed {len(hosts.model):,} hosts in {len(floor.racks):,} racks")
 
-    # Hosts into racks: training rows of compute racks, then storage and management zones.
-    tz = zones["training"]
-    rack_cfg, per_rack = tz["rack"], tz["rack"]["servers"]
-    rack_power = rack_cfg["power_kw"]
-    if per_rack * server.power_w > rack_power * 1000:
-        raise BlueprintError(
-            [
-                Problem(
-                    ("zones", "training", "rack", "servers"),
-                    f"{per_rack} x {server.name} draw {per_rack * server.power_w / 1000:g} kW, "
-                    f"over the rack budget of {rack_power:g} kW",
-                    f"at most {int(rack_power * 1000 // server.power_w)} servers per rack, or raise power_kw",
-                )
-            ]
-        )
-    if per_rack * server.height_u > rack_cfg["height_u"]:
-        raise BlueprintError(
-            [
-                Problem(
-                    ("zones", "training", "rack", "servers"),
-                    f"{per_rack} x {server.height_u}U servers do not fit a {rack_cfg['height_u']}U rack",
-                    "",
-                )
-            ]
-        )
-    cooling_kw = rack_cfg.get("cooling_kw", rack_power)
-    row = 0
-    rack = None
-    racks_per_row = tz["row"]["racks"]
-    for i, name in enumerate(servers):
-        if i % per_rack == 0:
-            if row == 0 or len(floor.rows[("training", row)]) == racks_per_row:
-                row = floor.new_row("training")
-            rack = floor.new_rack("training", row, "compute", rack_cfg["height_u"], rack_power, cooling_kw, tz["cooling"])
-        floor.place(rack, name, server.height_u, server.power_w)
-        host_model[name] = server
-    training_rows = row
-
-    sz = zones["storage"]
-    storage_model = catalog.hosts[sz["nodes"]["model"]]
-    storage_nodes = [f"stor-{i + 1:03d}" for i in range(sz["nodes"]["count"])]
-    _fill_zone(floor, "storage", storage_nodes, storage_model, sz["rack"]["nodes"], sz["rack"]["power_kw"], host_model)
-    mz = zones["management"]
-    mgmt_model = catalog.hosts[mz["model"]]
-    mgmt_nodes = [f"{role}-{i + 1:02d}" for role, n in sorted(mz["nodes"].items()) for i in range(n)]
-    _fill_zone(floor, "management", mgmt_nodes, mgmt_model, 16, 15, host_model)
-    if not floor.zone_rows.get("management"):
-        floor.new_row("management")
-    progress(f"placed {len(host_model):,} hosts in {len(floor.racks):,} racks")
-
-    def host_row(host: str) -> tuple[str, int]:
-        slot = floor.racks[floor.position[host][0]]
+    def row_of(dev: str) -> tuple[str, int]:
+        slot = floor.racks[floor.position[dev][0]]
         return slot.zone, slot.row
 
-    def endpoints(hosts: list[str], role: str) -> list[Endpoint]:
+    def endpoints(names: list[str], role: str) -> list[Endpoint]:
         out = []
-        for h in hosts:
-            spec = host_model[h].port(role)
+        for h in names:
+            spec = hosts.model[h].port(role)
             if spec:
-                out.append(Endpoint(h, spec.names(), spec.speed, (host_row(h)[0],)))
+                out.append(Endpoint(h, spec.names(), spec.speed, (row_of(h)[0],)))
         return out
 
+    plane_hosts = {
+        "parameter": endpoints(hosts.servers, "npu"),
+        "storage": endpoints(hosts.servers, "storage") + endpoints(hosts.storage_nodes, "storage"),
+        "business": endpoints(hosts.servers, "business"),
+        "inband": endpoints(hosts.servers + hosts.storage_nodes + hosts.management_nodes, "inband"),
+    }
     builds: dict[str, PlaneBuild] = {}
-    pn = nets["parameter"]
-    npu = server.port("npu")
-    builds["parameter"] = build_plane(
-        plane="parameter", code="par", endpoints=endpoints(servers, "npu"),
-        leaf=_switch(catalog, pn["leaf"]["model"], ("networks", "parameter", "leaf", "model")),
-        spine=_switch(catalog, pn["spine"]["model"], ("networks", "parameter", "spine", "model")),
-        core=_switch(catalog, pn["core"]["model"], ("networks", "parameter", "core", "model")),
-        ratio=parse_ratio(pn["oversubscription"]), split=pn["leaf"]["split"],
-        rails=npu.count if pn["rail"] == "multi" else 1, tiers=pn["tiers"], spine_count=pn["spine"]["count"],
-        where=("networks", "parameter"),
-    )
-    progress(f"parameter plane: {len(builds['parameter'].leaves)} leaves, {builds['parameter'].tiers} tiers")
-    sn = nets["storage"]
-    shared_storage = sn["mode"] == "shared"
-    if not shared_storage:
-        stor_eps = endpoints(servers, "storage") + endpoints(storage_nodes, "storage")
-        if stor_eps:
-            builds["storage"] = build_plane(
-                plane="storage", code="sto", endpoints=stor_eps,
-                leaf=_switch(catalog, sn["leaf"]["model"], ("networks", "storage", "leaf", "model")),
-                spine=_switch(catalog, sn["spine"]["model"], ("networks", "storage", "spine", "model")),
-                core=_switch(catalog, sn["spine"]["model"], ("networks", "storage", "spine", "model")),
-                ratio=parse_ratio(sn["oversubscription"]), split=sn["leaf"]["split"],
-                rails=len(stor_eps[0].ports), tiers="auto", spine_count=sn["spine"]["count"],
-                where=("networks", "storage"),
-            )
-    bn = nets["business"]
-    biz_eps = endpoints(servers, "business")
-    mlag = bn["leaf"]["mlag"]
-    builds["business"] = build_plane(
-        plane="business", code="biz", endpoints=biz_eps,
-        leaf=_switch(catalog, bn["leaf"]["model"], ("networks", "business", "leaf", "model")),
-        spine=_switch(catalog, bn["spine"]["model"], ("networks", "business", "spine", "model")),
-        core=_switch(catalog, bn["spine"]["model"], ("networks", "business", "spine", "model")),
-        ratio=parse_ratio(bn["oversubscription"]), split="auto",
-        rails=len(biz_eps[0].ports) if mlag else 1, tiers=2, spine_count=bn["spine"]["count"],
-        peer_links=2 if mlag else 0, where=("networks", "business"),
-    )
-    mn = nets["management"]
-    builds["inband"] = build_plane(
-        plane="inband", code="inb", endpoints=endpoints(servers + storage_nodes + mgmt_nodes, "inband"),
-        leaf=_switch(catalog, mn["inband"]["access"]["model"], ("networks", "management", "inband", "access", "model")),
-        spine=_switch(catalog, mn["inband"]["core"]["model"], ("networks", "management", "inband", "core", "model")),
-        core=_switch(catalog, mn["inband"]["core"]["model"], ("networks", "management", "inband", "core", "model")),
-        ratio=None, split="auto", rails=1, tiers=2, spine_count="auto", uplinks=2,
-        where=("networks", "management", "inband"),
-    )
-    progress("storage, business and in-band planes built")
+    for plane, eps in plane_hosts.items():
+        if plane in specs and eps:
+            builds[plane] = _build(specs[plane], eps, catalog)
+            progress(f"{plane} plane: {len(builds[plane].leaves)} leaves, {builds[plane].tiers} tiers")
 
     # Switches into network racks: access switches in the row of their first host; spines and
-    # cores of the parameter and storage planes in the training zone's spine rows; everything
+    # cores of the parameter and storage planes in the training zone's spine row; everything
     # that joins zones (business spines, management cores, border) in the management zone.
-    switch_models: dict[str, tuple[str, str, str]] = {}  # name -> (role, plane, model)
-    net_power = tz["network_rack"]["power_kw"]
+    switch_model: dict[str, SwitchModel] = {}
+    switch_role: dict[str, tuple[str, str]] = {}
+    net_power = bp["zones"]["training"]["network_rack"]["power_kw"]
     spine_row = floor.new_row("training")
     mgmt_row = floor.zone_rows["management"]
 
-    def place_switch(name: str, role: str, plane: str, model_name: str, zone: str, row_: int) -> None:
+    def place_switch(name: str, role: str, plane: str, model_name: str, zone: str, row: int) -> None:
         m = catalog.switches[model_name]
-        switch_models[name] = (role, plane, model_name)
-        floor.place_network(zone, row_, name, m.height_u, m.power_w, net_power)
+        switch_model[name], switch_role[name] = m, (role, plane)
+        floor.place_network(zone, row, name, m.height_u, m.power_w, net_power)
 
-    plane_models = {
-        "parameter": (pn["leaf"]["model"], pn["spine"]["model"], pn["core"]["model"]),
-        "storage": (sn["leaf"]["model"], sn["spine"]["model"], sn["spine"]["model"]),
-        "business": (bn["leaf"]["model"], bn["spine"]["model"], bn["spine"]["model"]),
-        "inband": (mn["inband"]["access"]["model"], mn["inband"]["core"]["model"], mn["inband"]["core"]["model"]),
-    }
-    for plane, b in builds.items():
-        leaf_m, spine_m, core_m = plane_models[plane]
-        leaf_role = "access" if plane == "inband" else "leaf"
+    def place_plane(spec: PlaneSpec, b: PlaneBuild) -> None:
         for leaf in b.leaves:
-            zone, r = host_row(b.leaf_members[leaf.name][0])
-            place_switch(leaf.name, leaf_role, plane, leaf_m, zone, r)
-        upper_zone, upper_row = ("training", spine_row) if plane in ("parameter", "storage") else ("management", mgmt_row)
-        upper_role = "core" if plane == "inband" else "spine"
+            place_switch(leaf.name, spec.leaf_role, spec.plane, spec.leaf, *row_of(b.leaf_members[leaf.name][0]))
+        upper = ("training", spine_row) if spec.upper_zone == "training" else ("management", mgmt_row)
         for sp in b.spines:
-            place_switch(sp.name, upper_role, plane, spine_m, upper_zone, upper_row)
+            place_switch(sp.name, spec.upper_role, spec.plane, spec.spine, *upper)
         for c in b.cores:
-            place_switch(c.name, "core", plane, core_m, upper_zone, upper_row)
-    border = zones["border"]
-    border_devices = []
-    for role, key in (("border-router", "router"), ("firewall", "firewall")):
-        cfg = border[key]
-        for i in range(2 if cfg["pair"] else 1):
-            name = f"{'rtr' if key == 'router' else 'fw'}-{i + 1:02d}"
-            place_switch(name, role, "border", cfg["model"], "management", mgmt_row)
-            border_devices.append(name)
+            place_switch(c.name, "core", spec.plane, spec.core, *upper)
 
-    # Out-of-band: every BMC and every switch management port, per zone, in floor order.
+    for plane, b in builds.items():
+        place_plane(specs[plane], b)
+    border = bp["zones"]["border"]
+    for role, key, prefix in (("border-router", "router", "rtr"), ("firewall", "firewall", "fw")):
+        for i in range(2 if border[key]["pair"] else 1):
+            place_switch(f"{prefix}-{i + 1:02d}", role, "border", border[key]["model"], "management", mgmt_row)
+
+    # Out-of-band: every BMC and every switch management port, zone by zone, in floor order.
     oob_eps: list[Endpoint] = []
     for zone in ZONES:
-        for row_ in range(1, floor.zone_rows.get(zone, 0) + 1):
-            for slot in floor.rows[(zone, row_)]:
+        for row in range(1, floor.zone_rows.get(zone, 0) + 1):
+            for slot in floor.rows[(zone, row)]:
                 for dev in slot.devices:
-                    if dev in host_model:
-                        spec = host_model[dev].port("bmc")
+                    if dev in hosts.model:
+                        spec = hosts.model[dev].port("bmc")
                         if spec:
                             oob_eps.append(Endpoint(dev, spec.names(), spec.speed, (zone,)))
                     else:
-                        mgmt_port = catalog.switches[switch_models[dev][2]].mgmt_port
-                        oob_eps.append(Endpoint(dev, (mgmt_port,), 1, (zone,)))
-    builds["oob"] = build_plane(
-        plane="oob", code="oob", endpoints=oob_eps,
-        leaf=_switch(catalog, mn["oob"]["access"]["model"], ("networks", "management", "oob", "access", "model")),
-        spine=_switch(catalog, mn["oob"]["core"]["model"], ("networks", "management", "oob", "core", "model")),
-        core=_switch(catalog, mn["oob"]["core"]["model"], ("networks", "management", "oob", "core", "model")),
-        ratio=None, split="auto", rails=1, tiers=2, spine_count="auto", uplinks=2,
-        where=("networks", "management", "oob"),
-    )
-    ob = builds["oob"]
-    for leaf in ob.leaves:
-        zone, r = _row_of(floor, ob.leaf_members[leaf.name][0], host_row)
-        place_switch(leaf.name, "access", "oob", mn["oob"]["access"]["model"], zone, r)
-    for sp in ob.spines:
-        place_switch(sp.name, "core", "oob", mn["oob"]["core"]["model"], "management", mgmt_row)
-    progress(f"out-of-band plane: {len(ob.leaves)} access switches")
+                        oob_eps.append(Endpoint(dev, (switch_model[dev].mgmt_port,), 1, (zone,)))
+    builds["oob"] = _build(specs["oob"], oob_eps, catalog)
+    place_plane(specs["oob"], builds["oob"])
+    progress(f"oob plane: {len(builds['oob'].leaves)} access switches")
 
-    # Border and shared-storage attachments: extra wires on free ports (split where needed).
-    extra: list[Wire] = []
-    used: dict[str, set[str]] = {}
-    for b in builds.values():
-        for w in b.wires:
-            used.setdefault(w.a_device, set()).add(w.a_port)
-            used.setdefault(w.b_device, set()).add(w.b_port)
-    switch_meta = {sw.name: sw for b in builds.values() for sw in (*b.leaves, *b.spines, *b.cores)}
-    splits: dict[str, dict[str, str]] = {name: sw.splits for name, sw in switch_meta.items()}
-
-    def free_port(dev: str, speed: int, where: tuple) -> str:
-        model = catalog.switches[switch_models[dev][2]]
-        taken = used.setdefault(dev, set())
-        dev_splits = splits.setdefault(dev, {})
-        for p in model.ports:  # a free port at the speed, or a free lane of a matching split
-            k = p.speed // speed
-            want = f"{k}x{speed}GE"
-            if p.speed == speed and p.name not in taken and p.name not in dev_splits:
-                taken.add(p.name)
-                return p.name
-            if k > 1 and p.speed == k * speed and want in p.splits and dev_splits.get(p.name, want) == want:
-                if p.name in taken and p.name not in dev_splits:
-                    continue
-                lane = next((f"{p.name}:{i}" for i in range(1, k + 1) if f"{p.name}:{i}" not in taken), None)
-                if lane:
-                    dev_splits[p.name] = want
-                    taken.update((lane, p.name))
-                    return lane
-        raise BlueprintError(
-            [Problem(where, f"{dev} ({model.name}) has no free {speed}GE port left", "choose a larger model")]
-        )
-
-    biz_spines = [s.name for s in builds["business"].spines]
-    inb_cores = [s.name for s in builds["inband"].spines]
-    fws = [d for d in border_devices if d.startswith("fw-")]
-    rtrs = [d for d in border_devices if d.startswith("rtr-")]
-    bwhere = ("zones", "border")
-    for i, fw in enumerate(fws):
-        for targets in (biz_spines, inb_cores):
-            for t in targets:
-                extra.append(_wire_on_free("uplink", fw, t, 100, free_port, bwhere))
-        for r in rtrs:
-            extra.append(_wire_on_free("uplink", fw, r, 100, free_port, bwhere))
-    if shared_storage:
-        for node in storage_nodes:
-            spec = host_model[node].port("storage")
-            for p, port in enumerate(spec.names() if spec else ()):
-                sp = biz_spines[p % len(biz_spines)]
-                extra.append(Wire("host", node, port, sp, free_port(sp, spec.speed, ("networks", "storage", "mode")), spec.speed, (sp, port + node)))
-    progress("border attached")
-
-    # Addresses.
-    plane_pools = {
-        "parameter": (pn["pool"], ("networks", "parameter", "pool"), False, "", 0),
-        "storage": (sn["pool"], ("networks", "storage", "pool"), False, "", 0),
-        "business": (bn["pool"], ("networks", "business", "pool"), mlag, "bond0", bn["vlan"]),
-        "inband": (mn["inband"]["pool"], ("networks", "management", "inband", "pool"), False, "", 0),
-        "oob": (mn["oob"]["pool"], ("networks", "management", "oob", "pool"), False, "", 0),
-    }
-    addrs: dict[str, PlaneAddresses] = {}
-    for plane, b in builds.items():
-        pool, where, per_group, bond, vlan = plane_pools[plane]
-        addrs[plane] = allocate(b, plane, pool, where, subnet_per_group=per_group, bond_name=bond, vlan=vlan)
+    splits = {sw.name: sw.splits for b in builds.values() for sw in (*b.leaves, *b.spines, *b.cores)}
+    extra = _attach_border_and_shared_storage(bp, builds, hosts, switch_model, splits)
+    addrs = {plane: _allocate(specs[plane], b) for plane, b in builds.items()}
     progress("addresses allocated")
 
-    # ASNs (routed planes): cores share one, spines one per pod, leaves one each.
-    asn_base = pn["routing"]["asn_base"]
-    asn: dict[str, int] = {}
-    for offset, plane in ((0, "parameter"), (100_000, "storage")):
-        b = builds.get(plane)
-        if not b:
-            continue
-        for c in b.cores:
-            asn[c.name] = asn_base + offset
-        for sp in b.spines:
-            asn[sp.name] = asn_base + offset + 1 + max(sp.pod, 0)
-        for leaf in b.leaves:
-            asn[leaf.name] = asn_base + offset + 1000 + leaf.index
-
-    # Devices.
-    positions = floor.position
-    devices: list[Device] = []
-    supernode = bp["compute"].get("supernode", {}).get("servers")
-    for i, name in enumerate(servers):
-        rack_name, u = positions[name]
-        devices.append(Device(name, "npu-server", "", server.name, rack_name, u, server.height_u, server.power_w, i,
-                              supernode=i // supernode if supernode else -1))
-    for role, names, model in (("storage-node", storage_nodes, storage_model), ("management-node", mgmt_nodes, mgmt_model)):
-        for i, name in enumerate(names):
-            rack_name, u = positions[name]
-            devices.append(Device(name, role, "", model.name, rack_name, u, model.height_u, model.power_w, i))
-    loopbacks = {k: v for a in addrs.values() for k, v in a.loopbacks.items()}
-    index_in_role: dict[tuple[str, str], int] = {}
-    for name, (role, plane, model_name) in switch_models.items():
-        m = catalog.switches[model_name]
-        rack_name, u = positions[name]
-        sw = switch_meta.get(name)
-        key = (role, plane)
-        index_in_role[key] = index_in_role.get(key, -1) + 1
-        devices.append(
-            Device(
-                name, role, plane, model_name, rack_name, u, m.height_u, m.power_w, index_in_role[key],
-                pod=sw.pod if sw else -1, asn=asn.get(name, 0), loopback=loopbacks.get(name, 0),
-                splits=tuple(sorted(splits.get(name, {}).items(), key=lambda kv: _port_key(kv[0]))),
-            )
-        )
-
+    devices = _devices(bp, hosts, floor, builds, switch_model, switch_role, splits, addrs)
     racks = floor.freeze(ZONES)
-    rack_by = {r.name: r for r in racks}
-    links = _cable(builds, extra, addrs, positions, rack_by, catalog)
+    links = _cable(builds, extra, addrs, floor, {r.name: r for r in racks}, catalog)
     progress(f"{len(links):,} links cabled")
-
-    cdus = _assign_cdus(racks, floor, tz)
-    racks = tuple(_with_cdu(r, cdus) for r in racks)
+    cdus = _assign_cdus(racks, floor, bp["zones"]["training"])
+    cdu_of = {rack: c.name for c in cdus for rack in c.racks}
     return Cluster(
         name=bp["metadata"]["name"],
         site=bp["metadata"]["site"],
         blueprint=bp,
-        racks=racks,
-        devices=tuple(devices),
+        racks=tuple(replace(r, cdu=cdu_of[r.name]) if r.name in cdu_of else r for r in racks),
+        devices=devices,
         links=links,
         subnets=tuple(s for a in addrs.values() for s in a.subnets),
         addresses=tuple(x for a in addrs.values() for x in a.addresses),
         pools=tuple(a.pool for a in addrs.values()),
-        fabrics=tuple(_fabric(plane, b, plane_models[plane] if plane in plane_models else (mn["oob"]["access"]["model"], mn["oob"]["core"]["model"], mn["oob"]["core"]["model"]), nets) for plane, b in builds.items()),
+        fabrics=tuple(_fabric(specs[plane], b) for plane, b in builds.items()),
         cdus=cdus,
     )
 
 
-def _switch(catalog: Catalog, name: str, where):  # noqa: ANN001
+def _switch(catalog: Catalog, name: str, where: YamlPath) -> SwitchModel:
     model = catalog.switches.get(name)
     if model is None:
         raise BlueprintError([Problem(where, f"unknown switch model {name!r}", "see `wanka catalog`")])
     return model
 
 
-def _fill_zone(floor: Floor, zone: str, names: list[str], model: HostModel, per_rack: int, power_kw: float, host_model: dict) -> None:
+def _build(spec: PlaneSpec, eps: list[Endpoint], catalog: Catalog) -> PlaneBuild:
+    ports = len(eps[0].ports)
+    rails = ports if spec.multi_rail or (spec.dual_homed and ports > 1) else 1
+    return build_plane(
+        plane=spec.plane, code=PLANE_CODE[spec.plane], endpoints=eps,
+        leaf=_switch(catalog, spec.leaf, spec.where + ("leaf", "model")),
+        spine=_switch(catalog, spec.spine, spec.where + ("spine", "model")),
+        core=_switch(catalog, spec.core, spec.where + ("core", "model")),
+        ratio=spec.ratio, split=spec.split, rails=rails, tiers=spec.tiers, spine_count=spec.spine_count,
+        peer_links=spec.peer_links, uplinks=spec.uplinks, where=spec.where,
+    )  # fmt: skip
+
+
+def _allocate(spec: PlaneSpec, b: PlaneBuild) -> PlaneAddresses:
+    return allocate(
+        b, spec.plane, spec.pool, spec.where + ("pool",),
+        subnet_per_group=spec.subnet_per_group, bond_name=spec.bond, vlan=spec.vlan,
+    )  # fmt: skip
+
+
+def _place_hosts(bp: Mapping[str, Any], catalog: Catalog, floor: Floor) -> Hosts:
+    """Training rows of compute racks, then the storage and management zones."""
+    tz, sz, mz = bp["zones"]["training"], bp["zones"]["storage"], bp["zones"]["management"]
+    server = catalog.hosts[bp["compute"]["server"]]
+    rack_cfg = tz["rack"]
+    per_rack, power_kw = rack_cfg["servers"], rack_cfg["power_kw"]
+    cooling_kw = rack_cfg.get("cooling_kw", power_kw)
+    where = ("zones", "training", "rack", "servers")
+    load_kw = per_rack * server.power_w / 1000
+    if load_kw > min(power_kw, cooling_kw):
+        limit = min(power_kw, cooling_kw)
+        raise BlueprintError(
+            [
+                Problem(
+                    where,
+                    f"{per_rack} x {server.name} draw {load_kw:g} kW, over the rack's "
+                    f"{'power' if power_kw <= cooling_kw else 'cooling'} budget of {limit:g} kW",
+                    f"at most {int(limit * 1000 // server.power_w)} servers per rack, or raise the budget",
+                )
+            ]
+        )
+    if per_rack * server.height_u > rack_cfg["height_u"]:
+        raise BlueprintError(
+            [Problem(where, f"{per_rack} x {server.height_u}U servers do not fit a {rack_cfg['height_u']}U rack", "")]
+        )
+    c = bp["compute"]
+    servers = [c["hostname"].format(index=c["index_start"] + i) for i in range(server_count(bp, server))]
+    model: dict[str, HostModel] = {}
+    row, rack = 0, None
+    for i, name in enumerate(servers):
+        if i % per_rack == 0:
+            if row == 0 or len(floor.rows[("training", row)]) == tz["row"]["racks"]:
+                row = floor.new_row("training")
+            rack = floor.new_rack("training", row, "compute", rack_cfg["height_u"], power_kw, cooling_kw, tz["cooling"])
+        floor.place(rack, name, server.height_u, server.power_w)
+        model[name] = server
+
+    storage = [f"stor-{i + 1:03d}" for i in range(sz["nodes"]["count"])]
+    _fill_zone(floor, "storage", storage, catalog.hosts[sz["nodes"]["model"]], sz["rack"]["nodes"], sz["rack"]["power_kw"], model)
+    management = [f"{role}-{i + 1:02d}" for role, n in sorted(mz["nodes"].items()) for i in range(n)]
+    _fill_zone(floor, "management", management, catalog.hosts[mz["model"]], 16, 15, model)
+    if not floor.zone_rows.get("management"):
+        floor.new_row("management")
+    return Hosts(servers, storage, management, model)
+
+
+def _fill_zone(
+    floor: Floor, zone: str, names: list[str], model: HostModel, per_rack: int, power_kw: float, out: dict[str, HostModel]
+) -> None:
     if not names:
         return
     row = floor.new_row(zone)
+    budget = max(power_kw, model.power_w / 1000)
     rack = None
     for i, name in enumerate(names):
         if i % per_rack == 0 or not rack.fits(model.height_u, model.power_w):
-            rack = floor.new_rack(zone, row, zone if zone != "storage" else "storage", 42, max(power_kw, model.power_w / 1000), max(power_kw, model.power_w / 1000), "air")
+            rack = floor.new_rack(zone, row, zone, 42, budget, budget, "air")
         floor.place(rack, name, model.height_u, model.power_w)
-        host_model[name] = model
+        out[name] = model
 
 
-def _row_of(floor: Floor, dev: str, host_row) -> tuple[str, int]:  # noqa: ANN001
-    slot = floor.racks[floor.position[dev][0]]
-    return slot.zone, slot.row
+def _attach_border_and_shared_storage(
+    bp: Mapping[str, Any],
+    builds: dict[str, PlaneBuild],
+    hosts: Hosts,
+    switch_model: dict[str, SwitchModel],
+    splits: dict[str, dict[str, str]],
+) -> list[Wire]:
+    """Firewalls to the business spines, the in-band core and the routers; with a shared storage
+    plane, storage nodes dual-homed to the business spines. Free ports, split where needed."""
+    used: dict[str, set[str]] = {}
+    for b in builds.values():
+        for w in b.wires:
+            used.setdefault(w.a_device, set()).add(w.a_port)
+            used.setdefault(w.b_device, set()).add(w.b_port)
+
+    def free_port(dev: str, speed: int, where: YamlPath) -> str:
+        model = switch_model[dev]
+        taken = used.setdefault(dev, set())
+        dev_splits = splits.setdefault(dev, {})
+        for p in model.ports:  # a free port at the speed, else a free lane of a matching split
+            k = p.speed // speed
+            want = f"{k}x{speed}GE"
+            if p.speed == speed and p.name not in taken and p.name not in dev_splits:
+                taken.add(p.name)
+                return p.name
+            whole_in_use = p.name in taken and p.name not in dev_splits
+            if k > 1 and p.speed == k * speed and want in p.splits and not whole_in_use and dev_splits.get(p.name, want) == want:
+                lane = next((f"{p.name}:{i}" for i in range(1, k + 1) if f"{p.name}:{i}" not in taken), None)
+                if lane:
+                    dev_splits[p.name] = want
+                    taken.update((lane, p.name))
+                    return lane
+        raise BlueprintError([Problem(where, f"{dev} ({model.name}) has no free {speed}GE port left", "choose a larger model")])
+
+    def wire(a: str, b: str, speed: int, where: YamlPath, a_port: str = "") -> Wire:
+        pa = a_port or free_port(a, speed, where)
+        pb = free_port(b, speed, where)
+        return Wire("uplink" if not a_port else "host", a, pa, b, pb, speed, (a, pa))
+
+    biz_spines = [s.name for s in builds["business"].spines]
+    inband_cores = [s.name for s in builds["inband"].spines]
+    firewalls = sorted(d for d in switch_model if d.startswith("fw-"))
+    routers = sorted(d for d in switch_model if d.startswith("rtr-"))
+    where = ("zones", "border")
+    extra = [wire(fw, t, 100, where) for fw in firewalls for t in (*biz_spines, *inband_cores, *routers)]
+    if bp["networks"]["storage"]["mode"] == "shared":
+        for node in hosts.storage_nodes:
+            spec = hosts.model[node].port("storage")
+            for p, port in enumerate(spec.names() if spec else ()):
+                sp = biz_spines[p % len(biz_spines)]
+                extra.append(wire(node, sp, spec.speed, ("networks", "storage", "mode"), a_port=port))
+    return extra
 
 
-def _wire_on_free(kind: str, a: str, b: str, speed: int, free_port, where) -> Wire:  # noqa: ANN001
-    pa, pb = free_port(a, speed, where), free_port(b, speed, where)
-    return Wire(kind, a, pa, b, pb, speed, (a, pa))
+def _devices(
+    bp: Mapping[str, Any],
+    hosts: Hosts,
+    floor: Floor,
+    builds: dict[str, PlaneBuild],
+    switch_model: dict[str, SwitchModel],
+    switch_role: dict[str, tuple[str, str]],
+    splits: dict[str, dict[str, str]],
+    addrs: dict[str, PlaneAddresses],
+) -> tuple[Device, ...]:
+    asn_base = bp["networks"]["parameter"]["routing"]["asn_base"]
+    asn: dict[str, int] = {}
+    for plane, offset in ASN_OFFSET.items():
+        b = builds.get(plane)
+        for sw in (*b.leaves, *b.spines, *b.cores) if b else ():
+            base = asn_base + offset
+            asn[sw.name] = {"core": base, "spine": base + 1 + max(sw.pod, 0)}.get(sw.role, base + 1000 + sw.index)
+    pod = {sw.name: sw.pod for b in builds.values() for sw in (*b.leaves, *b.spines, *b.cores)}
+    loopbacks = {k: v for a in addrs.values() for k, v in a.loopbacks.items()}
+    supernode = bp["compute"].get("supernode", {}).get("servers")
+    devices: list[Device] = []
+    for role, names in (
+        ("npu-server", hosts.servers), ("storage-node", hosts.storage_nodes), ("management-node", hosts.management_nodes)
+    ):  # fmt: skip
+        for i, name in enumerate(names):
+            m = hosts.model[name]
+            rack, u = floor.position[name]
+            sn = i // supernode if supernode and role == "npu-server" else -1
+            devices.append(Device(name, role, "", m.name, rack, u, m.height_u, m.power_w, i, supernode=sn))
+    index: dict[tuple[str, str], int] = {}
+    for name, m in switch_model.items():
+        role, plane = switch_role[name]
+        rack, u = floor.position[name]
+        index[(role, plane)] = index.get((role, plane), -1) + 1
+        devices.append(
+            Device(
+                name, role, plane, m.name, rack, u, m.height_u, m.power_w, index[(role, plane)],
+                pod=pod.get(name, -1), asn=asn.get(name, 0), loopback=loopbacks.get(name, 0),
+                splits=tuple(sorted(splits.get(name, {}).items(), key=lambda kv: port_sort_key(kv[0]))),
+            )
+        )  # fmt: skip
+    return tuple(devices)
 
 
-def _port_key(name: str) -> tuple:
-    import re
-
+def port_sort_key(name: str) -> tuple:
+    """Natural order of interface names: 400GE1/0/2 before 400GE1/0/10."""
     return tuple(int(x) if x.isdigit() else x for x in re.split(r"(\d+)", name))
 
 
-def _cable(builds, extra, addrs, positions, rack_by, catalog) -> tuple[Link, ...]:  # noqa: ANN001
+def _cable(
+    builds: dict[str, PlaneBuild],
+    extra: list[Wire],
+    addrs: dict[str, PlaneAddresses],
+    floor: Floor,
+    rack_by: dict[str, Rack],
+    catalog: Catalog,
+) -> tuple[Link, ...]:
     links: list[Link] = []
-    for plane, wires, p2p in [*((p, b.wires, addrs[p].p2p) for p, b in builds.items()), ("border", extra, {})]:
+    planes = [(p, b.wires, addrs[p].p2p) for p, b in builds.items()] + [("border", extra, {})]
+    for plane, wires, p2p in planes:
         code = PLANE_CODE[plane].upper()
         cable_ids: dict[tuple, str] = {}
         for i, w in enumerate(wires):
             cid = cable_ids.get(w.cable)
             if cid is None:
                 cid = cable_ids[w.cable] = f"{code}-{len(cable_ids) + 1:06d}"
-            ra, ua = positions[w.a_device]
-            rb, ub = positions[w.b_device]
+            ra, ua = floor.position[w.a_device]
+            rb, ub = floor.position[w.b_device]
             length = catalog.standard_length(run_length(rack_by[ra], ua, rack_by[rb], ub))
             a_ip, b_ip = p2p.get(i, (0, 0))
-            plane_of = "storage" if plane == "business" and w.kind == "host" and w.a_device.startswith("stor-") else plane
+            link_plane = "storage" if plane == "border" and w.kind == "host" else plane
+            kind = "mgmt" if plane == "oob" and w.kind == "host" else w.kind
             links.append(
-                Link(cid, plane_of if plane != "border" else "border", "mgmt" if plane == "oob" and w.kind == "host" and w.a_device not in () else w.kind,
-                     w.a_device, w.a_port, w.b_device, w.b_port, w.speed, catalog.medium(w.speed, length), length,
-                     a_ip, b_ip, 31 if a_ip else 0)
-            )
+                Link(cid, link_plane, kind, w.a_device, w.a_port, w.b_device, w.b_port, w.speed,
+                     catalog.medium(w.speed, length), length, a_ip, b_ip, 31 if a_ip else 0)
+            )  # fmt: skip
     return tuple(links)
 
 
 def _assign_cdus(racks: tuple[Rack, ...], floor: Floor, tz: Mapping[str, Any]) -> tuple[Cdu, ...]:
+    """Liquid-cooled compute racks to CDUs in floor order, each CDU filled up to its capacity."""
     if tz["cooling"] != "liquid":
         return ()
     cap = tz["cdu"]["capacity_kw"]
     out: list[Cdu] = []
     current: list[str] = []
     load = 0.0
+
+    def close() -> None:
+        out.append(Cdu(f"CDU-{len(out) + 1:02d}", cap, tuple(current), round(load, 3)))
+
     for r in racks:
         if r.zone != "training" or r.kind != "compute":
             continue
         kw = floor.racks[r.name].load_w / 1000
         if current and load + kw > cap:
-            out.append(Cdu(f"CDU-{len(out) + 1:02d}", cap, tuple(current), round(load, 3)))
+            close()
             current, load = [], 0.0
         current.append(r.name)
         load += kw
     if current:
-        out.append(Cdu(f"CDU-{len(out) + 1:02d}", cap, tuple(current), round(load, 3)))
+        close()
     return tuple(out)
 
 
-def _with_cdu(rack: Rack, cdus: tuple[Cdu, ...]) -> Rack:
-    for c in cdus:
-        if rack.name in c.racks:
-            from dataclasses import replace
-
-            return replace(rack, cdu=c.name)
-    return rack
-
-
-def _fabric(plane: str, b: PlaneBuild, models: tuple[str, str, str], nets: Mapping[str, Any]) -> Fabric:
-    ratio = {"parameter": nets["parameter"]["oversubscription"], "storage": nets["storage"]["oversubscription"],
-             "business": nets["business"]["oversubscription"]}.get(plane, "")
+def _fabric(spec: PlaneSpec, b: PlaneBuild) -> Fabric:
     return Fabric(
-        plane, b.tiers, b.rails, b.hosts_per_group, models[0], models[1], models[2] if b.tiers == 3 else "",
+        spec.plane, b.tiers, b.rails, b.hosts_per_group, spec.leaf, spec.spine, spec.core if b.tiers == 3 else "",
         b.plan.split, len(b.plan.lanes), b.wires[0].speed if b.wires else 0, len(b.plan.uplinks), b.plan.up_speed,
-        b.spines_per_pod, b.leaves_per_pod, b.pods, b.cores_per_plane, ratio,
-    )
+        b.spines_per_pod, b.leaves_per_pod, b.pods, b.cores_per_plane, spec.oversubscription,
+    )  # fmt: skip

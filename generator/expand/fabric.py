@@ -280,7 +280,7 @@ def build_plane(
     n_up = len(plan.uplinks)
     n_leaves = len(leaves)
     two_tier = _two_tier_spines(n_leaves, n_up, radix, spine_count)
-    if tiers == 2 and two_tier is None:
+    if two_tier is None and (tiers == 2 or isinstance(spine_count, int)):
         raise BlueprintError([_too_small(where, spine, n_leaves, n_up, radix, spine_count)])
     spines: list[Switch] = []
     cores: list[Switch] = []
