@@ -7,7 +7,6 @@ import json
 import sys
 import time
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from generator import __version__
@@ -38,7 +37,9 @@ class Progress:
 
     def __call__(self, message: str) -> None:
         if self.enabled:
-            print(f"[{time.perf_counter() - self.start:6.2f}s] {message}", file=sys.stderr, flush=True)
+            print(
+                f"[{time.perf_counter() - self.start:6.2f}s] {message}", file=sys.stderr, flush=True
+            )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -51,20 +52,45 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"wanka {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    g = sub.add_parser("generate", help="expand a blueprint into its output folder",
-                       description="Validate, expand, check and write every artifact of a blueprint.")
+    g = sub.add_parser(
+        "generate",
+        help="expand a blueprint into its output folder",
+        description="Validate, expand, check and write every artifact of a blueprint.",
+    )
     g.add_argument("blueprint", help="blueprint YAML file")
-    g.add_argument("-o", "--output", metavar="DIR", help="output folder (default inventories/<metadata.name>)")
-    g.add_argument("--check", action="store_true", help="write nothing; exit 1 and list files that would change")
-    g.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="stage progress on stderr (default: when stderr is a terminal)")
-    g.add_argument("-q", "--quiet", action="store_true", help="no summary line (warnings and errors still print)")
-    g.add_argument("-v", "--verbose", action="store_true", help="also print informational design findings")
+    g.add_argument(
+        "-o", "--output", metavar="DIR", help="output folder (default inventories/<metadata.name>)"
+    )
+    g.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 and list files that would change",
+    )
+    g.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="stage progress on stderr (default: when stderr is a terminal)",
+    )
+    g.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no summary line (warnings and errors still print)",
+    )
+    g.add_argument(
+        "-v", "--verbose", action="store_true", help="also print informational design findings"
+    )
 
-    v = sub.add_parser("validate", help="check blueprints without writing anything",
-                       description="Schema, semantic and design checks; writes nothing.")
+    v = sub.add_parser(
+        "validate",
+        help="check blueprints without writing anything",
+        description="Schema, semantic and design checks; writes nothing.",
+    )
     v.add_argument("blueprints", nargs="+", metavar="blueprint")
-    v.add_argument("-v", "--verbose", action="store_true", help="also print informational design findings")
+    v.add_argument(
+        "-v", "--verbose", action="store_true", help="also print informational design findings"
+    )
 
     sub.add_parser("schema", help="print the blueprint JSON Schema (Draft 2020-12)")
     c = sub.add_parser("catalog", help="list hardware models a blueprint can name")
@@ -75,7 +101,12 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return {"generate": _generate, "validate": _validate, "schema": _schema, "catalog": _catalog}[args.command](args)
+        return {
+            "generate": _generate,
+            "validate": _validate,
+            "schema": _schema,
+            "catalog": _catalog,
+        }[args.command](args)
     except KeyboardInterrupt:
         print("wanka: interrupted; previous output left as it was", file=sys.stderr)
         return 130
@@ -109,7 +140,10 @@ def _generate(args: argparse.Namespace) -> int:
         for line in drift.lines():
             print(line)
         if drift:
-            print(f"{folder}: out of date ({len(drift.lines())} files); run wanka generate {args.blueprint}", file=sys.stderr)
+            print(
+                f"{folder}: out of date ({len(drift.lines())} files); run wanka generate {args.blueprint}",
+                file=sys.stderr,
+            )
             return EXIT_DRIFT
         if not args.quiet:
             print(f"{folder}: up to date", file=sys.stderr)

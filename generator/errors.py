@@ -38,9 +38,7 @@ class BlueprintError(Exception):
         self.file = file
         super().__init__(self.render())
 
-    def locate(
-        self, file: str, positions: Mapping[YamlPath, tuple[int, int]]
-    ) -> BlueprintError:
+    def locate(self, file: str, positions: Mapping[YamlPath, tuple[int, int]]) -> BlueprintError:
         """Attach file and line/column (nearest located ancestor of each path)."""
         located = []
         for p in self.problems:

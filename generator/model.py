@@ -38,7 +38,9 @@ class Rack:
 class Device:
     name: str
     role: str  # npu-server | storage-node | management-node | leaf | spine | core | access | border-router | firewall
-    plane: str  # host devices: "" ; switches: parameter | storage | business | inband | oob | border
+    plane: (
+        str  # host devices: "" ; switches: parameter | storage | business | inband | oob | border
+    )
     model: str
     rack: str
     u: int  # lowest rack unit occupied

@@ -41,7 +41,9 @@ def _timed(seconds: dict[str, float], stage: str) -> Iterator[None]:
     seconds[stage] = time.perf_counter() - t
 
 
-def run(path: str | Path, progress: Callable[[str], None] = lambda _: None, emit: bool = True) -> Result:
+def run(
+    path: str | Path, progress: Callable[[str], None] = lambda _: None, emit: bool = True
+) -> Result:
     """Everything up to the files to write. Raises BlueprintError, located, for user mistakes."""
     seconds: dict[str, float] = {}
     with _timed(seconds, "load"):

@@ -8,7 +8,7 @@ from collections import Counter
 from generator.model import ip
 
 
-def _net(pool) -> ipaddress.IPv4Network:  # noqa: ANN001
+def _net(pool) -> ipaddress.IPv4Network:
     return ipaddress.IPv4Network(f"{ip(pool.network)}/{pool.prefix}")
 
 
@@ -47,7 +47,11 @@ def test_pools_do_not_overlap(example):
 
 def test_every_npu_port_has_an_address_on_the_leaf_it_is_cabled_to(example):
     cluster = example.cluster
-    leaf_of = {(link.a_device, link.a_port): link.b_device for link in cluster.links if link.plane == "parameter" and link.kind == "host"}
+    leaf_of = {
+        (link.a_device, link.a_port): link.b_device
+        for link in cluster.links
+        if link.plane == "parameter" and link.kind == "host"
+    }
     addr = {(a.device, a.port): a for a in cluster.addresses if a.plane == "parameter"}
     assert set(addr) == set(leaf_of)
     for key, leaf in leaf_of.items():
@@ -79,7 +83,11 @@ def test_addresses_are_stable_when_servers_are_added(tmp_path):
     for a in small.addresses:
         if a.plane == "parameter":
             assert big_addr[(a.device, a.port)] == a.ip
-    big_links = {(x.a_device, x.a_port): (x.b_device, x.b_port, x.cable_id) for x in big.links if x.plane == "parameter" and x.kind == "host"}
+    big_links = {
+        (x.a_device, x.a_port): (x.b_device, x.b_port, x.cable_id)
+        for x in big.links
+        if x.plane == "parameter" and x.kind == "host"
+    }
     for x in small.links:
         if x.plane == "parameter" and x.kind == "host":
             assert big_links[(x.a_device, x.a_port)] == (x.b_device, x.b_port, x.cable_id)

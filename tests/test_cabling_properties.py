@@ -25,8 +25,12 @@ def test_every_host_port_is_cabled_exactly_once(example):
             spec = model.port(role)
             for port in spec.names() if spec else ():
                 expected[(d.name, port)] += 1
-    cabled = Counter((link.a_device, link.a_port) for link in cluster.links if link.a_device in cluster.device_by_name
-                     and cluster.device_by_name[link.a_device].role.endswith(("server", "node")))
+    cabled = Counter(
+        (link.a_device, link.a_port)
+        for link in cluster.links
+        if link.a_device in cluster.device_by_name
+        and cluster.device_by_name[link.a_device].role.endswith(("server", "node"))
+    )
     assert cabled == expected
 
 
@@ -49,7 +53,9 @@ def test_no_switch_port_is_used_twice_and_every_port_exists(example):
         d = cluster.device_by_name[dev]
         if d.model not in catalog.switches:
             continue
-        physical = {p.name for p in catalog.switches[d.model].ports} | {catalog.switches[d.model].mgmt_port}
+        physical = {p.name for p in catalog.switches[d.model].ports} | {
+            catalog.switches[d.model].mgmt_port
+        }
         parent, _, lane = port.partition(":")
         assert parent in physical, (dev, port)
         if lane:
@@ -92,8 +98,21 @@ def test_breakout_legs_share_a_cable_and_a_parent_port(example):
     for cable_id, ls in legs.items():
         if len(ls) == 1:
             continue
-        ends = {(x.b_device, x.b_port.partition(":")[0]) for x in ls} | {(x.a_device, x.a_port.partition(":")[0]) for x in ls}
-        shared = [e for e in ends if all(e in {(x.a_device, x.a_port.partition(":")[0]), (x.b_device, x.b_port.partition(":")[0])} for x in ls)]
+        ends = {(x.b_device, x.b_port.partition(":")[0]) for x in ls} | {
+            (x.a_device, x.a_port.partition(":")[0]) for x in ls
+        }
+        shared = [
+            e
+            for e in ends
+            if all(
+                e
+                in {
+                    (x.a_device, x.a_port.partition(":")[0]),
+                    (x.b_device, x.b_port.partition(":")[0]),
+                }
+                for x in ls
+            )
+        ]
         assert shared, cable_id
         assert all(":" in (x.b_port + x.a_port) for x in ls), cable_id
 

@@ -21,35 +21,53 @@ def _generate(tmp_path: Path, text: str) -> tuple[subprocess.CompletedProcess, P
     bp = tmp_path / "bp.yaml"
     bp.write_text(text)
     out = tmp_path / "out"
-    res = subprocess.run([sys.executable, "-m", "generator", "generate", str(bp), "-o", str(out)],
-                         capture_output=True, text=True, cwd=tmp_path)
+    res = subprocess.run(
+        [sys.executable, "-m", "generator", "generate", str(bp), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     return res, bp
 
 
 CASES = {
     "two tiers asked, spine radix too small": (
-        TEN_K.replace("    tiers: auto\n", "    tiers: 2\n"), "spine: {model: ce16808}",
-        "networks.parameter.spine.model", "cannot be built in 2 tiers",
+        TEN_K.replace("    tiers: auto\n", "    tiers: 2\n"),
+        "spine: {model: ce16808}",
+        "networks.parameter.spine.model",
+        "cannot be built in 2 tiers",
     ),
     "pool too small": (
-        POD.replace("pool: 10.64.0.0/18", "pool: 10.64.0.0/26"), "pool: 10.64.0.0/26",
-        "networks.parameter.pool", "too small",
+        POD.replace("pool: 10.64.0.0/18", "pool: 10.64.0.0/26"),
+        "pool: 10.64.0.0/26",
+        "networks.parameter.pool",
+        "too small",
     ),
     "rack power exceeded": (
-        POD.replace("rack: {servers: 4, power_kw: 30}", "rack: {servers: 8, power_kw: 30}"), "rack: {servers: 8",
-        "zones.training.rack.servers", "over the rack's power budget",
+        POD.replace("rack: {servers: 4, power_kw: 30}", "rack: {servers: 8, power_kw: 30}"),
+        "rack: {servers: 8",
+        "zones.training.rack.servers",
+        "over the rack's power budget",
     ),
     "leaf without 200GE": (
-        POD.replace("leaf: {model: ce9860-4c-ei, split: 2x200GE}", "leaf: {model: ce6865-48s8cq-ei}"),
-        "leaf: {model: ce6865-48s8cq-ei}", "networks.parameter.leaf.model", "no port that gives 200GE",
+        POD.replace(
+            "leaf: {model: ce9860-4c-ei, split: 2x200GE}", "leaf: {model: ce6865-48s8cq-ei}"
+        ),
+        "leaf: {model: ce6865-48s8cq-ei}",
+        "networks.parameter.leaf.model",
+        "no port that gives 200GE",
     ),
     "spine count does not divide uplinks": (
-        POD.replace("spine: {model: ce9860-4c-ei}", "spine: {model: ce9860-4c-ei, count: 3}"), "ce9860-4c-ei, count: 3",
-        "networks.parameter.spine.count", "do not divide",
+        POD.replace("spine: {model: ce9860-4c-ei}", "spine: {model: ce9860-4c-ei, count: 3}"),
+        "ce9860-4c-ei, count: 3",
+        "networks.parameter.spine.count",
+        "do not divide",
     ),
     "spine without ports at the uplink speed": (
-        POD.replace("spine: {model: ce9860-4c-ei}", "spine: {model: ce5882-48t4s}"), "ce5882-48t4s",
-        "networks.parameter.spine.model", "no 400GE ports",
+        POD.replace("spine: {model: ce9860-4c-ei}", "spine: {model: ce5882-48t4s}"),
+        "ce5882-48t4s",
+        "networks.parameter.spine.model",
+        "no 400GE ports",
     ),
 }
 
@@ -61,7 +79,9 @@ def test_impossible_design_is_refused_with_location(tmp_path, case):
     assert res.returncode == 2, res.stderr
     assert "Traceback" not in res.stderr
     line = _line_of(text, needle)
-    assert f"{bp}:{line}:" in res.stderr and path in res.stderr and message in res.stderr, res.stderr
+    assert f"{bp}:{line}:" in res.stderr and path in res.stderr and message in res.stderr, (
+        res.stderr
+    )
     assert not (tmp_path / "out").exists()
 
 

@@ -15,20 +15,41 @@ from generator.artifacts import OutputFile
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _run(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "generator", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, cwd=cwd or ROOT)
+def _run(
+    *args: str, env: dict | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "generator", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        cwd=cwd or ROOT,
+    )
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_same_input_same_bytes_whatever_the_hash_seed(tmp_path):
     bp = str(ROOT / "blueprints" / "pod-128.yaml")
     a, b = tmp_path / "a", tmp_path / "b"
     assert _run("generate", bp, "-o", str(a), env={"PYTHONHASHSEED": "1"}).returncode == 0
-    assert _run("generate", bp, "-o", str(b), env={"PYTHONHASHSEED": "4242", "LC_ALL": "C"}, cwd=tmp_path).returncode == 0
+    assert (
+        _run(
+            "generate",
+            bp,
+            "-o",
+            str(b),
+            env={"PYTHONHASHSEED": "4242", "LC_ALL": "C"},
+            cwd=tmp_path,
+        ).returncode
+        == 0
+    )
     assert _tree(a) == _tree(b)
     assert "files/cabling.csv" in _tree(a)
 
@@ -45,7 +66,9 @@ def test_check_reports_drift_and_writes_nothing(tmp_path):
     (out / "files" / "stray.txt").write_text("x\n")
     drift = _run("generate", bp, "-o", str(out), "--check")
     assert drift.returncode == 1
-    assert "changed  files/cabling.csv" in drift.stdout and "removed  files/stray.txt" in drift.stdout
+    assert (
+        "changed  files/cabling.csv" in drift.stdout and "removed  files/stray.txt" in drift.stdout
+    )
     assert (out / "files" / "cabling.csv").read_text() == "edited\n"
 
 
@@ -56,7 +79,7 @@ def test_failed_write_leaves_previous_output_intact(tmp_path, monkeypatch):
 
     real_open = open
 
-    def failing_open(path, mode="r", *a, **k):  # noqa: ANN001
+    def failing_open(path, mode="r", *a, **k):
         if "w" in mode and str(path).endswith("b.txt"):
             raise OSError(28, "No space left on device")
         return real_open(path, mode, *a, **k)

@@ -11,9 +11,20 @@ from generator.artifacts import OutputFile
 from generator.model import Cluster
 
 COLUMNS = (
-    "cable_id", "plane", "a_device", "a_port", "a_rack", "a_u",
-    "b_device", "b_port", "b_rack", "b_u", "speed", "media", "length_m",
-)  # fmt: skip
+    "cable_id",
+    "plane",
+    "a_device",
+    "a_port",
+    "a_rack",
+    "a_u",
+    "b_device",
+    "b_port",
+    "b_rack",
+    "b_u",
+    "speed",
+    "media",
+    "length_m",
+)
 
 
 def rows(cluster: Cluster) -> Iterator[tuple]:
@@ -21,9 +32,20 @@ def rows(cluster: Cluster) -> Iterator[tuple]:
     for link in cluster.links:
         a, b = by_name[link.a_device], by_name[link.b_device]
         yield (
-            link.cable_id, link.plane, a.name, link.a_port, a.rack, a.u,
-            b.name, link.b_port, b.rack, b.u, f"{link.speed}GE", link.media, link.length_m,
-        )  # fmt: skip
+            link.cable_id,
+            link.plane,
+            a.name,
+            link.a_port,
+            a.rack,
+            a.u,
+            b.name,
+            link.b_port,
+            b.rack,
+            b.u,
+            f"{link.speed}GE",
+            link.media,
+            link.length_m,
+        )
 
 
 def emit(cluster: Cluster) -> Iterator[OutputFile]:

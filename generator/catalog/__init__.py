@@ -114,7 +114,9 @@ def _switch(name: str, d: Mapping[str, Any]) -> SwitchModel:
         splits = tuple(group.get("splits", ()))
         for slot in range(1, group.get("slots", 1) + 1):
             for port in range(1, group["count"] + 1):
-                ports.append(SwitchPort(group["name"].format(slot=slot, port=port), group["speed"], splits))
+                ports.append(
+                    SwitchPort(group["name"].format(slot=slot, port=port), group["speed"], splits)
+                )
     return SwitchModel(
         name=name,
         vendor=d.get("vendor", "huawei"),

@@ -63,23 +63,30 @@ def oversubscription(cluster: Cluster) -> Iterator[Finding]:
         bad = [d.name for d in leaves if down[d.name] * b > up[d.name] * a]
         if worse or bad:
             yield Finding(
-                ERROR, "oversubscription",
+                ERROR,
+                "oversubscription",
                 f"{fabric.plane} plane leaves exceed {a}:{b}: {capacity_down}G toward hosts, {capacity_up}G up"
                 + (f" ({len(bad)} leaves, first {bad[0]})" if bad else ""),
                 where,
-            )  # fmt: skip
+            )
         else:
             yield Finding(
-                INFO, "oversubscription",
+                INFO,
+                "oversubscription",
                 f"{fabric.plane} plane leaf: {capacity_down}G down / {capacity_up}G up "
                 f"({_ratio(capacity_down, capacity_up)}), {fabric.tiers} tiers",
                 where,
-            )  # fmt: skip
+            )
         spines = cluster.devices_with("spine", fabric.plane)
         if fabric.tiers == 3:
             unequal = [d.name for d in spines if down[d.name] != up[d.name]]
             if unequal:
-                yield Finding(ERROR, "oversubscription", f"{fabric.plane} pod spines not 1:1: {unequal[0]}", where)
+                yield Finding(
+                    ERROR,
+                    "oversubscription",
+                    f"{fabric.plane} pod spines not 1:1: {unequal[0]}",
+                    where,
+                )
 
 
 def _ratio(down: int, up: int) -> str:
@@ -104,13 +111,16 @@ def ports_left(cluster: Cluster) -> Iterator[Finding]:
         if partial and fabric.plane == "parameter":
             name, used = partial[0]
             yield Finding(
-                WARNING, "ports-left",
+                WARNING,
+                "ports-left",
                 f"{len(partial)} parameter leaves are not full (e.g. {name} uses {used} of "
                 f"{fabric.down_lanes} host lanes): a job there gets fewer cards per leaf",
                 ("compute",),
-            )  # fmt: skip
+            )
         free = sum(fabric.down_lanes - n for _, n in partial)
-        yield Finding(INFO, "ports-left", f"{fabric.plane} plane: {free} host lanes free for growth")
+        yield Finding(
+            INFO, "ports-left", f"{fabric.plane} plane: {free} host lanes free for growth"
+        )
 
 
 def pool_usage(cluster: Cluster) -> Iterator[Finding]:
@@ -133,37 +143,67 @@ def power_and_cooling(cluster: Cluster) -> Iterator[Finding]:
         zone_budget[rack.zone] += rack.power_kw
         limit = min(rack.power_kw, rack.cooling_kw)
         if kw > limit:
-            yield Finding(ERROR, "rack-power", f"rack {rack.name} draws {kw:.1f} kW, over its {limit:g} kW budget",
-                          ("zones", rack.zone, "rack"))
+            yield Finding(
+                ERROR,
+                "rack-power",
+                f"rack {rack.name} draws {kw:.1f} kW, over its {limit:g} kW budget",
+                ("zones", rack.zone, "rack"),
+            )
         elif kw > 0.9 * limit:
             tight.append(f"{rack.name} ({kw:.1f}/{limit:g} kW)")
     if tight:
         shown = ", ".join(tight[:3]) + (f" and {len(tight) - 3} more" if len(tight) > 3 else "")
-        yield Finding(WARNING, "rack-power", f"{len(tight)} racks have less than 10% power headroom: {shown}")
+        yield Finding(
+            WARNING, "rack-power", f"{len(tight)} racks have less than 10% power headroom: {shown}"
+        )
     for zone in sorted(zone_load):
-        yield Finding(INFO, "rack-power",
-                      f"{zone} zone: {zone_load[zone]:.1f} kW in racks budgeted for {zone_budget[zone]:.1f} kW")
+        yield Finding(
+            INFO,
+            "rack-power",
+            f"{zone} zone: {zone_load[zone]:.1f} kW in racks budgeted for {zone_budget[zone]:.1f} kW",
+        )
     for cdu in cluster.cdus:
         if cdu.load_kw > cdu.capacity_kw:
-            yield Finding(ERROR, "cdu-capacity", f"{cdu.name} carries {cdu.load_kw:.1f} kW, over {cdu.capacity_kw:g} kW",
-                          ("zones", "training", "cdu", "capacity_kw"))
+            yield Finding(
+                ERROR,
+                "cdu-capacity",
+                f"{cdu.name} carries {cdu.load_kw:.1f} kW, over {cdu.capacity_kw:g} kW",
+                ("zones", "training", "cdu", "capacity_kw"),
+            )
     if cluster.cdus:
         worst = max(cluster.cdus, key=lambda c: c.load_kw / c.capacity_kw)
-        yield Finding(INFO, "cdu-capacity", f"{len(cluster.cdus)} CDUs; fullest {worst.name} at {worst.load_kw:.1f} of {worst.capacity_kw:g} kW")
+        yield Finding(
+            INFO,
+            "cdu-capacity",
+            f"{len(cluster.cdus)} CDUs; fullest {worst.name} at {worst.load_kw:.1f} of {worst.capacity_kw:g} kW",
+        )
 
 
 def business_spof(cluster: Cluster) -> Iterator[Finding]:
     bp = cluster.blueprint
     biz = bp["networks"]["business"]
     if not biz["leaf"]["mlag"]:
-        yield Finding(WARNING, "business-spof", "business leaves are not M-LAG pairs: one leaf failure cuts its servers off",
-                      ("networks", "business", "leaf", "mlag"))
+        yield Finding(
+            WARNING,
+            "business-spof",
+            "business leaves are not M-LAG pairs: one leaf failure cuts its servers off",
+            ("networks", "business", "leaf", "mlag"),
+        )
     if len(cluster.devices_with("spine", "business")) < 2:
-        yield Finding(WARNING, "business-spof", "one business spine: a single point of failure", ("networks", "business", "spine", "count"))
+        yield Finding(
+            WARNING,
+            "business-spof",
+            "one business spine: a single point of failure",
+            ("networks", "business", "spine", "count"),
+        )
     for key in ("router", "firewall"):
         if not bp["zones"]["border"][key]["pair"]:
-            yield Finding(WARNING, "business-spof", f"a single border {key}: the only way in has no redundancy",
-                          ("zones", "border", key, "pair"))
+            yield Finding(
+                WARNING,
+                "business-spof",
+                f"a single border {key}: the only way in has no redundancy",
+                ("zones", "border", key, "pair"),
+            )
 
 
 def legacy_design(cluster: Cluster) -> Iterator[Finding]:
@@ -171,23 +211,26 @@ def legacy_design(cluster: Cluster) -> Iterator[Finding]:
     bp = cluster.blueprint
     if bp["networks"]["parameter"]["rail"] == "multi":
         yield Finding(
-            WARNING, "multi-rail",
+            WARNING,
+            "multi-rail",
             "multi-rail parameter plane: each server is cabled to 8 different leaves, so maintenance "
             "cost is high and availability drops (the seeds moved to single-rail for this); the 8 NPU "
             "IPs of a server also land in 8 subnets",
             ("networks", "parameter", "rail"),
-        )  # fmt: skip
+        )
     if bp["networks"]["storage"]["mode"] == "shared":
         yield Finding(
-            WARNING, "shared-storage-plane",
+            WARNING,
+            "shared-storage-plane",
             "storage traffic shares the business plane: data is exposed to everything that reaches the "
             "business network through the border router, and sample reads compete with business traffic",
             ("networks", "storage", "mode"),
-        )  # fmt: skip
+        )
     if bp["zones"]["storage"]["access"] == "nfs":
         yield Finding(
-            WARNING, "nfs-access",
+            WARNING,
+            "nfs-access",
             "storage reached over NFS: an open file protocol (data-leak risk) and slower than the DPC "
             "client; use access: dpc",
             ("zones", "storage", "access"),
-        )  # fmt: skip
+        )

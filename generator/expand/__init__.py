@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from generator.blueprint.semantic import server_count
 from generator.catalog import Catalog, HostModel, SwitchModel, build_catalog
 from generator.errors import BlueprintError, Problem, YamlPath
 from generator.expand.addressing import PlaneAddresses, allocate
@@ -14,7 +15,14 @@ from generator.expand.fabric import Endpoint, PlaneBuild, Wire, build_plane, par
 from generator.expand.layout import Floor, run_length
 from generator.model import Cdu, Cluster, Device, Fabric, Link, Rack
 
-PLANE_CODE = {"parameter": "par", "storage": "sto", "business": "biz", "inband": "inb", "oob": "oob", "border": "brd"}
+PLANE_CODE = {
+    "parameter": "par",
+    "storage": "sto",
+    "business": "biz",
+    "inband": "inb",
+    "oob": "oob",
+    "border": "brd",
+}
 ZONES = ("training", "storage", "management")
 ASN_OFFSET = {"parameter": 0, "storage": 100_000}  # routed planes; cores, spines per pod, leaves
 Progress = Callable[[str], None]
@@ -56,27 +64,72 @@ def plane_specs(bp: Mapping[str, Any]) -> dict[str, PlaneSpec]:
     pn, sn, bn, mn = nets["parameter"], nets["storage"], nets["business"], nets["management"]
     specs = {
         "parameter": PlaneSpec(
-            "parameter", ("networks", "parameter"), pn["leaf"]["model"], pn["spine"]["model"], pn["core"]["model"],
-            parse_ratio(pn["oversubscription"]), pn["oversubscription"], pn["leaf"]["split"], pn["tiers"],
-            pn["spine"]["count"], pn["pool"], multi_rail=pn["rail"] == "multi", dual_homed=False, upper_zone="training",
+            "parameter",
+            ("networks", "parameter"),
+            pn["leaf"]["model"],
+            pn["spine"]["model"],
+            pn["core"]["model"],
+            parse_ratio(pn["oversubscription"]),
+            pn["oversubscription"],
+            pn["leaf"]["split"],
+            pn["tiers"],
+            pn["spine"]["count"],
+            pn["pool"],
+            multi_rail=pn["rail"] == "multi",
+            dual_homed=False,
+            upper_zone="training",
         ),
         "storage": PlaneSpec(
-            "storage", ("networks", "storage"), sn["leaf"]["model"], sn["spine"]["model"], sn["spine"]["model"],
-            parse_ratio(sn["oversubscription"]), sn["oversubscription"], sn["leaf"]["split"], "auto",
-            sn["spine"]["count"], sn["pool"], upper_zone="training",
+            "storage",
+            ("networks", "storage"),
+            sn["leaf"]["model"],
+            sn["spine"]["model"],
+            sn["spine"]["model"],
+            parse_ratio(sn["oversubscription"]),
+            sn["oversubscription"],
+            sn["leaf"]["split"],
+            "auto",
+            sn["spine"]["count"],
+            sn["pool"],
+            upper_zone="training",
         ),
         "business": PlaneSpec(
-            "business", ("networks", "business"), bn["leaf"]["model"], bn["spine"]["model"], bn["spine"]["model"],
-            parse_ratio(bn["oversubscription"]), bn["oversubscription"], "auto", 2, bn["spine"]["count"], bn["pool"],
-            dual_homed=bn["leaf"]["mlag"], peer_links=2 if bn["leaf"]["mlag"] else 0,
-            subnet_per_group=True, bond="bond0", vlan=bn["vlan"],
+            "business",
+            ("networks", "business"),
+            bn["leaf"]["model"],
+            bn["spine"]["model"],
+            bn["spine"]["model"],
+            parse_ratio(bn["oversubscription"]),
+            bn["oversubscription"],
+            "auto",
+            2,
+            bn["spine"]["count"],
+            bn["pool"],
+            dual_homed=bn["leaf"]["mlag"],
+            peer_links=2 if bn["leaf"]["mlag"] else 0,
+            subnet_per_group=True,
+            bond="bond0",
+            vlan=bn["vlan"],
         ),
     }
     for plane in ("inband", "oob"):
         m = mn[plane]
         specs[plane] = PlaneSpec(
-            plane, ("networks", "management", plane), m["access"]["model"], m["core"]["model"], m["core"]["model"],
-            None, "", "auto", 2, "auto", m["pool"], leaf_role="access", upper_role="core", dual_homed=False, uplinks=2,
+            plane,
+            ("networks", "management", plane),
+            m["access"]["model"],
+            m["core"]["model"],
+            m["core"]["model"],
+            None,
+            "",
+            "auto",
+            2,
+            "auto",
+            m["pool"],
+            leaf_role="access",
+            upper_role="core",
+            dual_homed=False,
+            uplinks=2,
         )
     if sn["mode"] == "shared":
         del specs["storage"]
@@ -91,12 +144,9 @@ class Hosts:
     model: dict[str, HostModel]
 
 
-def server_count(bp: Mapping[str, Any], model: HostModel) -> int:
-    c = bp["compute"]
-    return c["servers"] if "servers" in c else c["cards"] // model.npus
-
-
-def expand(bp: Mapping[str, Any], catalog: Catalog | None = None, progress: Progress = _noop) -> Cluster:
+def expand(
+    bp: Mapping[str, Any], catalog: Catalog | None = None, progress: Progress = _noop
+) -> Cluster:
     """The whole cluster from a validated blueprint (defaults filled)."""
     catalog = catalog or build_catalog(bp.get("catalog"))
     specs = plane_specs(bp)
@@ -126,7 +176,9 @@ def expand(bp: Mapping[str, Any], catalog: Catalog | None = None, progress: Prog
     for plane, eps in plane_hosts.items():
         if plane in specs and eps:
             builds[plane] = _build(specs[plane], eps, catalog)
-            progress(f"{plane} plane: {len(builds[plane].leaves)} leaves, {builds[plane].tiers} tiers")
+            progress(
+                f"{plane} plane: {len(builds[plane].leaves)} leaves, {builds[plane].tiers} tiers"
+            )
 
     # Switches into network racks: access switches in the row of their first host; spines and
     # cores of the parameter and storage planes in the training zone's spine row; everything
@@ -137,15 +189,25 @@ def expand(bp: Mapping[str, Any], catalog: Catalog | None = None, progress: Prog
     spine_row = floor.new_row("training")
     mgmt_row = floor.zone_rows["management"]
 
-    def place_switch(name: str, role: str, plane: str, model_name: str, zone: str, row: int) -> None:
+    def place_switch(
+        name: str, role: str, plane: str, model_name: str, zone: str, row: int
+    ) -> None:
         m = catalog.switches[model_name]
         switch_model[name], switch_role[name] = m, (role, plane)
         floor.place_network(zone, row, name, m.height_u, m.power_w, net_power)
 
     def place_plane(spec: PlaneSpec, b: PlaneBuild) -> None:
         for leaf in b.leaves:
-            place_switch(leaf.name, spec.leaf_role, spec.plane, spec.leaf, *row_of(b.leaf_members[leaf.name][0]))
-        upper = ("training", spine_row) if spec.upper_zone == "training" else ("management", mgmt_row)
+            place_switch(
+                leaf.name,
+                spec.leaf_role,
+                spec.plane,
+                spec.leaf,
+                *row_of(b.leaf_members[leaf.name][0]),
+            )
+        upper = (
+            ("training", spine_row) if spec.upper_zone == "training" else ("management", mgmt_row)
+        )
         for sp in b.spines:
             place_switch(sp.name, spec.upper_role, spec.plane, spec.spine, *upper)
         for c in b.cores:
@@ -156,7 +218,14 @@ def expand(bp: Mapping[str, Any], catalog: Catalog | None = None, progress: Prog
     border = bp["zones"]["border"]
     for role, key, prefix in (("border-router", "router", "rtr"), ("firewall", "firewall", "fw")):
         for i in range(2 if border[key]["pair"] else 1):
-            place_switch(f"{prefix}-{i + 1:02d}", role, "border", border[key]["model"], "management", mgmt_row)
+            place_switch(
+                f"{prefix}-{i + 1:02d}",
+                role,
+                "border",
+                border[key]["model"],
+                "management",
+                mgmt_row,
+            )
 
     # Out-of-band: every BMC and every switch management port, zone by zone, in floor order.
     oob_eps: list[Endpoint] = []
@@ -174,7 +243,9 @@ def expand(bp: Mapping[str, Any], catalog: Catalog | None = None, progress: Prog
     place_plane(specs["oob"], builds["oob"])
     progress(f"oob plane: {len(builds['oob'].leaves)} access switches")
 
-    splits = {sw.name: sw.splits for b in builds.values() for sw in (*b.leaves, *b.spines, *b.cores)}
+    splits = {
+        sw.name: sw.splits for b in builds.values() for sw in (*b.leaves, *b.spines, *b.cores)
+    }
     extra = _attach_border_and_shared_storage(bp, builds, hosts, switch_model, splits)
     addrs = {plane: _allocate(specs[plane], b) for plane, b in builds.items()}
     progress("addresses allocated")
@@ -203,7 +274,9 @@ def expand(bp: Mapping[str, Any], catalog: Catalog | None = None, progress: Prog
 def _switch(catalog: Catalog, name: str, where: YamlPath) -> SwitchModel:
     model = catalog.switches.get(name)
     if model is None:
-        raise BlueprintError([Problem(where, f"unknown switch model {name!r}", "see `wanka catalog`")])
+        raise BlueprintError(
+            [Problem(where, f"unknown switch model {name!r}", "see `wanka catalog`")]
+        )
     return model
 
 
@@ -211,20 +284,33 @@ def _build(spec: PlaneSpec, eps: list[Endpoint], catalog: Catalog) -> PlaneBuild
     ports = len(eps[0].ports)
     rails = ports if spec.multi_rail or (spec.dual_homed and ports > 1) else 1
     return build_plane(
-        plane=spec.plane, code=PLANE_CODE[spec.plane], endpoints=eps,
-        leaf=_switch(catalog, spec.leaf, spec.where + ("leaf", "model")),
-        spine=_switch(catalog, spec.spine, spec.where + ("spine", "model")),
-        core=_switch(catalog, spec.core, spec.where + ("core", "model")),
-        ratio=spec.ratio, split=spec.split, rails=rails, tiers=spec.tiers, spine_count=spec.spine_count,
-        peer_links=spec.peer_links, uplinks=spec.uplinks, where=spec.where,
-    )  # fmt: skip
+        plane=spec.plane,
+        code=PLANE_CODE[spec.plane],
+        endpoints=eps,
+        leaf=_switch(catalog, spec.leaf, (*spec.where, "leaf", "model")),
+        spine=_switch(catalog, spec.spine, (*spec.where, "spine", "model")),
+        core=_switch(catalog, spec.core, (*spec.where, "core", "model")),
+        ratio=spec.ratio,
+        split=spec.split,
+        rails=rails,
+        tiers=spec.tiers,
+        spine_count=spec.spine_count,
+        peer_links=spec.peer_links,
+        uplinks=spec.uplinks,
+        where=spec.where,
+    )
 
 
 def _allocate(spec: PlaneSpec, b: PlaneBuild) -> PlaneAddresses:
     return allocate(
-        b, spec.plane, spec.pool, spec.where + ("pool",),
-        subnet_per_group=spec.subnet_per_group, bond_name=spec.bond, vlan=spec.vlan,
-    )  # fmt: skip
+        b,
+        spec.plane,
+        spec.pool,
+        (*spec.where, "pool"),
+        subnet_per_group=spec.subnet_per_group,
+        bond_name=spec.bond,
+        vlan=spec.vlan,
+    )
 
 
 def _place_hosts(bp: Mapping[str, Any], catalog: Catalog, floor: Floor) -> Hosts:
@@ -250,23 +336,50 @@ def _place_hosts(bp: Mapping[str, Any], catalog: Catalog, floor: Floor) -> Hosts
         )
     if per_rack * server.height_u > rack_cfg["height_u"]:
         raise BlueprintError(
-            [Problem(where, f"{per_rack} x {server.height_u}U servers do not fit a {rack_cfg['height_u']}U rack", "")]
+            [
+                Problem(
+                    where,
+                    f"{per_rack} x {server.height_u}U servers do not fit a {rack_cfg['height_u']}U rack",
+                    "",
+                )
+            ]
         )
     c = bp["compute"]
-    servers = [c["hostname"].format(index=c["index_start"] + i) for i in range(server_count(bp, server))]
+    servers = [
+        c["hostname"].format(index=c["index_start"] + i)
+        for i in range(server_count(bp, catalog) or 0)
+    ]
     model: dict[str, HostModel] = {}
     row, rack = 0, None
     for i, name in enumerate(servers):
         if i % per_rack == 0:
             if row == 0 or len(floor.rows[("training", row)]) == tz["row"]["racks"]:
                 row = floor.new_row("training")
-            rack = floor.new_rack("training", row, "compute", rack_cfg["height_u"], power_kw, cooling_kw, tz["cooling"])
+            rack = floor.new_rack(
+                "training",
+                row,
+                "compute",
+                rack_cfg["height_u"],
+                power_kw,
+                cooling_kw,
+                tz["cooling"],
+            )
         floor.place(rack, name, server.height_u, server.power_w)
         model[name] = server
 
     storage = [f"stor-{i + 1:03d}" for i in range(sz["nodes"]["count"])]
-    _fill_zone(floor, "storage", storage, catalog.hosts[sz["nodes"]["model"]], sz["rack"]["nodes"], sz["rack"]["power_kw"], model)
-    management = [f"{role}-{i + 1:02d}" for role, n in sorted(mz["nodes"].items()) for i in range(n)]
+    _fill_zone(
+        floor,
+        "storage",
+        storage,
+        catalog.hosts[sz["nodes"]["model"]],
+        sz["rack"]["nodes"],
+        sz["rack"]["power_kw"],
+        model,
+    )
+    management = [
+        f"{role}-{i + 1:02d}" for role, n in sorted(mz["nodes"].items()) for i in range(n)
+    ]
     _fill_zone(floor, "management", management, catalog.hosts[mz["model"]], 16, 15, model)
     if not floor.zone_rows.get("management"):
         floor.new_row("management")
@@ -274,7 +387,13 @@ def _place_hosts(bp: Mapping[str, Any], catalog: Catalog, floor: Floor) -> Hosts
 
 
 def _fill_zone(
-    floor: Floor, zone: str, names: list[str], model: HostModel, per_rack: int, power_kw: float, out: dict[str, HostModel]
+    floor: Floor,
+    zone: str,
+    names: list[str],
+    model: HostModel,
+    per_rack: int,
+    power_kw: float,
+    out: dict[str, HostModel],
 ) -> None:
     if not names:
         return
@@ -314,13 +433,29 @@ def _attach_border_and_shared_storage(
                 taken.add(p.name)
                 return p.name
             whole_in_use = p.name in taken and p.name not in dev_splits
-            if k > 1 and p.speed == k * speed and want in p.splits and not whole_in_use and dev_splits.get(p.name, want) == want:
-                lane = next((f"{p.name}:{i}" for i in range(1, k + 1) if f"{p.name}:{i}" not in taken), None)
+            if (
+                k > 1
+                and p.speed == k * speed
+                and want in p.splits
+                and not whole_in_use
+                and dev_splits.get(p.name, want) == want
+            ):
+                lane = next(
+                    (f"{p.name}:{i}" for i in range(1, k + 1) if f"{p.name}:{i}" not in taken), None
+                )
                 if lane:
                     dev_splits[p.name] = want
                     taken.update((lane, p.name))
                     return lane
-        raise BlueprintError([Problem(where, f"{dev} ({model.name}) has no free {speed}GE port left", "choose a larger model")])
+        raise BlueprintError(
+            [
+                Problem(
+                    where,
+                    f"{dev} ({model.name}) has no free {speed}GE port left",
+                    "choose a larger model",
+                )
+            ]
+        )
 
     def wire(a: str, b: str, speed: int, where: YamlPath, a_port: str = "") -> Wire:
         pa = a_port or free_port(a, speed, where)
@@ -332,13 +467,17 @@ def _attach_border_and_shared_storage(
     firewalls = sorted(d for d in switch_model if d.startswith("fw-"))
     routers = sorted(d for d in switch_model if d.startswith("rtr-"))
     where = ("zones", "border")
-    extra = [wire(fw, t, 100, where) for fw in firewalls for t in (*biz_spines, *inband_cores, *routers)]
+    extra = [
+        wire(fw, t, 100, where) for fw in firewalls for t in (*biz_spines, *inband_cores, *routers)
+    ]
     if bp["networks"]["storage"]["mode"] == "shared":
         for node in hosts.storage_nodes:
             spec = hosts.model[node].port("storage")
             for p, port in enumerate(spec.names() if spec else ()):
                 sp = biz_spines[p % len(biz_spines)]
-                extra.append(wire(node, sp, spec.speed, ("networks", "storage", "mode"), a_port=port))
+                extra.append(
+                    wire(node, sp, spec.speed, ("networks", "storage", "mode"), a_port=port)
+                )
     return extra
 
 
@@ -358,19 +497,25 @@ def _devices(
         b = builds.get(plane)
         for sw in (*b.leaves, *b.spines, *b.cores) if b else ():
             base = asn_base + offset
-            asn[sw.name] = {"core": base, "spine": base + 1 + max(sw.pod, 0)}.get(sw.role, base + 1000 + sw.index)
+            asn[sw.name] = {"core": base, "spine": base + 1 + max(sw.pod, 0)}.get(
+                sw.role, base + 1000 + sw.index
+            )
     pod = {sw.name: sw.pod for b in builds.values() for sw in (*b.leaves, *b.spines, *b.cores)}
     loopbacks = {k: v for a in addrs.values() for k, v in a.loopbacks.items()}
     supernode = bp["compute"].get("supernode", {}).get("servers")
     devices: list[Device] = []
     for role, names in (
-        ("npu-server", hosts.servers), ("storage-node", hosts.storage_nodes), ("management-node", hosts.management_nodes)
-    ):  # fmt: skip
+        ("npu-server", hosts.servers),
+        ("storage-node", hosts.storage_nodes),
+        ("management-node", hosts.management_nodes),
+    ):
         for i, name in enumerate(names):
             m = hosts.model[name]
             rack, u = floor.position[name]
             sn = i // supernode if supernode and role == "npu-server" else -1
-            devices.append(Device(name, role, "", m.name, rack, u, m.height_u, m.power_w, i, supernode=sn))
+            devices.append(
+                Device(name, role, "", m.name, rack, u, m.height_u, m.power_w, i, supernode=sn)
+            )
     index: dict[tuple[str, str], int] = {}
     for name, m in switch_model.items():
         role, plane = switch_role[name]
@@ -378,11 +523,23 @@ def _devices(
         index[(role, plane)] = index.get((role, plane), -1) + 1
         devices.append(
             Device(
-                name, role, plane, m.name, rack, u, m.height_u, m.power_w, index[(role, plane)],
-                pod=pod.get(name, -1), asn=asn.get(name, 0), loopback=loopbacks.get(name, 0),
-                splits=tuple(sorted(splits.get(name, {}).items(), key=lambda kv: port_sort_key(kv[0]))),
+                name,
+                role,
+                plane,
+                m.name,
+                rack,
+                u,
+                m.height_u,
+                m.power_w,
+                index[(role, plane)],
+                pod=pod.get(name, -1),
+                asn=asn.get(name, 0),
+                loopback=loopbacks.get(name, 0),
+                splits=tuple(
+                    sorted(splits.get(name, {}).items(), key=lambda kv: port_sort_key(kv[0]))
+                ),
             )
-        )  # fmt: skip
+        )
     return tuple(devices)
 
 
@@ -415,9 +572,22 @@ def _cable(
             link_plane = "storage" if plane == "border" and w.kind == "host" else plane
             kind = "mgmt" if plane == "oob" and w.kind == "host" else w.kind
             links.append(
-                Link(cid, link_plane, kind, w.a_device, w.a_port, w.b_device, w.b_port, w.speed,
-                     catalog.medium(w.speed, length), length, a_ip, b_ip, 31 if a_ip else 0)
-            )  # fmt: skip
+                Link(
+                    cid,
+                    link_plane,
+                    kind,
+                    w.a_device,
+                    w.a_port,
+                    w.b_device,
+                    w.b_port,
+                    w.speed,
+                    catalog.medium(w.speed, length),
+                    length,
+                    a_ip,
+                    b_ip,
+                    31 if a_ip else 0,
+                )
+            )
     return tuple(links)
 
 
@@ -449,7 +619,21 @@ def _assign_cdus(racks: tuple[Rack, ...], floor: Floor, tz: Mapping[str, Any]) -
 
 def _fabric(spec: PlaneSpec, b: PlaneBuild) -> Fabric:
     return Fabric(
-        spec.plane, b.tiers, b.rails, b.hosts_per_group, spec.leaf, spec.spine, spec.core if b.tiers == 3 else "",
-        b.plan.split, len(b.plan.lanes), b.wires[0].speed if b.wires else 0, len(b.plan.uplinks), b.plan.up_speed,
-        b.spines_per_pod, b.leaves_per_pod, b.pods, b.cores_per_plane, spec.oversubscription,
-    )  # fmt: skip
+        spec.plane,
+        b.tiers,
+        b.rails,
+        b.hosts_per_group,
+        spec.leaf,
+        spec.spine,
+        spec.core if b.tiers == 3 else "",
+        b.plan.split,
+        len(b.plan.lanes),
+        b.wires[0].speed if b.wires else 0,
+        len(b.plan.uplinks),
+        b.plan.up_speed,
+        b.spines_per_pod,
+        b.leaves_per_pod,
+        b.pods,
+        b.cores_per_plane,
+        spec.oversubscription,
+    )

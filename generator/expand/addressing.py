@@ -101,12 +101,30 @@ def allocate(
         if subnet_per_group:  # one address per host, on the bond across the group
             if w.port_index == 0:
                 addresses.append(
-                    Address(w.a_device, bond_name, plane, sn.network + 2 + w.member, sub_prefix, sn.gateway, sn.name)
+                    Address(
+                        w.a_device,
+                        bond_name,
+                        plane,
+                        sn.network + 2 + w.member,
+                        sub_prefix,
+                        sn.gateway,
+                        sn.name,
+                    )
                 )
             continue
         ports = len(build.plan.lanes) // build.hosts_per_group if build.rails == 1 else 1
         offset = w.member * ports + (w.port_index if build.rails == 1 else 0)
-        addresses.append(Address(w.a_device, w.a_port, plane, sn.network + 2 + offset, sub_prefix, sn.gateway, sn.name))
+        addresses.append(
+            Address(
+                w.a_device,
+                w.a_port,
+                plane,
+                sn.network + 2 + offset,
+                sub_prefix,
+                sn.gateway,
+                sn.name,
+            )
+        )
 
     p2p: dict[int, tuple[int, int]] = {}
     n_up = len(build.plan.uplinks)
@@ -129,4 +147,6 @@ def allocate(
         sw.name: loop_base + k for k, sw in enumerate((*build.leaves, *build.spines, *build.cores))
     }
     used = len(owners) * sub_size + 2 * len(p2p) + len(loopbacks)
-    return PlaneAddresses(tuple(subnets), tuple(addresses), p2p, loopbacks, Pool(plane, network, prefix, used))
+    return PlaneAddresses(
+        tuple(subnets), tuple(addresses), p2p, loopbacks, Pool(plane, network, prefix, used)
+    )

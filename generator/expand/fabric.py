@@ -111,7 +111,7 @@ def leaf_port_plan(
         raise BlueprintError(
             [
                 Problem(
-                    where + ("model",),
+                    (*where, "model"),
                     f"leaf model {model.name} has no port that gives {down_speed}GE toward hosts"
                     + (f" with split {split}" if split not in ("auto", "none") else ""),
                     f"its ports: {_describe_ports(model)}",
@@ -126,12 +126,16 @@ def leaf_port_plan(
         down_parents = parents
         peer = up_pool[:peer_links]
         up_pool = up_pool[peer_links:]
-        need = uplinks if uplinks is not None else _uplinks_for(len(down_parents) * down_port_speed, ratio, up_speed)
+        need = (
+            uplinks
+            if uplinks is not None
+            else _uplinks_for(len(down_parents) * down_port_speed, ratio, up_speed)
+        )
         if need > len(up_pool):
             raise BlueprintError(
                 [
                     Problem(
-                        where + ("model",),
+                        (*where, "model"),
                         f"leaf model {model.name} cannot build {_ratio_text(ratio)}: "
                         f"{len(down_parents) * down_port_speed}G toward hosts needs {need} x {up_speed}GE "
                         f"uplinks, it has {len(up_pool)} free",
@@ -152,14 +156,24 @@ def leaf_port_plan(
                 d -= 1
         if d <= 0:
             raise BlueprintError(
-                [Problem(where + ("model",), f"leaf model {model.name} has too few ports for this plane", "")]
+                [
+                    Problem(
+                        (*where, "model"),
+                        f"leaf model {model.name} has too few ports for this plane",
+                        "",
+                    )
+                ]
             )
         down_parents = parents[:d]
-        need = uplinks if uplinks is not None else _uplinks_for(d * down_port_speed, ratio, up_speed)
+        need = (
+            uplinks if uplinks is not None else _uplinks_for(d * down_port_speed, ratio, up_speed)
+        )
         peer = parents[d : d + peer_links]
         ups = parents[d + peer_links : d + peer_links + need]
     lanes = tuple(
-        (f"{parent}:{i}" if k > 1 else parent, parent) for parent in down_parents for i in range(1, k + 1)
+        (f"{parent}:{i}" if k > 1 else parent, parent)
+        for parent in down_parents
+        for i in range(1, k + 1)
     )
     return LeafPlan(split_type, lanes, tuple(ups), up_speed, tuple(peer))
 
@@ -227,14 +241,20 @@ def build_plane(
 ) -> PlaneBuild:
     """Access leaves for `endpoints`, then spines (and cores) above them."""
     speed = endpoints[0].speed
-    plan = leaf_port_plan(leaf, speed, ratio, split, peer_links, uplinks, where + ("leaf",))
+    plan = leaf_port_plan(leaf, speed, ratio, split, peer_links, uplinks, (*where, "leaf"))
     lanes = len(plan.lanes)
     ports_per_host = len(endpoints[0].ports)
     if rails > 1 and ports_per_host != rails:
         raise ValueError("rails must equal ports per host")
     if rails == 1 and lanes < ports_per_host:
         raise BlueprintError(
-            [Problem(where + ("leaf", "model"), f"{leaf.name} has {lanes} host lanes, a host needs {ports_per_host}", "")]
+            [
+                Problem(
+                    (*where, "leaf", "model"),
+                    f"{leaf.name} has {lanes} host lanes, a host needs {ports_per_host}",
+                    "",
+                )
+            ]
         )
     groups = access_groups(endpoints, lanes, rails)
     hosts_per_group = lanes // ports_per_host if rails == 1 else lanes
@@ -245,7 +265,7 @@ def build_plane(
     leaf_groups: list[tuple[str, ...]] = []
     for group in groups:
         names = []
-        for r in range(rails):
+        for _r in range(rails):
             sw = Switch(f"{code}-leaf-{len(leaves) + 1:04d}", "leaf", len(leaves))
             if plan.split != "none":
                 sw.splits = {parent: plan.split for _, parent in plan.lanes}
@@ -260,10 +280,24 @@ def build_plane(
                 else:
                     leaf_name, lane_index = names[p], slot
                 lane, parent = plan.lanes[lane_index]
-                wires.append(Wire("host", ep.host, port, leaf_name, lane, speed, (leaf_name, parent), slot, p))
+                wires.append(
+                    Wire(
+                        "host", ep.host, port, leaf_name, lane, speed, (leaf_name, parent), slot, p
+                    )
+                )
         for i in range(1, rails, 2):  # M-LAG / dual-homed pairs: peer-link between leaf i-1 and i
             for port in plan.peer_ports:
-                wires.append(Wire("peer-link", names[i - 1], port, names[i], port, plan.up_speed, (names[i - 1], port)))
+                wires.append(
+                    Wire(
+                        "peer-link",
+                        names[i - 1],
+                        port,
+                        names[i],
+                        port,
+                        plan.up_speed,
+                        (names[i - 1], port),
+                    )
+                )
 
     spine_lane_list, spine_split = spine_lanes(spine, plan.up_speed)
     radix = len(spine_lane_list)
@@ -271,7 +305,7 @@ def build_plane(
         raise BlueprintError(
             [
                 Problem(
-                    where + ("spine", "model"),
+                    (*where, "spine", "model"),
                     f"spine model {spine.name} has no {plan.up_speed}GE ports for the leaf uplinks",
                     f"its ports: {_describe_ports(spine)}",
                 )
@@ -294,8 +328,33 @@ def build_plane(
                 lane, parent = spine_lane_list[leaf_sw.index * per + k]
                 if spine_split != "none":
                     sp.splits[parent] = spine_split
-                wires.append(Wire("uplink", leaf_sw.name, port, sp.name, lane, plan.up_speed, (sp.name, parent)))
-        return PlaneBuild(leaves, spines, cores, wires, members, leaf_groups, 2, rails, hosts_per_group, plan, s, n_leaves, 1, 0)
+                wires.append(
+                    Wire(
+                        "uplink",
+                        leaf_sw.name,
+                        port,
+                        sp.name,
+                        lane,
+                        plan.up_speed,
+                        (sp.name, parent),
+                    )
+                )
+        return PlaneBuild(
+            leaves,
+            spines,
+            cores,
+            wires,
+            members,
+            leaf_groups,
+            2,
+            rails,
+            hosts_per_group,
+            plan,
+            s,
+            n_leaves,
+            1,
+            0,
+        )
 
     # Three tiers: pods of leaves under `n_up` pod spines (one link each), pod spine i of every
     # pod in core plane i; pod spines are 1:1 (half their lanes down, half up).
@@ -305,7 +364,13 @@ def build_plane(
     core_lanes, core_split = spine_lanes(core, plan.up_speed)
     if not core_lanes:
         raise BlueprintError(
-            [Problem(where + ("core", "model"), f"core model {core.name} has no {plan.up_speed}GE ports", "")]
+            [
+                Problem(
+                    (*where, "core", "model"),
+                    f"core model {core.name} has no {plan.up_speed}GE ports",
+                    "",
+                )
+            ]
         )
     cores_per_plane = math.ceil(n_leaves / len(core_lanes))
     for plane_i in range(s):
@@ -314,7 +379,10 @@ def build_plane(
     core_next = [0] * len(cores)
     for pod in range(pods):
         pod_leaves = leaves[pod * per_pod : (pod + 1) * per_pod]
-        pod_spines = [Switch(f"{code}-pod{pod + 1:02d}-spine-{i + 1:02d}", "spine", len(spines) + i, pod) for i in range(s)]
+        pod_spines = [
+            Switch(f"{code}-pod{pod + 1:02d}-spine-{i + 1:02d}", "spine", len(spines) + i, pod)
+            for i in range(s)
+        ]
         spines.extend(pod_spines)
         for local, leaf_sw in enumerate(pod_leaves):
             leaf_sw.pod = pod
@@ -323,7 +391,17 @@ def build_plane(
                 lane, parent = spine_lane_list[local]
                 if spine_split != "none":
                     sp.splits[parent] = spine_split
-                wires.append(Wire("uplink", leaf_sw.name, port, sp.name, lane, plan.up_speed, (sp.name, parent)))
+                wires.append(
+                    Wire(
+                        "uplink",
+                        leaf_sw.name,
+                        port,
+                        sp.name,
+                        lane,
+                        plan.up_speed,
+                        (sp.name, parent),
+                    )
+                )
         offset = pod * per_pod  # global round-robin keeps every core within one link of the others
         for i, sp in enumerate(pod_spines):
             for j in range(len(pod_leaves)):
@@ -335,9 +413,32 @@ def build_plane(
                 core_next[core_sw.index] += 1
                 if core_split != "none":
                     core_sw.splits[c_parent] = core_split
-                wires.append(Wire("uplink", sp.name, lane, core_sw.name, c_lane, plan.up_speed, (core_sw.name, c_parent)))
+                wires.append(
+                    Wire(
+                        "uplink",
+                        sp.name,
+                        lane,
+                        core_sw.name,
+                        c_lane,
+                        plan.up_speed,
+                        (core_sw.name, c_parent),
+                    )
+                )
     return PlaneBuild(
-        leaves, spines, cores, wires, members, leaf_groups, 3, rails, hosts_per_group, plan, s, per_pod, pods, cores_per_plane
+        leaves,
+        spines,
+        cores,
+        wires,
+        members,
+        leaf_groups,
+        3,
+        rails,
+        hosts_per_group,
+        plan,
+        s,
+        per_pod,
+        pods,
+        cores_per_plane,
     )
 
 
@@ -349,15 +450,22 @@ def _two_tier_spines(n_leaves: int, n_up: int, radix: int, spine_count: str | in
     return next((d for d in candidates if n_leaves * (n_up // d) <= radix), None)
 
 
-def _too_small(where: YamlPath, spine: SwitchModel, n_leaves: int, n_up: int, radix: int, spine_count: str | int) -> Problem:
+def _too_small(
+    where: YamlPath,
+    spine: SwitchModel,
+    n_leaves: int,
+    n_up: int,
+    radix: int,
+    spine_count: str | int,
+) -> Problem:
     if isinstance(spine_count, int) and n_up % spine_count:
         return Problem(
-            where + ("spine", "count"),
+            (*where, "spine", "count"),
             f"{spine_count} spines do not divide the {n_up} uplinks of each leaf evenly",
             f"use one of {', '.join(map(str, _divisors(n_up)))}",
         )
     return Problem(
-        where + ("spine", "model"),
+        (*where, "spine", "model"),
         f"{n_leaves} leaves x {n_up} uplinks cannot be built in 2 tiers: spine {spine.name} has {radix} "
         f"ports at the uplink speed, each of {n_up} spines would need {n_leaves}",
         "use tiers: auto or 3, or a spine model with more ports",

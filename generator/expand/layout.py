@@ -34,7 +34,10 @@ class RackSlot:
     devices: list[str] = field(default_factory=list)
 
     def fits(self, height_u: int, power_w: float) -> bool:
-        return self.used_u + height_u <= self.height_u and self.load_w + power_w <= self.power_kw * 1000
+        return (
+            self.used_u + height_u <= self.height_u
+            and self.load_w + power_w <= self.power_kw * 1000
+        )
 
     def put(self, name: str, height_u: int, power_w: float) -> int:
         u = self.used_u + 1
@@ -58,10 +61,27 @@ class Floor:
         self.rows[(zone, self.zone_rows[zone])] = []
         return self.zone_rows[zone]
 
-    def new_rack(self, zone: str, row: int, kind: str, height_u: int, power_kw: float, cooling_kw: float, cooling: str) -> RackSlot:
+    def new_rack(
+        self,
+        zone: str,
+        row: int,
+        kind: str,
+        height_u: int,
+        power_kw: float,
+        cooling_kw: float,
+        cooling: str,
+    ) -> RackSlot:
         racks = self.rows[(zone, row)]
         slot = RackSlot(
-            f"{ZONE_LETTER[zone]}{row:02d}-{len(racks) + 1:02d}", zone, row, len(racks) + 1, kind, height_u, power_kw, cooling_kw, cooling
+            f"{ZONE_LETTER[zone]}{row:02d}-{len(racks) + 1:02d}",
+            zone,
+            row,
+            len(racks) + 1,
+            kind,
+            height_u,
+            power_kw,
+            cooling_kw,
+            cooling,
         )
         racks.append(slot)
         self.racks[slot.name] = slot
@@ -70,7 +90,9 @@ class Floor:
     def place(self, rack: RackSlot, name: str, height_u: int, power_w: float) -> None:
         self.position[name] = (rack.name, rack.put(name, height_u, power_w))
 
-    def place_network(self, zone: str, row: int, name: str, height_u: int, power_w: float, power_kw: float) -> None:
+    def place_network(
+        self, zone: str, row: int, name: str, height_u: int, power_w: float, power_kw: float
+    ) -> None:
         """Stack a switch into the row's network racks, opening a new one when full."""
         racks = [r for r in self.rows[(zone, row)] if r.kind == "network"]
         rack = racks[-1] if racks and racks[-1].fits(height_u, power_w) else None
@@ -90,8 +112,17 @@ class Floor:
                 for slot in self.rows[(zone, row)]:
                     out.append(
                         Rack(
-                            slot.name, zone, row, slot.position, slot.kind, slot.position * RACK_WIDTH_M, y,
-                            slot.height_u, slot.power_kw, slot.cooling_kw, slot.cooling,
+                            slot.name,
+                            zone,
+                            row,
+                            slot.position,
+                            slot.kind,
+                            slot.position * RACK_WIDTH_M,
+                            y,
+                            slot.height_u,
+                            slot.power_kw,
+                            slot.cooling_kw,
+                            slot.cooling,
                         )
                     )
                 y += ROW_PITCH_M

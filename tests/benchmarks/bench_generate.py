@@ -9,6 +9,7 @@ Targets on a 2-core machine: 10,240 cards end to end < 2 s, 102,400 cards < 20 s
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import resource
 import subprocess
@@ -36,18 +37,22 @@ def blueprint_for(cards: int, folder: Path) -> Path:
         bp["networks"]["storage"]["spine"]["model"] = "ce16816"
         bp["networks"]["business"]["spine"]["model"] = "ce16816"
         bp["networks"]["business"]["pool"] = "10.100.0.0/15"
-        bp["networks"]["management"]["inband"] = {"pool": "10.104.0.0/15", "core": {"model": "ce16816"}}
-        bp["networks"]["management"]["oob"] = {"pool": "10.106.0.0/15", "core": {"model": "ce16816-10ge"}}
+        bp["networks"]["management"]["inband"] = {
+            "pool": "10.104.0.0/15",
+            "core": {"model": "ce16816"},
+        }
+        bp["networks"]["management"]["oob"] = {
+            "pool": "10.106.0.0/15",
+            "core": {"model": "ce16816-10ge"},
+        }
     path = folder / f"bench-{cards}.yaml"
     path.write_text(yaml.safe_dump(bp, sort_keys=False))
     return path
 
 
 def _reset_peak() -> None:
-    try:
+    with contextlib.suppress(OSError):
         Path("/proc/self/clear_refs").write_text("5")
-    except OSError:
-        pass
 
 
 def _peak_mib() -> float:
@@ -72,27 +77,53 @@ def measure(path: Path, out: Path) -> dict:
 
     stages = []
 
-    def stage(name, fn, size):  # noqa: ANN001
+    def stage(name, fn, size):
         _reset_peak()
         t = time.perf_counter()
         value = fn()
-        stages.append({"stage": name, "seconds": time.perf_counter() - t, "peak_mib": _peak_mib(), "output": size(value)})
+        stages.append(
+            {
+                "stage": name,
+                "seconds": time.perf_counter() - t,
+                "peak_mib": _peak_mib(),
+                "output": size(value),
+            }
+        )
         return value
 
     loaded = stage("load", lambda: load_blueprint(path), lambda v: f"{len(v.positions)} YAML nodes")
     bp = stage("validate", lambda: validate(loaded), lambda v: "blueprint with defaults")
-    cluster = stage("expand", lambda: expand(bp), lambda c: f"{len(c.devices):,} devices, {len(c.links):,} links, {len(c.addresses):,} addresses")
+    cluster = stage(
+        "expand",
+        lambda: expand(bp),
+        lambda c: (
+            f"{len(c.devices):,} devices, {len(c.links):,} links, {len(c.addresses):,} addresses"
+        ),
+    )
     stage("check", lambda: check(cluster), lambda f: f"{len(f)} findings")
-    files = stage("emit", lambda: emit_all(cluster), lambda fs: f"{len(fs)} files, {sum(len(f.data) for f in fs) / 1e6:.1f} MB")
+    files = stage(
+        "emit",
+        lambda: emit_all(cluster),
+        lambda fs: f"{len(fs)} files, {sum(len(f.data) for f in fs) / 1e6:.1f} MB",
+    )
     stage("write", lambda: output.write(out, files), lambda d: f"{len(d.lines())} files changed")
     npus = sum(1 for d in cluster.devices if d.role == "npu-server") * 8
-    return {"cards": npus, "devices": len(cluster.devices), "links": len(cluster.links), "stages": stages}
+    return {
+        "cards": npus,
+        "devices": len(cluster.devices),
+        "links": len(cluster.links),
+        "stages": stages,
+    }
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--scales", default="1024,10240,102400")
-    ap.add_argument("--repeat", type=int, default=3, help="runs per scale; the fastest total is reported")
+    ap.add_argument(
+        "--repeat", type=int, default=3, help="runs per scale; the fastest total is reported"
+    )
     ap.add_argument("--child", nargs=2, metavar=("BLUEPRINT", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -106,16 +137,28 @@ def main() -> int:
             runs = []
             for i in range(args.repeat):
                 res = subprocess.run(
-                    [sys.executable, __file__, "--child", str(path), str(folder / f"out-{cards}-{i}")],
-                    check=True, capture_output=True, text=True,
+                    [
+                        sys.executable,
+                        __file__,
+                        "--child",
+                        str(path),
+                        str(folder / f"out-{cards}-{i}"),
+                    ],
+                    check=True,
+                    capture_output=True,
+                    text=True,
                 )
                 runs.append(json.loads(res.stdout))
             best = min(runs, key=lambda r: sum(s["seconds"] for s in r["stages"]))
             for s in best["stages"]:
-                print(f"{cards:>8} {s['stage']:<9} {s['seconds']:>8.3f} {s['peak_mib']:>9.0f}  {s['output']}")
+                print(
+                    f"{cards:>8} {s['stage']:<9} {s['seconds']:>8.3f} {s['peak_mib']:>9.0f}  {s['output']}"
+                )
             total = sum(s["seconds"] for s in best["stages"])
-            print(f"{cards:>8} {'TOTAL':<9} {total:>8.3f} {max(s['peak_mib'] for s in best['stages']):>9.0f}  "
-                  f"{best['devices']:,} devices, {best['links']:,} links, {total / cards * 1e6:.0f} us/card")
+            print(
+                f"{cards:>8} {'TOTAL':<9} {total:>8.3f} {max(s['peak_mib'] for s in best['stages']):>9.0f}  "
+                f"{best['devices']:,} devices, {best['links']:,} links, {total / cards * 1e6:.0f} us/card"
+            )
     return 0
 
 
