@@ -276,6 +276,8 @@ def _syntax_problem(error: yaml.MarkedYAMLError, text: str) -> Problem:
             line,
             column,
         )
+    if error.problem and "nesting depth" in error.problem:  # PyYAML >= 6.0.4 scanner's own limit
+        return _too_deep((), (line, column))
     hint = ""
     if error.context and error.context_mark is not None:
         hint = f"{error.context} at line {error.context_mark.line + 1}"
