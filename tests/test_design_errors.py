@@ -49,6 +49,20 @@ CASES = {
         "zones.training.rack.servers",
         "over the rack's power budget",
     ),
+    "rack cooling exceeded": (
+        POD.replace(
+            "rack: {servers: 4, power_kw: 30}", "rack: {servers: 4, power_kw: 30, cooling_kw: 20}"
+        ),
+        "cooling_kw: 20",
+        "zones.training.rack.servers",
+        "over the rack's cooling budget of 20 kW",
+    ),
+    "network rack too small for a spine chassis": (
+        TEN_K.replace("    cdu: {capacity_kw: 600}\n", "    cdu: {capacity_kw: 600}\n    network_rack: {power_kw: 10}\n"),
+        "network_rack: {power_kw: 10}",
+        "zones.training.network_rack.power_kw",
+        "does not fit an empty 42U network rack of 10 kW",
+    ),
     "leaf without 200GE": (
         POD.replace(
             "leaf: {model: ce9860-4c-ei, split: 2x200GE}", "leaf: {model: ce6865-48s8cq-ei}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from generator.errors import BlueprintError, Problem
 from generator.model import Rack
 
 RACK_WIDTH_M = 0.6
@@ -99,9 +100,16 @@ class Floor:
         if rack is None:
             rack = self.new_rack(zone, row, "network", 42, power_kw, power_kw, "air")
             if not rack.fits(height_u, power_w):
-                rack.height_u = max(rack.height_u, height_u)
-                rack.power_kw = max(rack.power_kw, power_w / 1000)
-                rack.cooling_kw = rack.power_kw
+                raise BlueprintError(
+                    [
+                        Problem(
+                            ("zones", "training", "network_rack", "power_kw"),
+                            f"{name} ({height_u}U, {power_w / 1000:g} kW) does not fit an empty "
+                            f"42U network rack of {power_kw:g} kW",
+                            f"raise network_rack.power_kw to at least {math.ceil(power_w / 1000)}",
+                        )
+                    ]
+                )
         self.place(rack, name, height_u, power_w)
 
     def freeze(self, zone_order: tuple[str, ...]) -> tuple[Rack, ...]:
