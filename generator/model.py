@@ -140,6 +140,50 @@ class Cdu:
 
 
 @dataclass(frozen=True, slots=True)
+class Lossless:
+    """The one lossless class of a plane, and every setting derived from it.
+
+    NIC PFC bitmap, NIC priority->TC and DSCP->TC maps, HCCL_RDMA_SL/TC and the switches'
+    `dcb pfc` priority and DSCP->PHB mapping all come from these values, never set twice.
+    """
+
+    plane: str
+    priority: int  # PFC priority, = HCCL_RDMA_SL
+    dscp: int  # RoCE DSCP, HCCL_RDMA_TC = 4 * dscp
+    tc: int  # NIC traffic class of the lossless priority (NIC TCs are 0..3)
+    ecn: str  # ai-ecn | static | off
+    mtu: int  # NIC MTU
+
+    @property
+    def pfc_bitmap(self) -> str:
+        """hccn_tool -pfc bitmap: one 0/1 per priority 0..7."""
+        return ",".join("1" if p == self.priority else "0" for p in range(8))
+
+    @property
+    def prio_tc(self) -> str:
+        """hccn_tool -prio_tc map: the lossless priority in its TC, the rest in TC 0."""
+        return ",".join(str(self.tc) if p == self.priority else "0" for p in range(8))
+
+    @property
+    def dscp_tc(self) -> str:
+        """/etc/hccn.conf dscp_tc value: `<dscp>:<tc>,`."""
+        return f"{self.dscp}:{self.tc},"
+
+    @property
+    def hccl_rdma_tc(self) -> int:
+        return self.dscp * 4
+
+    @property
+    def hccl_rdma_sl(self) -> int:
+        return self.priority
+
+    @property
+    def queue(self) -> int:
+        """Switch queue (= priority) the lossless class is scheduled in."""
+        return self.priority
+
+
+@dataclass(frozen=True, slots=True)
 class Cluster:
     name: str
     site: str
@@ -152,6 +196,7 @@ class Cluster:
     pools: tuple[Pool, ...]
     fabrics: tuple[Fabric, ...]
     cdus: tuple[Cdu, ...]
+    lossless: tuple[Lossless, ...]  # parameter plane first; storage plane when it has one
     device_by_name: Mapping[str, Device] = field(init=False, repr=False, compare=False)
     rack_by_name: Mapping[str, Rack] = field(init=False, repr=False, compare=False)
 
@@ -164,3 +209,6 @@ class Cluster:
 
     def fabric(self, plane: str) -> Fabric | None:
         return next((f for f in self.fabrics if f.plane == plane), None)
+
+    def lossless_of(self, plane: str) -> Lossless | None:
+        return next((x for x in self.lossless if x.plane == plane), None)

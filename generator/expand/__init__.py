@@ -13,7 +13,7 @@ from generator.errors import BlueprintError, Problem, YamlPath
 from generator.expand.addressing import PlaneAddresses, allocate
 from generator.expand.fabric import Endpoint, PlaneBuild, Wire, build_plane, parse_ratio
 from generator.expand.layout import Floor, run_length
-from generator.model import Cdu, Cluster, Device, Fabric, Link, Rack
+from generator.model import Cdu, Cluster, Device, Fabric, Link, Lossless, Rack
 
 PLANE_CODE = {
     "parameter": "par",
@@ -268,7 +268,24 @@ def expand(
         pools=tuple(a.pool for a in addrs.values()),
         fabrics=tuple(_fabric(specs[plane], b) for plane, b in builds.items()),
         cdus=cdus,
+        lossless=lossless_classes(bp),
     )
+
+
+NIC_LOSSLESS_TC = 3  # assumption: the highest of the NIC's four TCs carries the lossless class
+
+
+def lossless_classes(bp: Mapping[str, Any]) -> tuple[Lossless, ...]:
+    out = []
+    for plane in ("parameter", "storage"):
+        cfg = bp["networks"][plane].get("lossless")
+        if cfg and not (plane == "storage" and bp["networks"]["storage"]["mode"] == "shared"):
+            out.append(
+                Lossless(
+                    plane, cfg["priority"], cfg["dscp"], NIC_LOSSLESS_TC, cfg["ecn"], cfg["mtu"]
+                )
+            )
+    return tuple(out)
 
 
 def _switch(catalog: Catalog, name: str, where: YamlPath) -> SwitchModel:

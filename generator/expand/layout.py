@@ -143,4 +143,3 @@ def run_length(a: Rack, a_u: int, b: Rack, b_u: int) -> float:
     if a.name == b.name:
         return abs(a_u - b_u) * U_M + SLACK_M
     return abs(a.x_m - b.x_m) + abs(a.y_m - b.y_m) + 2 * VERTICAL_M + SLACK_M
-
