@@ -58,7 +58,10 @@ CASES = {
         "over the rack's cooling budget of 20 kW",
     ),
     "network rack too small for a spine chassis": (
-        TEN_K.replace("    cdu: {capacity_kw: 600}\n", "    cdu: {capacity_kw: 600}\n    network_rack: {power_kw: 10}\n"),
+        TEN_K.replace(
+            "    cdu: {capacity_kw: 600}\n",
+            "    cdu: {capacity_kw: 600}\n    network_rack: {power_kw: 10}\n",
+        ),
         "network_rack: {power_kw: 10}",
         "zones.training.network_rack.power_kw",
         "does not fit an empty 42U network rack of 10 kW",
