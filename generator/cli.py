@@ -92,10 +92,51 @@ def _parser() -> argparse.ArgumentParser:
         "-v", "--verbose", action="store_true", help="also print informational design findings"
     )
 
+    r = sub.add_parser(
+        "ranktable",
+        help="write an HCCL rank table for a job, placed on the fewest leaves",
+        description="Choose servers for a job (fewest leaves, then fewest pods/supernodes) and write its "
+        "HCCL rank table. Prints the servers' spread and the tiers the job's traffic crosses on stderr.",
+    )
+    _job_arguments(r)
+    r.add_argument(
+        "-o", "--output", metavar="FILE", help="write the rank table here (default: stdout)"
+    )
+
+    pl = sub.add_parser(
+        "placement",
+        help="which network tier each parallel group of a job crosses",
+        description="Lay a job's tp/sp/dp/pp/ep groups over its ranks (tp fastest, then sp, dp, pp) and report "
+        "the widest tier each kind crosses; warns when tp, sp or ep leave the server or supernode. "
+        "Defaults come from the blueprint's hccl.parallelism.",
+    )
+    _job_arguments(pl)
+    for name, text in (
+        ("tp", "tensor"),
+        ("pp", "pipeline"),
+        ("dp", "data (default: what is left)"),
+        ("sp", "sequence"),
+        ("ep", "expert"),
+    ):
+        pl.add_argument(f"--{name}", type=int, metavar="N", help=f"{text} parallel size")
+
     sub.add_parser("schema", help="print the blueprint JSON Schema (Draft 2020-12)")
     c = sub.add_parser("catalog", help="list hardware models a blueprint can name")
     c.add_argument("--json", action="store_true", help="machine-readable output")
     return p
+
+
+def _job_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("blueprint", help="blueprint YAML file")
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--servers", type=int, metavar="N", help="number of servers")
+    size.add_argument(
+        "--cards", type=int, metavar="N", help="number of cards (a multiple of NPUs per server)"
+    )
+    p.add_argument(
+        "--hosts", metavar="LIST", help="comma-separated servers to choose from (default: all)"
+    )
+    p.add_argument("--exclude", metavar="LIST", default="", help="comma-separated drained servers")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
         return {
             "generate": _generate,
             "validate": _validate,
+            "ranktable": _ranktable,
+            "placement": _placement,
             "schema": _schema,
             "catalog": _catalog,
         }[args.command](args)
@@ -149,14 +192,13 @@ def _generate(args: argparse.Namespace) -> int:
             print(f"{folder}: up to date", file=sys.stderr)
         return EXIT_OK
     try:
-        drift = output.write(folder, result.files)
+        output.write(folder, result.files)
     except output.OutputError as err:
         print(f"wanka: {err}", file=sys.stderr)
         return EXIT_INVALID
     progress(f"wrote {len(result.files)} files")
     if not args.quiet:
-        changed = len(drift.lines())
-        print(f"{folder}: {len(result.files)} files, {changed} changed", file=sys.stderr)
+        print(f"{folder}: {len(result.files)} files written", file=sys.stderr)
     return EXIT_OK
 
 
@@ -178,6 +220,86 @@ def _validate(args: argparse.Namespace) -> int:
             c = result.cluster
             print(f"{path}: valid ({len(c.devices):,} devices, {len(c.links):,} links)")
     return status
+
+
+def _split(text: str | None) -> list[str] | None:
+    return None if text is None else [h.strip() for h in text.split(",") if h.strip()]
+
+
+def _select(args: argparse.Namespace):  # -> (cluster, Selection), or an exit code
+    from generator import pipeline
+    from generator.errors import BlueprintError
+    from generator.placement import RequestError, select_servers
+
+    try:
+        cluster = pipeline.run(args.blueprint, emit=False).cluster
+    except BlueprintError as err:
+        print(err.render(), file=sys.stderr)
+        return EXIT_INVALID
+    count = args.servers
+    if args.cards is not None:
+        per = len(cluster.npu_servers[0].devices) if cluster.npu_servers else 1
+        if args.cards % per or args.cards < 1:
+            print(
+                f"wanka: --cards {args.cards} is not a whole number of {per}-card servers",
+                file=sys.stderr,
+            )
+            return EXIT_INVALID
+        count = args.cards // per
+    try:
+        return cluster, select_servers(
+            cluster, count, _split(args.hosts), _split(args.exclude) or ()
+        )
+    except RequestError as err:
+        print(f"wanka: {err}", file=sys.stderr)
+        return EXIT_INVALID
+
+
+def _ranktable(args: argparse.Namespace) -> int:
+    from generator.artifacts import hccl
+
+    chosen = _select(args)
+    if isinstance(chosen, int):
+        return chosen
+    cluster, selection = chosen
+    data = hccl.dumps(hccl.rank_table(selection.servers, hccl.rank_table_version(cluster)))
+    if args.output:
+        from generator.output import write_file
+
+        write_file(Path(args.output), data)
+    else:
+        sys.stdout.write(data.decode())
+    print(f"rank table: {selection.summary()}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _placement(args: argparse.Namespace) -> int:
+    from generator.placement import RequestError, placement
+
+    chosen = _select(args)
+    if isinstance(chosen, int):
+        return chosen
+    cluster, selection = chosen
+    preset = cluster.blueprint["hccl"].get("parallelism", {})
+    sizes = {
+        k: getattr(args, k) if getattr(args, k) is not None else preset.get(k)
+        for k in ("tp", "pp", "dp", "sp", "ep")
+    }
+    try:
+        reports = placement(
+            cluster, selection.servers, **{k: v for k, v in sizes.items() if v is not None}
+        )
+    except RequestError as err:
+        print(f"wanka: {err}", file=sys.stderr)
+        return EXIT_INVALID
+    print(f"job: {selection.summary()}")
+    print(f"{'group':<6} {'size':>5} {'groups':>7}  widest tier")
+    for r in reports:
+        print(f"{r.kind:<6} {r.size:>5} {r.groups:>7}  {r.tier}")
+    for r in reports:
+        if r.warning:
+            print(f"warning: {r.warning}", file=sys.stderr)
+    return EXIT_OK
 
 
 def _schema(args: argparse.Namespace) -> int:

@@ -18,6 +18,11 @@ def ip(value: int) -> str:
     return f"{value >> 24 & 255}.{value >> 16 & 255}.{value >> 8 & 255}.{value & 255}"
 
 
+def netmask(prefix: int) -> str:
+    """Prefix length -> dotted netmask (hccn.conf and VRP want masks, not lengths)."""
+    return ip((0xFFFFFFFF << (32 - prefix)) & 0xFFFFFFFF)
+
+
 @dataclass(frozen=True, slots=True)
 class Rack:
     name: str  # e.g. T01-05
@@ -184,6 +189,28 @@ class Lossless:
 
 
 @dataclass(frozen=True, slots=True)
+class NpuDevice:
+    device_id: int  # /dev/davinciN, = NPU port index on the server
+    port: str  # parameter-plane port the device's NIC is cabled from
+    ip: int
+    prefix: int
+    gateway: int
+    leaf: str  # parameter leaf the port is cabled to
+
+
+@dataclass(frozen=True, slots=True)
+class NpuServer:
+    """An NPU server as HCCL and schedulers see it; `Cluster.npu_servers` is in rank order."""
+
+    name: str
+    host_ip: int  # in-band address (HCCL_IF_IP, rank table host_ip)
+    pod: int  # parameter-plane pod (3 tiers), else 0
+    supernode: int  # -1 without supernodes
+    leaves: tuple[str, ...]  # parameter leaves its NPU ports reach, in device order, deduplicated
+    devices: tuple[NpuDevice, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Cluster:
     name: str
     site: str
@@ -197,6 +224,8 @@ class Cluster:
     fabrics: tuple[Fabric, ...]
     cdus: tuple[Cdu, ...]
     lossless: tuple[Lossless, ...]  # parameter plane first; storage plane when it has one
+    npu_servers: tuple[NpuServer, ...]  # rank order: supernode, pod, leaf, server
+    hccl_env: tuple[tuple[str, str], ...]  # HCCL variables shared by every NPU server, sorted
     device_by_name: Mapping[str, Device] = field(init=False, repr=False, compare=False)
     rack_by_name: Mapping[str, Rack] = field(init=False, repr=False, compare=False)
 

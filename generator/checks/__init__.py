@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from generator.errors import YamlPath
 from generator.expand.fabric import parse_ratio
 from generator.model import Cluster, ip
+from generator.placement import RequestError, placement
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 
@@ -32,6 +33,8 @@ def check(cluster: Cluster) -> list[Finding]:
         *power_and_cooling(cluster),
         *business_spof(cluster),
         *legacy_design(cluster),
+        *lossless_agreement(cluster),
+        *parallel_placement(cluster),
     ]
     order = {ERROR: 0, WARNING: 1, INFO: 2}
     return sorted(findings, key=lambda f: (order[f.severity], f.code, f.message))
@@ -234,3 +237,59 @@ def legacy_design(cluster: Cluster) -> Iterator[Finding]:
             "client; use access: dpc",
             ("zones", "storage", "access"),
         )
+
+
+def lossless_agreement(cluster: Cluster) -> Iterator[Finding]:
+    """NIC PFC bitmap, NIC DSCP->TC, HCCL_RDMA_SL/TC all carry the one lossless class."""
+    lossless = cluster.lossless_of("parameter")
+    env = dict(cluster.hccl_env)
+    where = ("networks", "parameter", "lossless")
+    wrong = []
+    if env.get("HCCL_RDMA_SL") != str(lossless.priority):
+        wrong.append(f"HCCL_RDMA_SL={env.get('HCCL_RDMA_SL')} but PFC priority {lossless.priority}")
+    if env.get("HCCL_RDMA_TC") != str(4 * lossless.dscp):
+        wrong.append(
+            f"HCCL_RDMA_TC={env.get('HCCL_RDMA_TC')} but DSCP {lossless.dscp} (TC = 4 x DSCP)"
+        )
+    if (
+        lossless.pfc_bitmap.split(",")[lossless.priority] != "1"
+        or lossless.pfc_bitmap.count("1") != 1
+    ):
+        wrong.append(
+            f"NIC PFC bitmap {lossless.pfc_bitmap} does not enable exactly priority {lossless.priority}"
+        )
+    if (
+        lossless.prio_tc.split(",")[lossless.priority] != str(lossless.tc)
+        or lossless.dscp_tc != f"{lossless.dscp}:{lossless.tc},"
+    ):
+        wrong.append("NIC priority->TC and DSCP->TC maps disagree")
+    if wrong:
+        yield Finding(ERROR, "lossless", "; ".join(wrong), where)
+    else:
+        yield Finding(
+            INFO,
+            "lossless",
+            f"one lossless class: priority {lossless.priority}, DSCP {lossless.dscp} (HCCL_RDMA_TC "
+            f"{lossless.hccl_rdma_tc}), NIC TC {lossless.tc}, MTU {lossless.mtu}",
+            where,
+        )
+
+
+def parallel_placement(cluster: Cluster) -> Iterator[Finding]:
+    """The blueprint's hccl.parallelism laid over the whole cluster: heavy groups stay scaled up."""
+    sizes = cluster.blueprint["hccl"].get("parallelism")
+    if not sizes:
+        return
+    where = ("hccl", "parallelism")
+    try:
+        reports = placement(cluster, cluster.npu_servers, **sizes)
+    except RequestError as err:
+        yield Finding(ERROR, "parallelism", str(err), where)
+        return
+    for r in reports:
+        if r.warning:
+            yield Finding(WARNING, "parallelism", r.warning, where)
+        else:
+            yield Finding(
+                INFO, "parallelism", f"{r.kind} groups of {r.size}: widest tier {r.tier}", where
+            )

@@ -13,7 +13,17 @@ from generator.errors import BlueprintError, Problem, YamlPath
 from generator.expand.addressing import PlaneAddresses, allocate
 from generator.expand.fabric import Endpoint, PlaneBuild, Wire, build_plane, parse_ratio
 from generator.expand.layout import Floor, run_length
-from generator.model import Cdu, Cluster, Device, Fabric, Link, Lossless, Rack
+from generator.model import (
+    Cdu,
+    Cluster,
+    Device,
+    Fabric,
+    Link,
+    Lossless,
+    NpuDevice,
+    NpuServer,
+    Rack,
+)
 
 PLANE_CODE = {
     "parameter": "par",
@@ -256,6 +266,7 @@ def expand(
     progress(f"{len(links):,} links cabled")
     cdus = _assign_cdus(racks, floor, bp["zones"]["training"])
     cdu_of = {rack: c.name for c in cdus for rack in c.racks}
+    lossless = lossless_classes(bp)
     return Cluster(
         name=bp["metadata"]["name"],
         site=bp["metadata"]["site"],
@@ -268,7 +279,9 @@ def expand(
         pools=tuple(a.pool for a in addrs.values()),
         fabrics=tuple(_fabric(specs[plane], b) for plane, b in builds.items()),
         cdus=cdus,
-        lossless=lossless_classes(bp),
+        lossless=lossless,
+        npu_servers=npu_servers(devices, links, addrs),
+        hccl_env=hccl_environment(bp, lossless[0]),
     )
 
 
@@ -654,3 +667,58 @@ def _fabric(spec: PlaneSpec, b: PlaneBuild) -> Fabric:
         b.cores_per_plane,
         spec.oversubscription,
     )
+
+
+def npu_servers(
+    devices: tuple[Device, ...], links: tuple[Link, ...], addrs: dict[str, PlaneAddresses]
+) -> tuple[NpuServer, ...]:
+    """NPU servers in rank order: supernode, pod, first leaf, server index (neighbouring ranks are
+    close in the network)."""
+    leaf_of = {
+        (x.a_device, x.a_port): x.b_device
+        for x in links
+        if x.plane == "parameter" and x.kind == "host"
+    }
+    npu_addr: dict[str, list] = {}
+    for a in addrs["parameter"].addresses:
+        npu_addr.setdefault(a.device, []).append(a)
+    inband = {a.device: a.ip for a in addrs["inband"].addresses}
+    pod = {d.name: max(d.pod, 0) for d in devices if d.role == "leaf" and d.plane == "parameter"}
+    leaf_index = {d.name: d.index for d in devices if d.role == "leaf" and d.plane == "parameter"}
+    out = []
+    for d in devices:
+        if d.role != "npu-server":
+            continue
+        devs = tuple(
+            NpuDevice(i, a.port, a.ip, a.prefix, a.gateway, leaf_of[(d.name, a.port)])
+            for i, a in enumerate(npu_addr.get(d.name, ()))
+        )
+        leaves = tuple(dict.fromkeys(x.leaf for x in devs))
+        out.append(
+            NpuServer(
+                d.name,
+                inband.get(d.name, 0),
+                pod[leaves[0]] if leaves else 0,
+                d.supernode,
+                leaves,
+                devs,
+            )
+        )
+    key = {
+        s.name: (s.supernode, s.pod, leaf_index[s.leaves[0]] if s.leaves else 0, i)
+        for i, s in enumerate(out)
+    }
+    return tuple(sorted(out, key=lambda s: key[s.name]))
+
+
+HCCL_SOCKET_PORTS = 32  # HCCL_IF_BASE_PORT uses 32 ports from the base (hccl docs, CANN 8)
+
+
+def hccl_environment(bp: Mapping[str, Any], lossless: Lossless) -> tuple[tuple[str, str], ...]:
+    """HCCL variables every NPU server shares: the blueprint's hccl.env, with the RDMA class and
+    the socket base port derived from the one lossless class and hccl.if_base_port."""
+    env = {k: str(v) for k, v in bp["hccl"]["env"].items()}
+    env["HCCL_RDMA_SL"] = str(lossless.hccl_rdma_sl)
+    env["HCCL_RDMA_TC"] = str(lossless.hccl_rdma_tc)
+    env["HCCL_IF_BASE_PORT"] = str(bp["hccl"]["if_base_port"])
+    return tuple(sorted(env.items()))

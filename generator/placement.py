@@ -1,0 +1,229 @@
+"""Topology-aware job placement: which servers a job gets, and which tiers its traffic crosses.
+
+Pure functions of the Cluster. A job is kept inside the fewest parameter leaves (access groups
+with multi-rail), then the fewest pods / supernodes; parallel groups are laid out Megatron-style
+(tp fastest, then sp, then dp, then pp) over the job's ranks in rank order.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from generator.model import Cluster, NpuServer
+
+TIERS = ("server", "supernode", "leaf", "spine", "core")
+TIER_WORDS = {
+    "server": "inside one server (HCCS)",
+    "supernode": "inside one supernode (HCCS)",
+    "leaf": "one leaf switch",
+    "spine": "leaf and spine tiers",
+    "core": "leaf, spine and core tiers",
+}
+HEAVY = ("tp", "sp", "ep")  # traffic that should stay in the scale-up domain
+
+
+class RequestError(Exception):
+    """A job request that cannot be met (too many servers, unknown hosts, ...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    servers: tuple[NpuServer, ...]  # rank order
+    leaves: int
+    pods: int
+    supernodes: int
+    tier: str  # widest tier the job's traffic crosses
+
+    def summary(self) -> str:
+        parts = [
+            f"{len(self.servers)} servers on {self.leaves} leaf switch{'es' if self.leaves != 1 else ''}"
+        ]
+        if self.supernodes:
+            parts.append(f"{self.supernodes} supernode{'s' if self.supernodes != 1 else ''}")
+        parts.append(f"{self.pods} pod{'s' if self.pods != 1 else ''}")
+        return ", ".join(parts) + f"; traffic crosses {TIER_WORDS[self.tier]}"
+
+
+def _group_key(s: NpuServer) -> tuple[str, ...]:
+    return s.leaves  # single-rail: the one leaf; multi-rail: the rail group's leaves
+
+
+def tier_of(cluster: Cluster, members: Iterable[tuple[NpuServer, int]]) -> str:
+    """Widest tier between (server, device index) endpoints."""
+    members = list(members)
+    servers = {s.name for s, _ in members}
+    if len(servers) == 1:
+        return "server"
+    supernodes = {s.supernode for s, _ in members}
+    if len(supernodes) == 1 and -1 not in supernodes:
+        return "supernode"
+    leaves = {s.devices[d].leaf for s, d in members}
+    if len(leaves) == 1:
+        return "leaf"
+    fabric = cluster.fabric("parameter")
+    if fabric is None or fabric.tiers < 3 or len({s.pod for s, _ in members}) == 1:
+        return "spine"
+    return "core"
+
+
+def _domain(s: NpuServer) -> tuple[int, int]:
+    return (s.supernode, s.pod)
+
+
+def select_servers(
+    cluster: Cluster,
+    count: int | None = None,
+    hosts: Sequence[str] | None = None,
+    exclude: Sequence[str] = (),
+) -> Selection:
+    by_name = {s.name: s for s in cluster.npu_servers}
+    unknown = [h for h in (*(hosts or ()), *exclude) if h not in by_name]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], list(by_name), n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise RequestError(
+            f"unknown NPU server{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}{hint}"
+        )
+    wanted = set(hosts) if hosts is not None else None
+    drained = set(exclude)
+    pool = [
+        s
+        for s in cluster.npu_servers
+        if (wanted is None or s.name in wanted) and s.name not in drained
+    ]
+    if not pool:
+        raise RequestError(
+            "no NPU server is left to place the job on (every candidate is excluded)"
+        )
+    count = len(pool) if count is None else count
+    if count < 1:
+        raise RequestError("a job needs at least one server")
+    if count > len(pool):
+        raise RequestError(
+            f"{count} servers requested but only {len(pool)} available"
+            + (f" ({len(drained)} excluded)" if drained else "")
+        )
+
+    groups: dict[tuple[str, ...], list[NpuServer]] = {}
+    for s in pool:
+        groups.setdefault(_group_key(s), []).append(s)
+    sizes = sorted((len(g) for g in groups.values()), reverse=True)
+    fewest = next(k for k in range(1, len(sizes) + 1) if sum(sizes[:k]) >= count)
+
+    domains: dict[tuple[int, int], list[list[NpuServer]]] = {}
+    for g in groups.values():
+        domains.setdefault(_domain(g[0]), []).append(g)
+
+    def best(gs: list[list[NpuServer]]) -> list[list[NpuServer]]:
+        return sorted(gs, key=lambda g: -len(g))[:fewest]
+
+    chosen: list[list[NpuServer]] = []
+    fits = [d for d, gs in domains.items() if sum(len(g) for g in best(gs)) >= count]
+    if fits:  # one pod / supernode holds it: best fit (least left over), then lowest in rank order
+        domain = min(fits, key=lambda d: (sum(len(g) for g in best(domains[d])) - count, d))
+        chosen = best(domains[domain])
+    else:  # span domains, biggest first, until the fewest leaves cover the job
+        for d in sorted(domains, key=lambda d: (-sum(len(g) for g in domains[d]), d)):
+            chosen = sorted(chosen + domains[d], key=lambda g: -len(g))[:fewest]
+            if sum(len(g) for g in chosen) >= count:
+                break
+    picked: list[NpuServer] = []
+    for g in sorted(chosen, key=lambda g: -len(g)):
+        picked += g[: count - len(picked)]
+    order = {s.name: i for i, s in enumerate(cluster.npu_servers)}
+    servers = tuple(sorted(picked, key=lambda s: order[s.name]))
+    members = [(s, d) for s in servers for d in range(len(s.devices))]
+    return Selection(
+        servers,
+        len({leaf for s in servers for leaf in s.leaves}),
+        len({s.pod for s in servers}),
+        len({s.supernode for s in servers if s.supernode >= 0}),
+        tier_of(cluster, members),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class GroupReport:
+    kind: str  # tp | sp | ep | dp | pp
+    size: int
+    groups: int
+    tier: str  # widest tier any group of this kind crosses
+    warning: str
+
+
+def parallel_groups(
+    world: int, tp: int, sp: int, dp: int, pp: int, ep: int
+) -> dict[str, list[list[int]]]:
+    """Rank lists of every group: rank = t + tp*(s + sp*(d + dp*p))."""
+
+    def rank(t: int, s: int, d: int, p: int) -> int:
+        return t + tp * (s + sp * (d + dp * p))
+
+    out: dict[str, list[list[int]]] = {"tp": [], "sp": [], "dp": [], "pp": [], "ep": []}
+    for p in range(pp):
+        for d in range(dp):
+            for s in range(sp):
+                out["tp"].append([rank(t, s, d, p) for t in range(tp)])
+        for d in range(dp):
+            for t in range(tp):
+                out["sp"].append([rank(t, s, d, p) for s in range(sp)])
+        for s in range(sp):
+            for t in range(tp):
+                out["dp"].append([rank(t, s, d, p) for d in range(dp)])
+                for block in range(0, dp, ep):
+                    out["ep"].append([rank(t, s, d, p) for d in range(block, block + ep)])
+    for d in range(dp):
+        for s in range(sp):
+            for t in range(tp):
+                out["pp"].append([rank(t, s, d, p) for p in range(pp)])
+    return out
+
+
+def placement(
+    cluster: Cluster,
+    servers: Sequence[NpuServer],
+    tp: int = 1,
+    pp: int = 1,
+    dp: int | None = None,
+    sp: int = 1,
+    ep: int = 1,
+) -> list[GroupReport]:
+    devices = len(servers[0].devices) if servers else 0
+    world = len(servers) * devices
+    fixed = tp * sp * pp
+    if dp is None:
+        if world % fixed:
+            raise RequestError(f"{world} ranks are not a multiple of tp*sp*pp = {fixed}")
+        dp = world // fixed
+    if fixed * dp != world:
+        raise RequestError(
+            f"tp*sp*dp*pp = {fixed * dp} but the job has {world} ranks ({len(servers)} servers x {devices})"
+        )
+    if dp % ep:
+        raise RequestError(
+            f"ep = {ep} must divide dp = {dp} (expert groups are carved from data-parallel ranks)"
+        )
+    where = [(s, d) for s in servers for d in range(devices)]
+    scale_up = "supernode" if any(s.supernode >= 0 for s in servers) else "server"
+    scale_up_ranks = devices * (
+        sum(1 for s in servers if s.supernode == servers[0].supernode)
+        if scale_up == "supernode"
+        else 1
+    )
+    span = {"tp": "tp", "sp": "tp*sp", "ep": "tp*sp*ep"}
+    reports = []
+    for kind, groups in parallel_groups(world, tp, sp, dp, pp, ep).items():
+        size = len(groups[0]) if groups else 0
+        if size <= 1:
+            continue
+        tier = max((tier_of(cluster, (where[r] for r in g)) for g in groups), key=TIERS.index)
+        warning = ""
+        if kind in HEAVY and TIERS.index(tier) > TIERS.index(scale_up):
+            warning = (
+                f"{kind} groups leave the scale-up domain: their traffic crosses {TIER_WORDS[tier]}; "
+                f"keep {span[kind]} <= {scale_up_ranks} (ranks in one {scale_up})"
+            )
+        reports.append(GroupReport(kind, size, len(groups), tier, warning))
+    return reports
