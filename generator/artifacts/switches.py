@@ -1,0 +1,592 @@
+"""files/switches/<name>.cfg and <name>.yml: a complete configuration for every switch.
+
+Each switch gets a *structured config*: plain dicts and lists of str/int/bool, built from the
+Cluster model by the pure functions below, one per feature area (system, management, lossless,
+layer 2, interfaces, routing). It is written as files/switches/<name>.yml for reviews and tools,
+and rendered by the platform's Jinja2 templates (generator/templates/switches/<platform>/) to
+files/switches/<name>.cfg. Every port the cabling plan puts on a switch is configured, up and
+described after its far end; no other port is touched.
+
+The .cfg files are CLI scripts for VRP V200/V300 two-stage commit: a first `system-view` session
+sets the host name and the port splits and commits (split sub-ports exist only once the split is
+committed), a second session configures everything else and commits. Secrets never appear: they
+are Ansible Vault variable references (`{{ vault_... }}`) that the deploying role fills in.
+
+Values the model does not carry yet are computed here and named in module constants (see
+`HOST_VLAN`, `routing_protocol`, `ecmp_width`, `server_trunks`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from generator import render
+from generator.artifacts import OutputFile
+from generator.catalog import build_catalog
+from generator.expand import port_sort_key
+from generator.model import Address, Cluster, Device, Link, Lossless, Subnet, ip
+
+Config = dict[str, Any]
+port_key = cache(port_sort_key)  # port names repeat on every switch of a model
+
+# Platforms with templates; switches of other platforms (routers, firewalls) get no config here.
+PLATFORMS = ("huawei-ce",)
+
+# Management: the VRF MEth0/0/0 lives in on CE V300 (present by default on many models).
+MGMT_VRF = "_management_vpn_"
+MGMT_ACL = 2000
+USERS = (("admin", 3, "vault_switch_admin_password"),)  # (name, privilege level, vault variable)
+SNMP_USER, SNMP_GROUP, SNMP_VIEW = "wanka-nms", "wanka-nms", "iso-view"
+SNMP_AUTH, SNMP_PRIV = "sha2-256", "aes256"
+SNMP_AUTH_KEY, SNMP_PRIV_KEY = "vault_snmp_auth_key", "vault_snmp_priv_key"
+
+# Host-facing VLAN of the routed leaves whose subnet has no VLAN in the model (vlan 0). The VLAN
+# is local to one leaf (every leaf routes), so one number per plane is enough.
+HOST_VLAN = {"parameter": 10, "storage": 20, "business": 30, "inband": 40, "oob": 50}
+
+# Data planes carrying jumbo frames: L2 frame size and routed IP MTU (both above the NIC MTU).
+JUMBO_PLANES = ("parameter", "storage")
+JUMBO_FRAME = 9216
+IP_MTU = 9000
+
+# Lossless class: DiffServ domain, PHB of each 802.1p priority (= queue), AI ECN model per plane,
+# the CE default PFC priority (its profile starts with it enabled), static ECN thresholds [U].
+DS_DOMAIN = "wanka-lossless"
+PHB = ("be", "af1", "af2", "af3", "af4", "ef", "cs6", "cs7")
+AI_ECN_MODEL = {"parameter": "ai_ecn_hpc", "storage": "ai_ecn_distributedfilestorage"}
+CE_DEFAULT_PFC_PRIORITY = 3
+PFC_TURN_OFF_THRESHOLD = 20  # deadlocks within 20 s before PFC is turned off on a port
+ECN_PROFILE = "wanka-ecn"
+STATIC_ECN = {"low": 20, "high": 80, "percent": 10}  # % of queue buffer; assumption, tune on site
+
+# M-LAG pairs: DFS group, peer-link Eth-Trunk, server Eth-Trunks from 10, the virtual gateway MAC
+# both members answer with (Huawei's dual-active gateway example uses the VRRP range).
+DFS_GROUP = 1
+PEER_LINK_TRUNK = 1
+SERVER_TRUNK_BASE = 10
+GATEWAY_MAC = "0000-5e00-0101"
+DFS_PRIORITY = (150, 120)  # (peer-link a side, b side)
+
+OSPF_PROCESS, OSPF_AREA = 1, "0.0.0.0"
+MAX_ECMP = 128  # CE V300 `maximum load-balancing` upper bound
+
+
+@dataclass(slots=True)  # not frozen: a frozen dataclass is built 4x slower, and there are many
+class End:
+    """One cabled port of a switch, seen from that switch."""
+
+    link: Link
+    port: str
+    far: str
+    far_port: str
+    local_ip: int
+    far_ip: int
+    lower: bool  # this switch is the link's a side (lower tier, or the M-LAG peer-link a side)
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Indexes built once per cluster so that no function scans all links or addresses."""
+
+    cluster: Cluster
+    devices: Mapping[str, Device]
+    platform: Mapping[str, str]  # switch -> platform, for the platforms with templates
+    ends: Mapping[str, list[End]]  # switch -> its cabled ports
+    mgmt_address: Mapping[str, Address]  # switch -> oob address of its management port
+    bond: Mapping[str, str]  # host -> its business bond name
+    subnet: Mapping[str, Subnet]  # switch -> host subnet it is the gateway of
+    mlag_peer: Mapping[str, tuple[str, bool]]  # M-LAG member -> (other member, is a side)
+    ntp_servers: tuple[int, ...]
+    log_hosts: tuple[int, ...]
+    pools: tuple[tuple[int, int], ...]  # management pools (in-band, out-of-band): network, prefix
+
+
+def context(cluster: Cluster) -> Context:
+    catalog = build_catalog(cluster.blueprint.get("catalog"))
+    devices = cluster.device_by_name
+    models = {
+        d.name: catalog.switches[d.model]
+        for d in cluster.devices
+        if d.plane and d.model in catalog.switches
+    }
+    platform = {name: m.platform for name, m in models.items() if m.platform in PLATFORMS}
+    ends: dict[str, list[End]] = defaultdict(list)
+    mlag_peer: dict[str, tuple[str, bool]] = {}
+    for link in cluster.links:
+        if link.a_device in platform:
+            ends[link.a_device].append(
+                End(link, link.a_port, link.b_device, link.b_port, link.a_ip, link.b_ip, True)
+            )
+        if link.b_device in platform:
+            ends[link.b_device].append(
+                End(link, link.b_port, link.a_device, link.a_port, link.b_ip, link.a_ip, False)
+            )
+        if link.kind == "peer-link":
+            mlag_peer[link.a_device] = (link.b_device, True)
+            mlag_peer[link.b_device] = (link.a_device, False)
+    mgmt_nodes = sorted(d.name for d in cluster.devices if d.role == "management-node")
+    mgmt_address: dict[str, Address] = {}
+    bond: dict[str, str] = {}
+    inband: dict[str, int] = {}
+    mgmt_set = set(mgmt_nodes)
+    for a in cluster.addresses:
+        if a.plane == "oob":
+            model = models.get(a.device)
+            if model is not None and a.port == model.mgmt_port:
+                mgmt_address[a.device] = a
+        elif a.plane == "business":
+            bond[a.device] = a.port
+        elif a.plane == "inband" and a.device in mgmt_set:
+            inband.setdefault(a.device, a.ip)
+    subnet: dict[str, Subnet] = {}
+    for s in cluster.subnets:
+        for owner in s.name.split("+"):
+            subnet[owner] = s
+
+    def targets(prefix: str) -> tuple[int, ...]:
+        names = [n for n in mgmt_nodes if n.startswith(prefix)] or mgmt_nodes
+        return tuple(inband[n] for n in names if n in inband)
+
+    return Context(
+        cluster=cluster,
+        devices=devices,
+        platform=platform,
+        ends=ends,
+        mgmt_address=mgmt_address,
+        bond=bond,
+        subnet=subnet,
+        mlag_peer=mlag_peer,
+        ntp_servers=targets("controller-"),
+        log_hosts=targets("monitoring-"),
+        pools=tuple((p.network, p.prefix) for p in cluster.pools if p.plane in ("inband", "oob")),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Values the model does not carry (candidates for the model)
+
+
+def routing_protocol(cluster: Cluster, plane: str) -> str:
+    """bgp or ospf: the blueprint's choice on the parameter plane, BGP on the storage plane
+    (its switches have ASNs), OSPF on the business and management planes."""
+    if plane == "parameter":
+        return cluster.blueprint["networks"]["parameter"]["routing"]["protocol"]
+    return "bgp" if plane == "storage" else "ospf"
+
+
+def ecmp_width(dev: Device, routed: list[End], devices: Mapping[str, Device]) -> int:
+    """Equal-cost paths a switch must install: all of its uplinks, or the parallel links toward
+    one downstream destination (the links to one leaf, or to the spines of one pod)."""
+    up = sum(1 for e in routed if e.lower)
+    groups: dict[Any, int] = defaultdict(int)
+    for e in routed:
+        if not e.lower:
+            far = devices[e.far]
+            key = far.asn or ((far.role, far.pod) if far.role in ("spine", "core") else far.name)
+            groups[key] += 1
+    return max(1, min(MAX_ECMP, max(up, *groups.values()) if groups else up))
+
+
+def server_trunks(ends: list[End]) -> list[tuple[str, list[End]]]:
+    """Host links of a business leaf grouped per server, in port order: server i gets Eth-Trunk
+    SERVER_TRUNK_BASE + i. Both members of an M-LAG pair cable server i to the same port, so
+    both derive the same trunk and M-LAG numbers."""
+    per_host: dict[str, list[End]] = defaultdict(list)
+    for e in ends:
+        per_host[e.far].append(e)
+    groups = [(h, sorted(es, key=lambda e: port_key(e.port))) for h, es in per_host.items()]
+    return sorted(groups, key=lambda g: port_key(g[1][0].port))
+
+
+# ---------------------------------------------------------------------------------------------
+# Feature areas
+
+
+def _wildcard(prefix: int) -> str:
+    return ip((1 << (32 - prefix)) - 1)
+
+
+def _network(address: int, prefix: int) -> int:
+    return address & ~((1 << (32 - prefix)) - 1) & 0xFFFFFFFF
+
+
+def system(dev: Device, cx: Context) -> Config:
+    return {
+        "hostname": dev.name,
+        "platform": cx.platform[dev.name],
+        "model": dev.model,
+        "role": dev.role,
+        "plane": dev.plane,
+        "splits": [{"port": port, "type": split.replace("x", "*")} for port, split in dev.splits],
+    }
+
+
+def management(dev: Device, cx: Context) -> Config:
+    """Management VRF on MEth0/0/0 (its oob address); switches of the out-of-band plane itself
+    have no MEth address and are managed on their loopback. NTP, syslog, SNMPv3 and SSH are
+    sourced there and reach only the management pools."""
+    address = cx.mgmt_address.get(dev.name)
+    if address is not None:
+        vrf, source, source_ip = MGMT_VRF, address.port, address.ip
+        routes = [
+            {"network": ip(net), "prefix": prefix, "next_hop": ip(address.gateway)}
+            for net, prefix in cx.pools
+        ]
+    else:
+        vrf, source, source_ip, routes = "", "LoopBack0", dev.loopback, []
+    rules = [
+        {"id": 5 * (i + 1), "action": "permit", "source": ip(net), "wildcard": _wildcard(prefix)}
+        for i, (net, prefix) in enumerate(cx.pools)
+    ]
+    rules.append({"id": 100, "action": "deny"})
+    return {
+        "vrf": vrf,
+        "interface": source,
+        "address": ip(source_ip),
+        "routes": routes,
+        "acl": {"number": MGMT_ACL, "rules": rules},
+        "users": [
+            {"name": name, "level": level, "password": f"{{{{ {var} }}}}"}
+            for name, level, var in USERS
+        ],
+        "ntp": [{"address": ip(a), "preferred": n == 0} for n, a in enumerate(cx.ntp_servers)],
+        "syslog": [ip(a) for a in cx.log_hosts],
+        "snmp": {
+            "user": SNMP_USER,
+            "group": SNMP_GROUP,
+            "view": SNMP_VIEW,
+            "auth": SNMP_AUTH,
+            "auth_key": f"{{{{ {SNMP_AUTH_KEY} }}}}",
+            "priv": SNMP_PRIV,
+            "priv_key": f"{{{{ {SNMP_PRIV_KEY} }}}}",
+            "targets": [ip(a) for a in cx.log_hosts],
+        },
+    }
+
+
+def lossless(dev: Device, cx: Context) -> Config | None:
+    """The plane's one lossless class, from the same record the NICs and HCCL are set from."""
+    cls: Lossless | None = cx.cluster.lossless_of(dev.plane)
+    if cls is None:
+        return None
+    out: Config = {
+        "priority": cls.priority,
+        "dscp": cls.dscp,
+        "queue": cls.queue,
+        "phb": PHB[cls.priority],
+        "domain": DS_DOMAIN,
+        "undo_default_priority": cls.priority != CE_DEFAULT_PFC_PRIORITY,
+        "default_priority": CE_DEFAULT_PFC_PRIORITY,
+        "turn_off_threshold": PFC_TURN_OFF_THRESHOLD,
+        "ecn": cls.ecn,
+    }
+    if cls.ecn == "ai-ecn":
+        out["ai_ecn_model"] = AI_ECN_MODEL[dev.plane]
+    elif cls.ecn == "static":
+        out["ecn_profile"] = {"name": ECN_PROFILE, **STATIC_ECN}
+    return out
+
+
+def layer2(dev: Device, cx: Context, ports: Config) -> Config:
+    """VLANs, spanning tree (edge ports and BPDU protection; V-STP on M-LAG pairs), M-LAG."""
+    profiles = ports["port_profiles"].values()
+    ifaces = ports["interfaces"]
+    vlans = sorted(
+        {p["vlan"] for p in profiles if "vlan" in p}
+        | {i["vlan"] for i in ifaces if i.get("mode") == "eth-trunk" and "vlan" in i}
+    )
+    edge = any("edge" in p for p in profiles) or any("edge" in i for i in ifaces)
+    pair = cx.mlag_peer.get(dev.name)
+    mlag = None
+    stp = None
+    if pair is not None:
+        other, a_side = pair
+        mine, theirs = cx.mgmt_address.get(dev.name), cx.mgmt_address.get(other)
+        mlag = {
+            "dfs_group": DFS_GROUP,
+            "peer": other,
+            "priority": DFS_PRIORITY[0 if a_side else 1],
+            "source": ip(mine.ip if mine else dev.loopback),
+            "peer_address": ip(theirs.ip if theirs else cx.devices[other].loopback),
+            "vrf": MGMT_VRF if mine and theirs else "",
+        }
+        stp = {"mode": "rstp", "v_stp": True, "bpdu_protection": edge}
+    elif edge:
+        stp = {"mode": "", "v_stp": False, "bpdu_protection": True}
+    return {"vlans": vlans, "stp": stp, "mlag": mlag}
+
+
+def port_profiles(dev: Device, cx: Context) -> dict[str, Config]:
+    """The settings ports share, by purpose; every port names one (`profile`).
+
+    host: access port in the leaf's host VLAN (NICs, BMCs, management ports); fabric: routed
+    point-to-point link of the plane; unaddressed: routed link the model has no addresses for
+    (firewalls, storage nodes on a shared plane); lag-member: Eth-Trunk member."""
+    plane = dev.plane
+    jumbo = plane in JUMBO_PLANES
+    lossless_plane = cx.cluster.lossless_of(plane) is not None
+    subnet = cx.subnet.get(dev.name)
+    host: Config = {"mode": "access", "vlan": host_vlan(dev, cx), "edge": True}
+    fabric: Config = {"mode": "routed"}
+    if jumbo:
+        fabric["mtu"] = IP_MTU
+    if routing_protocol(cx.cluster, plane) == "ospf":
+        fabric["ospf_p2p"] = True
+    for p in (host, fabric):
+        if jumbo:
+            p["jumbo"] = JUMBO_FRAME
+        if lossless_plane:
+            p["lossless"] = True
+    out = {
+        "fabric": fabric,
+        "unaddressed": {"mode": "routed"},
+        "lag-member": {"mode": "lag-member"},
+    }
+    if subnet is not None:
+        out = {"host": host, **out}
+    return out
+
+
+def host_vlan(dev: Device, cx: Context) -> int:
+    subnet = cx.subnet.get(dev.name)
+    if subnet is None:
+        return 0
+    return subnet.vlan or HOST_VLAN.get(dev.plane, 0)
+
+
+def interfaces(dev: Device, cx: Context) -> Config:
+    """`interfaces` in the order the switch lists them: Vlanif gateway, Eth-Trunks, MEth0/0/0,
+    every cabled port, LoopBack0. A cabled port names its far end (`peer`: device and port, as
+    the cabling plan has it) and its profile; logical interfaces carry a `mode`."""
+    profiles = port_profiles(dev, cx)
+    subnet = cx.subnet.get(dev.name)
+    mlag = dev.name in cx.mlag_peer
+    vlan = host_vlan(dev, cx)
+    logical: list[Config] = []
+    mgmt: list[Config] = []
+    ports: list[Config] = []
+    trunk_hosts: list[End] = []
+    business = dev.plane == "business"
+    for e in cx.ends.get(dev.name, ()):
+        link = e.link
+        kind = link.kind
+        peer = {"device": e.far, "port": e.far_port}
+        if kind == "mgmt" and e.lower:  # this switch's own management port
+            address = cx.mgmt_address.get(dev.name)
+            m: Config = {"name": e.port, "mode": "management", "peer": peer}
+            if address is not None:
+                m.update(vrf=MGMT_VRF, address=ip(address.ip), prefix=address.prefix)
+            mgmt.append(m)
+        elif kind == "peer-link":
+            ports.append(
+                {
+                    "name": e.port,
+                    "peer": peer,
+                    "profile": "lag-member",
+                    "eth_trunk": PEER_LINK_TRUNK,
+                }
+            )
+        elif business and kind == "host" and link.plane == "business":
+            trunk_hosts.append(e)
+        elif kind != "uplink" and subnet is not None:
+            ports.append({"name": e.port, "peer": peer, "profile": "host"})
+        elif e.local_ip and link.plane == dev.plane:
+            ports.append(
+                {
+                    "name": e.port,
+                    "peer": peer,
+                    "profile": "fabric",
+                    "address": ip(e.local_ip),
+                    "prefix": link.prefix,
+                }
+            )
+        else:
+            ports.append({"name": e.port, "peer": peer, "profile": "unaddressed"})
+
+    if subnet is not None:
+        vif: Config = {
+            "name": f"Vlanif{vlan}",
+            "mode": "vlanif",
+            "description": f"gateway {ip(subnet.network)}/{subnet.prefix}",
+            "vlan": vlan,
+            "address": ip(subnet.gateway),
+            "prefix": subnet.prefix,
+        }
+        if dev.plane in JUMBO_PLANES:
+            vif["mtu"] = IP_MTU
+        if mlag:
+            vif["mac"] = GATEWAY_MAC
+        logical.append(vif)
+    if mlag:
+        logical.append(
+            {
+                "name": f"Eth-Trunk{PEER_LINK_TRUNK}",
+                "mode": "eth-trunk",
+                "description": f"peer-link to {cx.mlag_peer[dev.name][0]}",
+                "peer_link": DFS_GROUP,
+            }
+        )
+    for i, (host, members) in enumerate(server_trunks(trunk_hosts)):
+        tid = SERVER_TRUNK_BASE + i
+        trunk: Config = {
+            "name": f"Eth-Trunk{tid}",
+            "mode": "eth-trunk",
+            "description": f"to {host} {cx.bond.get(host, 'bond')}",
+            "vlan": vlan,
+            "edge": True,
+        }
+        if mlag:
+            trunk["mlag"] = tid
+        logical.append(trunk)
+        ports.extend(
+            {
+                "name": e.port,
+                "peer": {"device": e.far, "port": e.far_port},
+                "profile": "lag-member",
+                "eth_trunk": tid,
+            }
+            for e in members
+        )
+    ports.sort(key=lambda p: port_key(p["name"]))
+    out = logical + mgmt + ports
+    if dev.loopback:
+        out.append(
+            {
+                "name": "LoopBack0",
+                "mode": "loopback",
+                "description": "router ID and management source",
+                "address": ip(dev.loopback),
+                "prefix": 32,
+            }
+        )
+    used = {p["profile"] for p in ports}
+    return {
+        "port_profiles": {k: v for k, v in profiles.items() if k in used},
+        "interfaces": out,
+    }
+
+
+def monitor_link(dev: Device, cx: Context, ports: Config) -> Config | None:
+    """M-LAG members: server trunks go down when every uplink is down (traffic then takes the
+    other member instead of the peer-link)."""
+    if dev.name not in cx.mlag_peer:
+        return None
+    ifaces = ports["interfaces"]
+    uplinks = [i["name"] for i in ifaces if i.get("profile") == "fabric"]
+    downlinks = [
+        {"name": i["name"], "id": n}
+        for n, i in enumerate((i for i in ifaces if "mlag" in i), start=1)
+    ]
+    if not uplinks or not downlinks:
+        return None
+    return {"group": 1, "uplinks": uplinks, "downlinks": downlinks}
+
+
+def routing(dev: Device, cx: Context, ports: Config) -> Config | None:
+    """BGP (one ASN per switch as the model assigns) or OSPF area 0 over the addressed links;
+    the loopback and the host subnet are announced; ECMP as wide as the uplinks."""
+    routed = [e for e in cx.ends.get(dev.name, ()) if e.local_ip and e.link.kind == "uplink"]
+    if not dev.loopback:
+        return None
+    subnet = cx.subnet.get(dev.name)
+    protocol = routing_protocol(cx.cluster, dev.plane)
+    width = ecmp_width(dev, routed, cx.devices)
+    router_id = ip(dev.loopback)
+    if protocol == "bgp" and dev.asn:
+        networks = [{"address": router_id, "prefix": 32}]
+        if subnet is not None:
+            networks.append({"address": ip(subnet.network), "prefix": subnet.prefix})
+        peers = [
+            {"address": ip(e.far_ip), "asn": cx.devices[e.far].asn, "device": e.far}
+            for e in sorted(routed, key=lambda e: e.far_ip)
+        ]
+        return {
+            "protocol": "bgp",
+            "asn": dev.asn,
+            "router_id": router_id,
+            "ecmp": width,
+            "networks": networks,
+            "peers": peers,
+        }
+    nets = {(_network(e.local_ip, e.link.prefix), e.link.prefix) for e in routed}
+    nets.add((dev.loopback, 32))
+    if subnet is not None:
+        nets.add((subnet.network, subnet.prefix))
+    return {
+        "protocol": "ospf",
+        "process": OSPF_PROCESS,
+        "router_id": router_id,
+        "ecmp": width,
+        "area": OSPF_AREA,
+        "networks": [{"address": ip(n), "wildcard": _wildcard(p)} for n, p in sorted(nets)],
+        "silent": [i["name"] for i in ports["interfaces"] if i.get("mode") == "vlanif"],
+    }
+
+
+def structured_config(dev: Device, cx: Context) -> Config:
+    ports = interfaces(dev, cx)
+    return {
+        **system(dev, cx),
+        "management": management(dev, cx),
+        "lossless": lossless(dev, cx),
+        **layer2(dev, cx, ports),
+        **ports,
+        "monitor_link": monitor_link(dev, cx, ports),
+        "routing": routing(dev, cx, ports),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+
+
+def _json_line() -> Callable[[Any], str]:
+    """A value on one line as JSON, which YAML reads as a flow scalar, sequence or mapping.
+
+    The C encoder is built once and reused (json.dumps builds a new one per call, which costs
+    more than encoding one port); the pure-Python encoder is the fallback."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return json.JSONEncoder(separators=(", ", ": ")).encode
+    encoder = make(
+        None, None, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True
+    )
+    return lambda value: "".join(encoder(value, 0))
+
+
+_flow = _json_line()
+
+
+def to_yaml(data: Mapping[str, Any], indent: str = "") -> str:
+    """Block mappings, one line per list item: small diffs, and any YAML parser reads it."""
+    lines = []
+    for key, value in data.items():
+        if type(value) is dict and value:
+            lines.append(f"{indent}{key}:\n{to_yaml(value, indent + '  ')}")
+        elif type(value) is list and value:
+            item = f"\n{indent}  - "
+            lines.append(f"{indent}{key}:{item}{item.join(map(_flow, value))}")
+        else:
+            lines.append(f"{indent}{key}: {_flow(value)}")
+    return "\n".join(lines) + ("\n" if not indent else "")
+
+
+def template_name(platform: str) -> str:
+    return f"switches/{platform}/switch.cfg.j2"
+
+
+def emit(cluster: Cluster) -> Iterator[OutputFile]:
+    cx = context(cluster)
+    templates = {p: render.template(template_name(p)) for p in PLATFORMS}
+    for dev in cluster.devices:
+        platform = cx.platform.get(dev.name)
+        if platform not in templates:
+            continue
+        cfg = structured_config(dev, cx)
+        yield OutputFile(f"files/switches/{dev.name}.yml", to_yaml(cfg).encode())
+        yield OutputFile(f"files/switches/{dev.name}.cfg", templates[platform].render(cfg).encode())

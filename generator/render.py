@@ -1,0 +1,74 @@
+"""The Jinja2 environment every template-based emitter renders with.
+
+Templates ship inside the package (generator/templates/...) and are read through
+importlib.resources, so an installed wheel renders exactly what a checkout does. Undefined
+variables are errors (StrictUndefined); output keeps its final newline; block tags do not leave
+blank lines or indentation behind; autoescape is on for HTML templates only.
+
+Templates receive plain data (dicts and lists). `x.key` on a dict looks the key up first: Jinja2's
+default tries an attribute first and reaches the item through an AttributeError, which made the
+switch configurations render almost 3x slower. Templates keep the readable dot form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import jinja2
+
+PACKAGE = "generator"
+FOLDER = "templates"
+
+
+class ResourceLoader(jinja2.BaseLoader):
+    """Loads `name` (a '/'-separated path under generator/templates/) from the installed package."""
+
+    def get_source(
+        self, environment: jinja2.Environment, template: str
+    ) -> tuple[str, str | None, Callable[[], bool] | None]:
+        parts = template.split("/")
+        if ".." in parts or "" in parts:
+            raise jinja2.TemplateNotFound(template)
+        node = resources.files(PACKAGE).joinpath(FOLDER, *parts)
+        if not node.is_file():
+            raise jinja2.TemplateNotFound(template)
+        return node.read_text(encoding="utf-8"), None, lambda: True
+
+
+class Environment(jinja2.Environment):
+    """Jinja2's environment with a dict-first `x.key` (same results, without the exception)."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is dict:
+            try:
+                return obj[attribute]
+            except KeyError:
+                pass
+        return super().getattr(obj, attribute)
+
+
+@cache
+def environment() -> Environment:
+    return Environment(
+        loader=ResourceLoader(),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=jinja2.select_autoescape(
+            enabled_extensions=("html",), default_for_string=False, default=False
+        ),
+        auto_reload=False,
+    )
+
+
+def template(name: str) -> jinja2.Template:
+    """A compiled template, cached by the environment (compile once, render many times)."""
+    return environment().get_template(name)
+
+
+def render(name: str, **data: Any) -> str:
+    return template(name).render(**data)
