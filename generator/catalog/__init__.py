@@ -31,6 +31,7 @@ class SwitchModel:
     ports: tuple[SwitchPort, ...]  # every physical port, in panel order
     confirmed: bool
     source: str
+    failure_rate_per_year: float = 0.0  # whole-device outages per year [U]
 
     def ports_at(self, speed: int) -> tuple[SwitchPort, ...]:
         return tuple(p for p in self.ports if p.speed == speed)
@@ -65,6 +66,7 @@ class HostModel:
     ports: Mapping[str, HostPorts]
     confirmed: bool
     source: str
+    failure_rate_per_year: float = 0.0  # failures per year that stop the host's work [U]
 
     def port(self, role: str) -> HostPorts | None:
         return self.ports.get(role)
@@ -128,6 +130,7 @@ def _switch(name: str, d: Mapping[str, Any]) -> SwitchModel:
         ports=tuple(ports),
         confirmed=d.get("confirmed", False),
         source=d.get("source", ""),
+        failure_rate_per_year=float(d.get("failure_rate_per_year", 0.0)),
     )
 
 
@@ -148,6 +151,7 @@ def _host(name: str, d: Mapping[str, Any]) -> HostModel:
         },
         confirmed=d.get("confirmed", False),
         source=d.get("source", ""),
+        failure_rate_per_year=float(d.get("failure_rate_per_year", 0.0)),
     )
 
 

@@ -1,0 +1,265 @@
+"""files/failure-domains.csv and files/failure-domains.md: what one failure costs, per failure
+class, and the mean time between interruptions of a job (generator/failures.py computes them)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter
+from collections.abc import Iterator
+
+from generator.artifacts import OutputFile
+from generator.failures import ClassRow, Review, review
+from generator.model import Cluster
+
+PLANES = ("storage", "business", "inband", "oob")
+
+
+def _num(x: float) -> str:
+    """Stable text for a float: at most 6 significant digits, no float noise."""
+    return f"{x:.6g}"
+
+
+def _big(x: float) -> str:
+    """Like _num, with thousands separators (for the Markdown tables)."""
+    return f"{x:,.6g}"
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%" if x else ""
+
+
+def columns(rev: Review) -> list[str]:
+    return [
+        "class",
+        "plane",
+        "units",
+        "failure_rate_per_year",
+        "failures_per_year",
+        "worst",
+        "cards_down",
+        "npu_ports_cut",
+        "cards_interrupted",
+        "interrupted_share",
+        "cards_slowed",
+        "leaf_uplink_lost",
+        "pod_uplink_lost",
+        *(f"{p}_hosts_{what}" for p in PLANES for what in ("cut", "degraded")),
+        *(f"jobs_lost_{size}_cards" for size in rev.job_sizes),
+    ]
+
+
+def rows(rev: Review) -> Iterator[list[str]]:
+    for r in rev.rows:
+        i = r.impact
+        lost = dict(i.jobs_lost)
+        yield [
+            r.kind,
+            r.plane,
+            str(r.units),
+            _num(r.rate),
+            _num(r.per_year),
+            r.worst,
+            str(i.cards_down),
+            str(i.npu_ports_cut),
+            str(i.cards_interrupted),
+            f"{i.cards_interrupted / rev.cards:.4f}" if rev.cards else "0",
+            str(i.cards_slowed),
+            f"{i.leaf_uplink_lost:.4f}",
+            f"{i.pod_uplink_lost:.4f}",
+            *(str(counts.get(p, 0)) for p in PLANES for counts in (i.hosts_cut, i.hosts_degraded)),
+            *(str(lost.get(size, 0)) for size in rev.job_sizes),
+        ]
+
+
+def _contents(cluster: Cluster, row: ClassRow) -> str:
+    """What a rack or CDU holds, when that is why its failure costs so much."""
+    if not row.kind.startswith(("rack", "CDU")):
+        return ""
+    racks = (
+        {row.worst}
+        if row.kind.startswith("rack")
+        else set(next(c.racks for c in cluster.cdus if c.name == row.worst))
+    )
+    held = Counter(
+        f"{d.plane} {d.role}" if d.plane else d.role for d in cluster.devices if d.rack in racks
+    )
+    text = ", ".join(f"{n} {what}" for what, n in sorted(held.items(), key=lambda kv: -kv[1]))
+    return f" ({len(racks)} racks: {text})" if len(racks) > 1 else f" ({text})"
+
+
+def _effect(cluster: Cluster, rev: Review, row: ClassRow) -> str:
+    i = row.impact
+    parts = []
+    if i.cards_down:
+        parts.append(f"{_n(i.cards_down, 'card')} stop")
+    if i.npu_ports_cut:
+        parts.append(f"{_n(i.npu_ports_cut, 'NPU port')} cut off from the spine layer")
+    if i.cards_slowed:
+        lost = []
+        if i.leaf_uplink_lost:
+            lost.append(f"{_pct(i.leaf_uplink_lost)} of a leaf's uplinks")
+        if i.pod_uplink_lost:
+            lost.append(f"{_pct(i.pod_uplink_lost)} of a pod's bandwidth to the cores")
+        parts.append(f"{_n(i.cards_slowed, 'card')} lose {' and '.join(lost)}")
+    for p in PLANES:
+        if i.hosts_cut.get(p):
+            parts.append(f"{p}: {_n(i.hosts_cut[p], 'host')} cut off")
+        if i.hosts_degraded.get(p):
+            parts.append(f"{p}: {_n(i.hosts_degraded[p], 'host')} on fewer links")
+    if not parts:
+        if row.kind in ("border router", "firewall"):
+            role = cluster.device_by_name[row.worst].role
+            pair = sum(1 for d in cluster.devices if d.role == role) > 1
+            parts.append(
+                "its pair partner carries the traffic"
+                if pair
+                else "the way in from outside is lost"
+            )
+        else:
+            parts.append("no effect on running jobs")
+    return "; ".join(parts) + _contents(cluster, row)
+
+
+def _table(head: list[str], body: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(r) + " |" for r in body]
+    return lines
+
+
+def markdown(cluster: Cluster, rev: Review) -> str:
+    servers = len(cluster.npu_servers)
+    limit = cluster.blueprint.get("design", {}).get("max_failure_share", 0.05)
+    out = [
+        f"# Failure domains: {cluster.name}",
+        "",
+        f"{rev.cards:,} cards in {servers:,} NPU servers. What one failure costs (the worst unit of "
+        "each class), and how often a job is interrupted. The figures are computed from the "
+        "cluster model; the failure rates are assumptions [U] from the catalog "
+        "(`failure_rate_per_year`) and the blueprint (`design.failure_rates`).",
+        "",
+        "## Mean time between job interruptions",
+        "",
+    ]
+    body = []
+    for j in rev.jobs:
+        top = ", ".join(f"{k} {_big(round(v, 4))}" for k, v in j.by_kind[:3])
+        body.append(
+            [
+                j.where,
+                f"{j.cards:,}",
+                f"{j.servers:,}",
+                _big(round(j.per_year, 3)),
+                f"{j.per_day:.2f}",
+                f"{j.mtbi_hours:,.1f} h",
+                top,
+            ]
+        )
+    out += _table(
+        [
+            "job placed on",
+            "cards",
+            "servers",
+            "interruptions / year",
+            "per day",
+            "MTBI",
+            "largest causes / year",
+        ],
+        body,
+    )
+    if rev.jobs:
+        j = rev.jobs[-1]
+        server = next((r for r in rev.rows if r.kind == "NPU server"), None)
+        out += ["", "How the largest job's figure adds up (interruptions per year):", ""]
+        if server is not None:
+            out.append(
+                f"- NPU servers: {j.servers:,} x {_num(server.rate)} = "
+                f"{_big(round(j.servers * server.rate, 3))}"
+            )
+        out += [f"- {k}: {_big(round(v, 4))}" for k, v in j.by_kind if k != "NPU server"]
+        out.append(
+            f"- total {_big(round(j.per_year, 3))} a year = {j.per_day:.2f} a day; MTBI = "
+            f"8,766 h / {_big(round(j.per_year, 3))} = {j.mtbi_hours:,.1f} h"
+        )
+    out += ["", "## One failure", ""]
+    sizes = " / ".join(f"{s:,}" for s in rev.job_sizes)
+    body = []
+    for r in rev.rows:
+        i = r.impact
+        share = i.cards_interrupted / rev.cards if rev.cards else 0
+        flag = (
+            " **over limit**"
+            if share > limit and i.cards_interrupted > rev.cards_per_server
+            else ""
+        )
+        body.append(
+            [
+                r.kind,
+                f"{r.units:,}",
+                _num(r.rate),
+                _big(round(r.per_year, 4)),
+                r.worst,
+                f"{i.cards_interrupted:,} ({_pct(share) or '0%'}){flag}",
+                " / ".join(str(n) for _, n in i.jobs_lost),
+                _effect(cluster, rev, r),
+            ]
+        )
+    out += _table(
+        [
+            "failure of one",
+            "units",
+            "rate / year each",
+            "failures / year",
+            "worst unit",
+            "cards interrupted",
+            f"jobs of {sizes} cards lost",
+            "effect",
+        ],
+        body,
+    )
+    rates = rev.rates
+    out += [
+        "",
+        "## How to read it",
+        "",
+        "- A job is *interrupted* when one of its servers stops, any of its NPU ports loses every "
+        "path to the spine/core layer, or a server loses every port of its storage path (DPC mounts "
+        "hang) or of the in-band network (the scheduler loses the node and evicts its pods after "
+        "its timeout). Business and out-of-band ports do not stop a running job.",
+        "- *Slowed* cards keep running behind a leaf that lost part of its uplinks, or in a pod "
+        "that lost part of its bandwidth toward the cores: a spine failure takes 1/S of every "
+        "leaf's uplink bandwidth.",
+        "- Jobs are placed the way topology-aware scheduling places them: a job of one leaf's "
+        "cards on one leaf, a supernode's or a pod's inside one supernode or pod. *Jobs lost* "
+        "counts the jobs of that size the cluster can no longer hold after the failure.",
+        f"- The design check warns when one failure interrupts more than "
+        f"`design.max_failure_share` = {limit:g} of the cards (failures no larger than one server "
+        "are not counted).",
+        f"- Rates: racks {_num(rates.get('rack', 0))}, CDUs {_num(rates.get('cdu', 0))} and cables "
+        f"{_num(rates.get('cable', 0))} a year each (`design.failure_rates`); devices from the "
+        "catalog. Cables on other planes than the parameter plane count in the job figures "
+        "(in-band and single storage cables interrupt), not in the table.",
+        "- Seed 001 §2.2 quotes a card failure rate of 0.1% a year: "
+        f"{rev.cards:,} x 0.001 / 365.25 = {rev.cards * 0.001 / 365.25:.3f} card failures a day, "
+        "one every "
+        f"{365.25 / (rev.cards * 0.001) if rev.cards else 0:,.0f} days, not several a day. "
+        "Several a day follow from field rates like the proxy the catalog ships (Meta's Llama 3 "
+        "run: about 1.2 failures per 8-accelerator server a year).",
+    ]
+    if rev.unrated:
+        out.append(f"- No failure rate in the catalog for {', '.join(rev.unrated)}: counted as 0.")
+    return "\n".join(out) + "\n"
+
+
+def emit(cluster: Cluster) -> Iterator[OutputFile]:
+    rev = review(cluster)
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(columns(rev))
+    writer.writerows(rows(rev))
+    yield OutputFile("files/failure-domains.csv", buf.getvalue().encode())
+    yield OutputFile("files/failure-domains.md", markdown(cluster, rev).encode())

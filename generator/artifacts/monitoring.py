@@ -1,0 +1,390 @@
+"""files/monitoring/: Prometheus configuration that knows the topology.
+
+- prometheus.yml: two scrape jobs, npu-exporter and snmp (through snmp_exporter), and the rules.
+- targets/npu-exporter.json, targets/snmp.json: file_sd target groups, one per NPU server and one
+  per switch, each labelled with where it is: zone, rack, leaf, pod (spine group), supernode, CDU.
+  Every series a target yields carries those labels, so every alert says where in the fabric the
+  problem is. file_sd rather than static_configs: prometheus.yml stays small and the same at any
+  scale, and Prometheus re-reads changed target files without a reload when servers are added.
+- rules/wanka.rules.yml: alerts for the thresholds of the seeds' operational checklist (seed 002
+  §5) and for the fabric (a leaf or CDU behind many card alerts at once).
+
+Metric names are MindCluster NPU Exporter's (component/npu-exporter in Ascend/mind-cluster, its
+Prometheus metrics API doc: temperature in °C, optical power in mW, PFC counters per MAC) and
+snmp_exporter's if_mib module (IF-MIB interfaces + ifXTable, labelled ifIndex/ifAlias/ifDescr/
+ifName). Checked by `promtool check config` and `promtool check rules` in tests.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import yaml
+
+from generator.artifacts import OutputFile
+from generator.artifacts.switches import SNMP_AUTH, SNMP_PRIV, SNMP_USER
+from generator.model import Cluster, Device, ip
+
+NPU_EXPORTER_PORT = 8082  # MindCluster NPU Exporter default (-port=8082)
+SNMP_EXPORTER = "127.0.0.1:9116"  # snmp_exporter's default port, next to Prometheus
+SNMP_MODULE = "if_mib"
+SNMP_AUTH_NAME = "wanka_v3"  # an `auths:` entry of snmp_exporter's snmp.yml (see prometheus.yml)
+SWITCH_ROLES = ("leaf", "spine", "core", "access", "border-router", "firewall")
+# snmp_exporter auth_protocol / priv_protocol for the switch configs' SNMPv3 user. [U] whether
+# CE's "aes256" key localisation is Blumenthal (AES256) or the Cisco-style AES256C.
+AUTH_PROTOCOL = {"sha2-256": "SHA256", "sha": "SHA", "md5": "MD5"}
+PRIV_PROTOCOL = {"aes256": "AES256", "aes128": "AES", "des56": "DES"}
+
+# Seed 002 §5 thresholds (action numbers are the seed's) and the ones we assume [U].
+TEMP_DERATE_C = 75  # action 7: above 75 °C the daemon derates the card
+TEMP_THROTTLE_C = 85  # action 7: 910B throttles above 85 °C, losing ~40% performance
+PFC_STORM_PER_S = 1000  # [U] sustained PFC pause frames per second on one NPU port
+OPTICAL_RX_MIN_MW = 0.1  # [U] -10 dBm: below typical 200/400G receiver sensitivity margins
+LEAF_PORTS_DOWN = 4  # NPU ports down under one leaf at once: suspect the leaf, not the cards
+CDU_HOT_CARDS = 16  # cards over the derate temperature on one CDU at once: suspect the CDU
+
+
+def _pod(cluster: Cluster, pod: int) -> str:
+    """Spine-group name; the same names as the scheduler's HyperNodes (files/scheduler)."""
+    fabric = cluster.fabric("parameter")
+    if fabric is not None and fabric.tiers == 3:
+        return f"par-pod{max(pod, 0) + 1:02d}"
+    return "par-spines"
+
+
+def _supernode(index: int) -> str:
+    return f"supernode-{index:03d}"
+
+
+def npu_targets(cluster: Cluster) -> list[dict[str, Any]]:
+    inband = {a.device: a.ip for a in cluster.addresses if a.plane == "inband"}
+    cdu_of = {r.name: r.cdu for r in cluster.racks if r.cdu}
+    devices = cluster.device_by_name
+    out = []
+    for s in cluster.npu_servers:
+        d = devices[s.name]
+        address = s.host_ip or inband.get(s.name, 0)
+        if not address:
+            continue
+        labels = {
+            "host": s.name,
+            "zone": cluster.rack_by_name[d.rack].zone,
+            "rack": d.rack,
+            "leaf": ",".join(s.leaves),
+            "pod": _pod(cluster, s.pod),
+        }
+        if s.supernode >= 0:
+            labels["supernode"] = _supernode(s.supernode)
+        if d.rack in cdu_of:
+            labels["cdu"] = cdu_of[d.rack]
+        out.append({"targets": [f"{ip(address)}:{NPU_EXPORTER_PORT}"], "labels": labels})
+    return out
+
+
+def snmp_targets(cluster: Cluster) -> list[dict[str, Any]]:
+    mgmt = {a.device: a.ip for a in cluster.addresses if a.plane == "oob"}
+    supernodes: dict[str, set[int]] = {}
+    for s in cluster.npu_servers:
+        for leaf in s.leaves:
+            supernodes.setdefault(leaf, set()).add(s.supernode)
+    out = []
+    for d in cluster.devices:
+        # The out-of-band switches themselves have no cabled management port: their loopback on
+        # the out-of-band plane is their management address.
+        address = mgmt.get(d.name) or (d.loopback if d.plane == "oob" else 0)
+        if d.role not in SWITCH_ROLES or not address:
+            continue
+        labels = _switch_labels(cluster, d, supernodes)
+        out.append({"targets": [ip(address)], "labels": labels})
+    return out
+
+
+def _switch_labels(cluster: Cluster, d: Device, supernodes: Mapping[str, set[int]]) -> dict:
+    labels = {
+        "switch": d.name,
+        "role": d.role,
+        "plane": d.plane,
+        "model": d.model,
+        "zone": cluster.rack_by_name[d.rack].zone,
+        "rack": d.rack,
+    }
+    if d.role in ("leaf", "access"):
+        labels["leaf"] = d.name
+    if d.plane == "parameter" and d.role in ("leaf", "spine"):
+        labels["pod"] = _pod(cluster, d.pod)
+    sn = supernodes.get(d.name, set())
+    if len(sn) == 1 and min(sn) >= 0:
+        labels["supernode"] = _supernode(min(sn))
+    return labels
+
+
+def prometheus_config(cluster: Cluster) -> str:
+    header = f"""\
+# Prometheus configuration of {cluster.name}, generated by wanka; do not edit.
+# Targets live in targets/*.json (file_sd) with their place in the fabric as labels (zone, rack,
+# leaf, pod, supernode, cdu); this file does not grow with the cluster, and Prometheus picks up
+# changed target files without a reload.
+#
+# npu-exporter: MindCluster NPU Exporter on every NPU server, binary deployment listening on the
+#   server's in-band address, port {NPU_EXPORTER_PORT} (its default), plain HTTP as in MindCluster
+#   6.0+ (5.x served HTTPS). Deployed as MindCluster's DaemonSet it listens on the container IP
+#   instead: scrape it with kubernetes_sd_configs and take the labels from the node labels.
+# snmp: every switch through snmp_exporter ({SNMP_EXPORTER}, next to Prometheus on the monitoring
+#   nodes) with module {SNMP_MODULE} and SNMPv3 auth {SNMP_AUTH_NAME}, which snmp_exporter's snmp.yml
+#   must define to match the switches' SNMPv3 user (files/switches/*.cfg):
+#     auths:
+#       {SNMP_AUTH_NAME}:
+#         version: 3
+#         username: {SNMP_USER}
+#         security_level: authPriv
+#         auth_protocol: {AUTH_PROTOCOL.get(SNMP_AUTH, SNMP_AUTH)}
+#         password: ${{SNMP_AUTH_KEY}}      # the vault's snmp auth key; --config.expand-environment-variables
+#         priv_protocol: {PRIV_PROTOCOL.get(SNMP_PRIV, SNMP_PRIV)}       # [U] may need AES256C on CloudEngine
+#         priv_password: ${{SNMP_PRIV_KEY}}
+#   The switches are polled on their management (out-of-band) addresses.
+"""
+    bp = cluster.blueprint
+    config = {
+        "global": {
+            "scrape_interval": "30s",
+            "scrape_timeout": "10s",
+            "evaluation_interval": "30s",
+            "external_labels": {
+                "cluster": cluster.name,
+                "site": bp.get("metadata", {}).get("site", cluster.site),
+            },
+        },
+        "rule_files": ["rules/wanka.rules.yml"],
+        "scrape_configs": [
+            {
+                "job_name": "npu-exporter",
+                "scheme": "http",
+                "metrics_path": "/metrics",
+                "file_sd_configs": [{"files": ["targets/npu-exporter.json"]}],
+            },
+            {
+                "job_name": "snmp",
+                "scrape_interval": "60s",
+                "scrape_timeout": "50s",
+                "metrics_path": "/snmp",
+                "params": {"module": [SNMP_MODULE], "auth": [SNMP_AUTH_NAME]},
+                "file_sd_configs": [{"files": ["targets/snmp.json"]}],
+                "relabel_configs": [
+                    {"source_labels": ["__address__"], "target_label": "__param_target"},
+                    {"source_labels": ["__param_target"], "target_label": "instance"},
+                    {"target_label": "__address__", "replacement": SNMP_EXPORTER},
+                ],
+            },
+            {"job_name": "snmp-exporter", "static_configs": [{"targets": [SNMP_EXPORTER]}]},
+        ],
+    }
+    return header + yaml.safe_dump(config, sort_keys=False, default_flow_style=False, width=100)
+
+
+WHERE_NPU = (
+    "{{ $labels.host }} (rack {{ $labels.rack }}, leaf {{ $labels.leaf }}, {{ $labels.pod }}"
+    "{{ if $labels.supernode }}, {{ $labels.supernode }}{{ end }}"
+    "{{ if $labels.cdu }}, {{ $labels.cdu }}{{ end }})"
+)
+WHERE_SWITCH = (
+    "{{ $labels.switch }} ({{ $labels.plane }} {{ $labels.role }}, rack {{ $labels.rack }}"
+    "{{ if $labels.pod }}, {{ $labels.pod }}{{ end }}"
+    "{{ if $labels.supernode }}, {{ $labels.supernode }}{{ end }})"
+)
+PORT = "port {{ $labels.ifName }} ({{ $labels.ifAlias }})"
+CABLED = 'ifAlias=~"to .+|peer-link to .+"'  # the switch configs describe every cabled port
+
+
+def _alert(name: str, expr: str, for_: str, severity: str, summary: str, why: str) -> dict:
+    rule: dict[str, Any] = {"alert": name, "expr": expr}
+    if for_:
+        rule["for"] = for_
+    rule["labels"] = {"severity": severity}
+    rule["annotations"] = {"summary": summary, "description": why}
+    return rule
+
+
+def rules() -> dict[str, Any]:
+    npu = [
+        _alert(
+            "NpuExporterDown",
+            'up{job="npu-exporter"} == 0',
+            "5m",
+            "warning",
+            f"npu-exporter on {WHERE_NPU} does not answer",
+            "No NPU metrics from this server: its cards are unwatched.",
+        ),
+        _alert(
+            "NpuTemperatureHigh",
+            f"npu_chip_info_temperature > {TEMP_DERATE_C}",
+            "5m",
+            "warning",
+            f"NPU {{{{ $labels.id }}}} on {WHERE_NPU} at {{{{ $value }}}} °C",
+            f"Above {TEMP_DERATE_C} °C (seed 002 action 7: derate the card); check the cooling "
+            "of its rack and CDU.",
+        ),
+        _alert(
+            "NpuTemperatureCritical",
+            f"npu_chip_info_temperature >= {TEMP_THROTTLE_C}",
+            "1m",
+            "critical",
+            f"NPU {{{{ $labels.id }}}} on {WHERE_NPU} at {{{{ $value }}}} °C",
+            f"At {TEMP_THROTTLE_C} °C and above the 910B throttles and loses ~40% performance "
+            "(seed 002 action 7); the whole job runs at this card's speed.",
+        ),
+        _alert(
+            "NpuHbmEccErrors",
+            "npu_chip_info_hbm_ecc_double_bit_error_cnt > 0 "
+            "or npu_chip_info_hbm_ecc_single_bit_error_cnt > 0",
+            "",
+            "critical",
+            f"HBM ECC errors on NPU {{{{ $labels.id }}}} of {WHERE_NPU}",
+            "Any HBM ECC error count above 0 means the card must be replaced (seed 002 action 3): "
+            "a single-bit error can already crash training. Drain the server.",
+        ),
+        _alert(
+            "NpuUnhealthy",
+            "npu_chip_info_health_status == 0",
+            "1m",
+            "critical",
+            f"NPU {{{{ $labels.id }}}} of {WHERE_NPU} reports unhealthy",
+            "npu-smi health is not OK; check npu_chip_info_error_code.",
+        ),
+        _alert(
+            "NpuLinkDown",
+            "npu_chip_info_link_status == 0",
+            "1m",
+            "critical",
+            f"NPU port {{{{ $labels.id }}}} of {WHERE_NPU} is down",
+            "The card lost its parameter-plane port: jobs on this server stop.",
+        ),
+        _alert(
+            "NpuLinkFlapping",
+            "changes(npu_chip_link_up_num[15m]) > 0",
+            "",
+            "warning",
+            f"NPU port {{{{ $labels.id }}}} of {WHERE_NPU} went down and up",
+            "npu_chip_link_up_num counts link-up events; a flap can stall collective "
+            "communication (seed 001 §2.2). Check the optic and the leaf port.",
+        ),
+        _alert(
+            "NpuPfcPauseStorm",
+            f"rate(npu_chip_mac_rx_pfc_pkt_num[5m]) > {PFC_STORM_PER_S} "
+            f"or rate(npu_chip_mac_tx_pfc_pkt_num[5m]) > {PFC_STORM_PER_S}",
+            "5m",
+            "warning",
+            f"PFC pause storm on NPU port {{{{ $labels.id }}}} of {WHERE_NPU}",
+            f"More than {PFC_STORM_PER_S} PFC frames/s for 5 minutes [U threshold]: congestion "
+            "or a stuck receiver spreads pauses through the lossless class; check ECN (seed 002 "
+            "action 1) and the leaf. Assumes the counters are cumulative.",
+        ),
+        _alert(
+            "NpuOpticalModuleMissing",
+            "npu_chip_optical_state == 0",
+            "1m",
+            "critical",
+            f"No optical module in NPU port {{{{ $labels.id }}}} of {WHERE_NPU}",
+            "The NPU port has no optic present.",
+        ),
+        _alert(
+            "NpuOpticalRxPowerLow",
+            f'{{__name__=~"npu_chip_optical_rx_power_[0-3]"}} < {OPTICAL_RX_MIN_MW}',
+            "10m",
+            "warning",
+            f"Low optical receive power ({{{{ $value }}}} mW) on NPU port {{{{ $labels.id }}}} "
+            f"of {WHERE_NPU}",
+            f"A lane below {OPTICAL_RX_MIN_MW} mW (-10 dBm) [U threshold]: an ageing optic or a "
+            "dirty fibre raises the error rate slowly before the link fails (seed 001 §5.3).",
+        ),
+    ]
+    switch = [
+        _alert(
+            "SnmpTargetDown",
+            'up{job="snmp"} == 0',
+            "5m",
+            "warning",
+            f"No SNMP answer from {WHERE_SWITCH}",
+            "snmp_exporter cannot poll the switch on its management address.",
+        ),
+        _alert(
+            "SwitchPortDown",
+            f"ifOperStatus{{{CABLED}}} == 2 and on(instance, ifIndex) ifAdminStatus == 1",
+            "2m",
+            "critical",
+            f"{PORT} on {WHERE_SWITCH} is down",
+            "A cabled port (the switch configs describe every cabled port 'to <device> <port>') "
+            "is down though administratively up.",
+        ),
+        _alert(
+            "SwitchPortFlapping",
+            f"changes(ifOperStatus{{{CABLED}}}[15m]) >= 2",
+            "",
+            "warning",
+            f"{PORT} on {WHERE_SWITCH} flaps",
+            "The port went down and up in the last 15 minutes.",
+        ),
+        _alert(
+            "SwitchPortErrors",
+            f"rate(ifInErrors{{{CABLED}}}[5m]) > 0",
+            "15m",
+            "warning",
+            f"Receive errors on {PORT} of {WHERE_SWITCH}",
+            "Errored frames on a cabled port: an ageing optic, a dirty connector or a bad cable "
+            "(seed 001 §5.3: loss creeping from 0.001% to 0.01%). Switch optical power and PFC "
+            "counters need Huawei's private MIBs, not in if_mib; left out.",
+        ),
+    ]
+    topology = [
+        _alert(
+            "LeafSuspected",
+            f"count by (leaf, pod) (npu_chip_info_link_status == 0) >= {LEAF_PORTS_DOWN}",
+            "1m",
+            "critical",
+            "{{ $value }} NPU ports down under leaf {{ $labels.leaf }} ({{ $labels.pod }})",
+            "Many cards lost their port on the same leaf at once: check the leaf, its power and "
+            "its rack before the servers.",
+        ),
+        _alert(
+            "CduSuspected",
+            f"count by (cdu) (npu_chip_info_temperature > {TEMP_DERATE_C}) >= {CDU_HOT_CARDS}",
+            "5m",
+            "critical",
+            f"{{{{ $value }}}} cards above {TEMP_DERATE_C} °C on {{{{ $labels.cdu }}}}",
+            "Many hot cards on racks fed by the same CDU: check the CDU before the servers.",
+        ),
+    ]
+    return {
+        "groups": [
+            {"name": "wanka-npu", "rules": npu},
+            {"name": "wanka-switch", "rules": switch},
+            {"name": "wanka-topology", "rules": topology},
+        ]
+    }
+
+
+def rules_text() -> str:
+    header = (
+        "# Alerts of the seeds' operational checklist (seed 002 §5) and of the fabric, generated\n"
+        "# by wanka. Every series carries its target's labels (zone, rack, leaf, pod, supernode,\n"
+        "# cdu), so every alert names where in the fabric it fires. [U] marks assumed thresholds.\n"
+    )
+    return header + yaml.safe_dump(
+        rules(), sort_keys=False, default_flow_style=False, width=10_000, allow_unicode=True
+    )
+
+
+def _json_lines(groups: list[dict[str, Any]]) -> bytes:
+    """One target group per line: small git diffs when servers are added."""
+    lines = [json.dumps(g, sort_keys=True, separators=(",", ":")) for g in groups]
+    return ("[\n" + ",\n".join(lines) + "\n]\n").encode() if lines else b"[]\n"
+
+
+def emit(cluster: Cluster) -> Iterator[OutputFile]:
+    yield OutputFile("files/monitoring/prometheus.yml", prometheus_config(cluster).encode())
+    yield OutputFile("files/monitoring/rules/wanka.rules.yml", rules_text().encode())
+    yield OutputFile(
+        "files/monitoring/targets/npu-exporter.json", _json_lines(npu_targets(cluster))
+    )
+    yield OutputFile("files/monitoring/targets/snmp.json", _json_lines(snmp_targets(cluster)))

@@ -1,0 +1,704 @@
+"""Failure domains: what one failure costs, and how often a job of N cards is interrupted.
+
+Pure functions of the Cluster and the catalog's failure rates. The figures are analytic: each
+failure's effect is read from the model's adjacency (host port -> leaf -> spine -> core), never by
+searching a graph, so the review of 100k cards stays cheap. tests/test_failures.py checks them
+against brute-force reachability and max-flow on a networkx graph of the 10,240-card example.
+
+Definitions (the design review repeats them):
+- a failure is one device, one cable, one rack (all its devices lose power) or one CDU (its
+  liquid-cooled racks shut down);
+- an NPU port is *cut off* when it loses every path to the spine/core layer of the parameter plane;
+- a server's job is *interrupted* when the server is down, any of its NPU ports is cut off, or it
+  loses every port of its storage path (DPC mounts hang) or of the in-band network (the scheduler
+  loses the node and evicts its pods);
+- a card is *slowed* when its leaf lost part of its uplink bandwidth, or its pod (3 tiers) lost part
+  of its bandwidth toward the cores;
+- a job of J cards is placed inside one domain of the smallest kind that holds J cards (leaf,
+  supernode, pod, cluster), the way topology-aware scheduling places it; a failure *loses* the
+  jobs that no longer fit.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from generator.catalog import build_catalog
+from generator.model import Cluster, Device
+
+HOURS_PER_YEAR = 8766.0  # 365.25 days
+LOWER_ROLES = ("leaf", "access")
+UPPER_ROLES = ("spine", "core")
+SWITCH_ROLES = (*LOWER_ROLES, *UPPER_ROLES, "border-router", "firewall")
+INTERRUPTING = ("parameter", "inband")  # plus the storage path (storage, or business when shared)
+OTHER_PLANES = ("storage", "business", "inband", "oob")
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    kind: str  # failure class, e.g. "parameter leaf", "rack (network)", "CDU"
+    name: str  # the device, rack, CDU or cable that fails
+    devices: frozenset[str]  # devices that stop
+    cables: frozenset[str] = frozenset()  # cable ids that break
+    rate: float = 0.0  # failures of this one unit per year
+
+
+@dataclass(frozen=True, slots=True)
+class Impact:
+    cards_down: int  # cards in servers that stop (failed, unpowered, uncooled)
+    npu_ports_cut: int  # NPU ports of running servers without a path to the spine/core layer
+    interrupted: frozenset[str]  # NPU servers whose job stops
+    cards_interrupted: int
+    cards_slowed: int  # cards of running servers behind a leaf or pod that lost bandwidth
+    leaf_uplink_lost: float  # largest share of a reachable parameter leaf's uplinks lost
+    pod_uplink_lost: float  # largest share of a pod's bandwidth toward the cores lost
+    hosts_cut: Mapping[str, int]  # plane -> hosts that lose every port on it (running hosts)
+    hosts_degraded: Mapping[str, int]  # plane -> hosts that keep the plane with less bandwidth
+    jobs_lost: tuple[tuple[int, int], ...]  # (job cards, jobs of that size no longer placeable)
+
+
+@dataclass(frozen=True, slots=True)
+class ClassRow:
+    kind: str
+    plane: str
+    units: int  # how many of this kind the cluster has
+    rate: float  # failures per unit per year (largest in the class)
+    per_year: float  # failures per year of the whole class
+    worst: str  # the unit whose failure costs most
+    impact: Impact
+
+
+@dataclass(frozen=True, slots=True)
+class JobRisk:
+    cards: int
+    servers: int
+    where: str  # the domain the job was placed in
+    per_year: float  # interruptions per year
+    by_kind: tuple[tuple[str, float], ...]  # failure class -> interruptions per year, largest first
+
+    @property
+    def mtbi_hours(self) -> float:
+        return HOURS_PER_YEAR / self.per_year if self.per_year else float("inf")
+
+    @property
+    def per_day(self) -> float:
+        return self.per_year / 365.25
+
+
+@dataclass(frozen=True, slots=True)
+class Review:
+    cards: int
+    cards_per_server: int
+    job_sizes: tuple[int, ...]
+    rows: tuple[ClassRow, ...]
+    jobs: tuple[JobRisk, ...]
+    unrated: tuple[str, ...]  # catalog models without a failure rate (counted as 0)
+    rates: Mapping[str, float] = field(default_factory=dict)  # rack, cdu, cable (blueprint)
+
+
+# --- the topology, indexed once ---------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Plane:
+    name: str
+    tiers: int = 2
+    host_ports: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # (sw, cable)
+    switch_hosts: dict[str, list[str]] = field(default_factory=dict)  # sw -> hosts (per port)
+    up: dict[str, list[tuple[str, int, str]]] = field(default_factory=dict)  # lower -> (upper,...)
+    below: dict[str, list[str]] = field(default_factory=dict)  # upper -> lower switches
+    up_total: dict[str, int] = field(default_factory=dict)
+    peers: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # leaf -> (peer, cable)
+    top: set[str] = field(default_factory=set)  # spines and cores
+    spine_up: dict[str, list[tuple[str, int, str]]] = field(default_factory=dict)  # 3 tiers
+    core_spines: dict[str, list[str]] = field(default_factory=dict)
+    pod_core_total: dict[int, int] = field(default_factory=dict)
+    pod_spines: dict[int, list[str]] = field(default_factory=dict)
+    pod_ports: dict[int, int] = field(default_factory=dict)  # NPU ports per pod
+    cable_legs: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)  # host cables
+    below_speed: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # upper -> lower
+    pod_pairs: dict[int, dict[tuple[str, str], int]] = field(default_factory=dict)  # spine, core
+    switches: set[str] = field(default_factory=set)
+    cables: set[str] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class _Index:
+    cluster: Cluster
+    planes: dict[str, _Plane]
+    cards: dict[str, int]  # NPU server -> cards
+    pod_of: dict[str, int]  # switch -> pod
+    storage_path: dict[str, str]  # NPU server -> plane its storage traffic uses ("" = none)
+    domains: dict[int, dict[str, object]]  # job size -> server -> domain key
+    domain_cards: dict[int, dict[object, int]]
+    levels: dict[int, str]  # job size -> leaf | supernode | pod | cluster
+
+
+def topology(cluster: Cluster) -> _Index:
+    """The adjacency the analysis reads, indexed once per cluster."""
+    by_name = cluster.device_by_name
+    planes: dict[str, _Plane] = {}
+    for f in cluster.fabrics:
+        planes[f.plane] = _Plane(f.plane, f.tiers)
+    for d in cluster.devices:
+        if d.plane in planes and d.role in UPPER_ROLES:
+            planes[d.plane].top.add(d.name)
+    pod_of = {d.name: max(d.pod, 0) for d in cluster.devices if d.role in SWITCH_ROLES}
+    for link in cluster.links:
+        p = planes.get(link.plane)
+        if p is None:
+            continue
+        if link.kind in ("host", "mgmt"):
+            p.host_ports.setdefault(link.a_device, []).append((link.b_device, link.cable_id))
+            p.switch_hosts.setdefault(link.b_device, []).append(link.a_device)
+            p.cable_legs.setdefault(link.cable_id, []).append(
+                (link.a_device, link.a_port, link.b_device)
+            )
+        elif link.kind == "peer-link":
+            p.peers.setdefault(link.a_device, []).append((link.b_device, link.cable_id))
+            p.peers.setdefault(link.b_device, []).append((link.a_device, link.cable_id))
+        elif link.kind == "uplink":
+            lower_role = by_name[link.a_device].role
+            if lower_role in LOWER_ROLES:
+                p.up.setdefault(link.a_device, []).append(
+                    (link.b_device, link.speed, link.cable_id)
+                )
+                p.up_total[link.a_device] = p.up_total.get(link.a_device, 0) + link.speed
+                below = p.below.setdefault(link.b_device, [])
+                if not below or below[-1] != link.a_device:
+                    below.append(link.a_device)
+            else:  # pod spine -> core
+                p.spine_up.setdefault(link.a_device, []).append(
+                    (link.b_device, link.speed, link.cable_id)
+                )
+                spines = p.core_spines.setdefault(link.b_device, [])
+                if not spines or spines[-1] != link.a_device:
+                    spines.append(link.a_device)
+                pod = pod_of[link.a_device]
+                p.pod_core_total[pod] = p.pod_core_total.get(pod, 0) + link.speed
+    for p in planes.values():
+        for below in p.below.values():
+            below[:] = list(dict.fromkeys(below))
+        for spines in p.core_spines.values():
+            spines[:] = list(dict.fromkeys(spines))
+        per_upper: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        for sw, ups in p.up.items():
+            for u, speed, c in ups:
+                per_upper[u][sw] += speed
+                p.cables.add(c)
+            p.switches.add(sw)
+        p.below_speed = {u: list(lows.items()) for u, lows in per_upper.items()}
+        p.switches.update(p.top, p.switch_hosts)
+        for s, ups in p.spine_up.items():
+            p.pod_spines.setdefault(pod_of[s], []).append(s)
+            pairs = p.pod_pairs.setdefault(pod_of[s], defaultdict(int))
+            for core, speed, c in ups:
+                pairs[(s, core)] += speed
+                p.cables.add(c)
+        p.cables.update(p.cable_legs)
+        for peers in p.peers.values():
+            p.cables.update(c for _, c in peers)
+    par = planes.get("parameter")
+    if par is not None:
+        for sw, hosts in par.switch_hosts.items():
+            pod = pod_of.get(sw, 0)
+            par.pod_ports[pod] = par.pod_ports.get(pod, 0) + len(hosts)
+
+    cards = {s.name: len(s.devices) for s in cluster.npu_servers}
+    shared = cluster.blueprint["networks"]["storage"]["mode"] == "shared"
+    storage_path = {}
+    for s in cluster.npu_servers:
+        if "storage" in planes and s.name in planes["storage"].host_ports:
+            storage_path[s.name] = "storage"
+        elif shared and "business" in planes and s.name in planes["business"].host_ports:
+            storage_path[s.name] = "business"
+        else:
+            storage_path[s.name] = ""
+
+    domains, domain_cards, levels = _job_domains(cluster, cards)
+    return _Index(
+        cluster,
+        planes,
+        cards,
+        pod_of,
+        storage_path,
+        domains,
+        domain_cards,
+        levels,
+    )
+
+
+def _job_domains(
+    cluster: Cluster, cards: Mapping[str, int]
+) -> tuple[dict[int, dict[str, object]], dict[int, dict[object, int]], dict[int, str]]:
+    """Job sizes worth reviewing, each with the domain a job of that size is placed in."""
+    levels: list[tuple[str, dict[str, object]]] = [
+        ("leaf", {s.name: s.leaves for s in cluster.npu_servers})
+    ]
+    if any(s.supernode >= 0 for s in cluster.npu_servers):
+        levels.append(("supernode", {s.name: s.supernode for s in cluster.npu_servers}))
+    fabric = cluster.fabric("parameter")
+    if fabric is not None and fabric.tiers == 3 and fabric.pods > 1:
+        levels.append(("pod", {s.name: s.pod for s in cluster.npu_servers}))
+    levels.append(("cluster", {s.name: 0 for s in cluster.npu_servers}))
+    domains: dict[int, dict[str, object]] = {}
+    domain_cards: dict[int, dict[object, int]] = {}
+    names: dict[int, str] = {}
+    for level, key in levels:
+        totals: dict[object, int] = defaultdict(int)
+        for name, k in key.items():
+            totals[k] += cards[name]
+        size = max(totals.values(), default=0)
+        if size and size not in domains:
+            domains[size] = key
+            domain_cards[size] = dict(totals)
+            names[size] = level
+    return domains, domain_cards, names
+
+
+# --- one failure ------------------------------------------------------------------------------
+
+
+def impact(cluster: Cluster, failure: Failure, index: _Index | None = None) -> Impact:
+    """What one failure costs (analytic)."""
+    ix = index or topology(cluster)
+    dead = failure.devices
+    dead_cables = failure.cables
+    cards = ix.cards
+    interrupted: set[str] = {d for d in dead if d in cards}
+    cards_down = sum(cards[d] for d in interrupted)
+    hosts_cut: dict[str, int] = {}
+    hosts_degraded: dict[str, int] = {}
+    npu_ports_cut = 0
+    plane_cut: dict[str, set[str]] = {}
+    leaf_lost_par: dict[str, float] = {}
+    pod_lost: dict[int, float] = {}
+
+    for p in ix.planes.values():
+        if not (dead & p.switches) and not (dead_cables & p.cables):
+            continue  # failed hosts alone cut nobody else off this plane
+        # Uplink bandwidth each lower switch loses, and the switches whose reach may change.
+        lost_up: dict[str, int] = defaultdict(int)
+        touched: set[str] = set()
+        for d in dead:
+            if d in p.switch_hosts or d in p.up:
+                touched.add(d)
+            for sw, speed in p.below_speed.get(d, ()):
+                lost_up[sw] += speed
+        if dead_cables:
+            for sw, ups in p.up.items():
+                for u, speed, c in ups:
+                    if c in dead_cables and u not in dead:
+                        lost_up[sw] += speed
+        touched.update(lost_up)
+        for sw in list(touched):
+            touched.update(peer for peer, _ in p.peers.get(sw, ()))
+
+        def up_ok(sw: str, p: _Plane = p, lost_up: dict[str, int] = lost_up) -> bool:
+            if sw in dead:
+                return False
+            return sw in p.top or lost_up.get(sw, 0) < p.up_total.get(sw, 0)
+
+        reach: dict[str, bool] = {}
+        for sw in touched:
+            reach[sw] = sw not in dead and (
+                up_ok(sw)
+                or any(
+                    peer not in dead and c not in dead_cables and up_ok(peer)
+                    for peer, c in p.peers.get(sw, ())
+                )
+            )
+
+        # Hosts whose ports may be cut: on unreachable switches, or on broken host cables.
+        check: set[str] = set()
+        for sw, ok in reach.items():
+            if not ok:
+                check.update(p.switch_hosts.get(sw, ()))
+        for c in dead_cables:
+            for host, _, _ in p.cable_legs.get(c, ()):
+                check.add(host)
+        cut_hosts: set[str] = set()
+        partly: set[str] = set()
+        for h in check:
+            if h in dead:
+                continue
+            ports = p.host_ports[h]
+            cut = sum(1 for sw, c in ports if not reach.get(sw, True) or c in dead_cables)
+            if not cut:
+                continue
+            if p.name == "parameter":
+                npu_ports_cut += cut
+                if h in cards:
+                    interrupted.add(h)
+            if cut == len(ports):
+                cut_hosts.add(h)
+            else:
+                partly.add(h)
+        plane_cut[p.name] = cut_hosts
+
+        # Bandwidth lost on switches that still reach the top.
+        degraded = set(partly)
+        for sw, lost in lost_up.items():
+            if not lost or not reach.get(sw) or sw in p.top or not p.up_total.get(sw):
+                continue
+            if p.name == "parameter":
+                leaf_lost_par[sw] = lost / p.up_total[sw]
+            else:
+                degraded.update(h for h in p.switch_hosts.get(sw, ()) if h not in dead)
+        if p.name == "parameter" and p.tiers == 3:
+            pods = {ix.pod_of[s] for s in dead if s in p.spine_up}
+            for core in dead:
+                pods.update(ix.pod_of[s] for s in p.core_spines.get(core, ()))
+            if dead_cables:
+                pods.update(
+                    ix.pod_of[s]
+                    for s, ups in p.spine_up.items()
+                    if any(c in dead_cables for _, _, c in ups)
+                )
+            for pod in pods:
+                lost = sum(
+                    speed
+                    for (s, core), speed in p.pod_pairs[pod].items()
+                    if s in dead or core in dead
+                )
+                if dead_cables:
+                    lost += sum(
+                        speed
+                        for s in p.pod_spines.get(pod, ())
+                        if s not in dead
+                        for core, speed, c in p.spine_up[s]
+                        if core not in dead and c in dead_cables
+                    )
+                if lost and p.pod_core_total.get(pod):
+                    pod_lost[pod] = lost / p.pod_core_total[pod]
+        if p.name != "parameter":
+            cut_n = len(cut_hosts)
+            deg_n = len(degraded - cut_hosts)
+            if cut_n:
+                hosts_cut[p.name] = cut_n
+            if deg_n:
+                hosts_degraded[p.name] = deg_n
+
+    for plane in ("storage", "business"):
+        interrupted.update(h for h in plane_cut.get(plane, ()) if ix.storage_path.get(h) == plane)
+    interrupted.update(h for h in plane_cut.get("inband", ()) if h in cards)
+
+    # Slowed cards: NPU ports of running servers on a leaf (or in a pod) that lost bandwidth.
+    cards_slowed = 0
+    par = ix.planes.get("parameter")
+    if par is not None and (leaf_lost_par or pod_lost):
+        counted: set[str] = set()
+        for sw in leaf_lost_par:
+            if pod_lost.get(ix.pod_of.get(sw, 0)):
+                continue  # counted with its pod
+            counted.add(sw)
+            cards_slowed += sum(1 for h in par.switch_hosts.get(sw, ()) if h not in interrupted)
+        gone_by_pod: dict[int, int] = defaultdict(int)
+        for h in interrupted:
+            for sw, _ in par.host_ports.get(h, ()):
+                gone_by_pod[ix.pod_of.get(sw, 0)] += 1
+        for pod in pod_lost:
+            cards_slowed += par.pod_ports.get(pod, 0) - gone_by_pod[pod]
+            # ports on cut-off leaves belong to interrupted servers and are already subtracted
+
+    return Impact(
+        cards_down=cards_down,
+        npu_ports_cut=npu_ports_cut,
+        interrupted=frozenset(interrupted),
+        cards_interrupted=sum(cards[h] for h in interrupted),
+        cards_slowed=cards_slowed,
+        leaf_uplink_lost=max(leaf_lost_par.values(), default=0.0),
+        pod_uplink_lost=max(pod_lost.values(), default=0.0),
+        hosts_cut=hosts_cut,
+        hosts_degraded=hosts_degraded,
+        jobs_lost=_jobs_lost(ix, interrupted),
+    )
+
+
+def _jobs_lost(ix: _Index, interrupted: Iterable[str]) -> tuple[tuple[int, int], ...]:
+    out = []
+    for size, key in ix.domains.items():
+        gone: dict[object, int] = defaultdict(int)
+        for h in interrupted:
+            gone[key[h]] += ix.cards[h]
+        totals = ix.domain_cards[size]
+        lost = sum(totals[d] // size - (totals[d] - g) // size for d, g in gone.items())
+        out.append((size, lost))
+    return tuple(out)
+
+
+# --- every failure ----------------------------------------------------------------------------
+
+
+def device_kind(d: Device) -> str:
+    if d.role == "npu-server":
+        return "NPU server"
+    if d.role in ("storage-node", "management-node"):
+        return d.role.replace("-", " ")
+    if d.role == "border-router":
+        return "border router"
+    if d.role == "firewall":
+        return "firewall"
+    return f"{d.plane} {d.role}"
+
+
+def failures(cluster: Cluster) -> list[Failure]:
+    """Every single failure the review considers, except cables (see `cable_failures`)."""
+    catalog = build_catalog(cluster.blueprint.get("catalog"))
+    rates = cluster.blueprint.get("design", {}).get("failure_rates", {})
+
+    def rate(model: str) -> float:
+        m = catalog.switches.get(model) or catalog.hosts.get(model)
+        return m.failure_rate_per_year if m else 0.0
+
+    out = [
+        Failure(device_kind(d), d.name, frozenset((d.name,)), rate=rate(d.model))
+        for d in cluster.devices
+    ]
+    by_rack: dict[str, list[str]] = defaultdict(list)
+    for d in cluster.devices:
+        by_rack[d.rack].append(d.name)
+    for r in cluster.racks:
+        if by_rack.get(r.name):
+            out.append(
+                Failure(
+                    f"rack ({r.kind})",
+                    r.name,
+                    frozenset(by_rack[r.name]),
+                    rate=rates.get("rack", 0.0),
+                )
+            )
+    for cdu in cluster.cdus:
+        devices = frozenset(n for rack in cdu.racks for n in by_rack.get(rack, ()))
+        out.append(Failure("CDU", cdu.name, devices, rate=rates.get("cdu", 0.0)))
+    return out
+
+
+def cable_failures(cluster: Cluster, plane: str, kind: str) -> list[Failure]:
+    """One failure per cable of `plane` and link kind (host | uplink)."""
+    rate = cluster.blueprint.get("design", {}).get("failure_rates", {}).get("cable", 0.0)
+    ids = dict.fromkeys(x.cable_id for x in cluster.links if x.plane == plane and x.kind == kind)
+    return [Failure(f"{plane} {kind} cable", c, frozenset(), frozenset((c,)), rate) for c in ids]
+
+
+CLASS_ORDER = (
+    "NPU server",
+    "parameter host cable",
+    "parameter leaf",
+    "parameter uplink cable",
+    "parameter spine",
+    "parameter core",
+    "storage leaf",
+    "storage spine",
+    "business leaf",
+    "business spine",
+    "inband access",
+    "inband core",
+    "oob access",
+    "oob core",
+    "border router",
+    "firewall",
+    "storage node",
+    "management node",
+    "rack (compute)",
+    "rack (network)",
+    "rack (storage)",
+    "rack (management)",
+    "CDU",
+)
+
+
+def _severity(i: Impact) -> tuple:
+    return (
+        i.cards_interrupted,
+        i.npu_ports_cut,
+        i.cards_slowed,
+        max(i.leaf_uplink_lost, i.pod_uplink_lost),
+        sum(i.hosts_cut.values()),
+        sum(i.hosts_degraded.values()),
+    )
+
+
+_LAST: list[tuple[Cluster, Review]] = []  # the design check and the emitter share one review
+
+
+def review(cluster: Cluster) -> Review:
+    """The failure-domain review: the worst failure of every class, and job interruption rates.
+    The last result is kept (by identity), so the design check and the emitter compute it once."""
+    if _LAST and _LAST[0][0] is cluster:
+        return _LAST[0][1]
+    result = _review(cluster)
+    _LAST[:] = [(cluster, result)]
+    return result
+
+
+def _review(cluster: Cluster) -> Review:
+    ix = topology(cluster)
+    catalog = build_catalog(cluster.blueprint.get("catalog"))
+    rates = dict(cluster.blueprint.get("design", {}).get("failure_rates", {}))
+    everything = failures(cluster)
+    worst: dict[str, tuple[Failure, Impact]] = {}
+    units: dict[str, int] = defaultdict(int)
+    per_year: dict[str, float] = defaultdict(float)
+    max_rate: dict[str, float] = defaultdict(float)
+    impacts: list[tuple[Failure, Impact]] = []
+    server_sample: dict[int, tuple[Failure, Impact]] = {}
+    for f in everything:
+        units[f.kind] += 1
+        per_year[f.kind] += f.rate
+        max_rate[f.kind] = max(max_rate[f.kind], f.rate)
+        if f.kind == "NPU server":  # each costs its own cards; one per size is enough
+            name = next(iter(f.devices))
+            n = ix.cards.get(name, 0)
+            if n not in server_sample:
+                server_sample[n] = (f, impact(cluster, f, ix))
+            i = server_sample[n][1]
+            if worst.get(f.kind) is None or n > worst[f.kind][1].cards_interrupted:
+                worst[f.kind] = server_sample[n]
+            continue
+        i = impact(cluster, f, ix)
+        impacts.append((f, i))
+        if f.kind not in worst or _severity(i) > _severity(worst[f.kind][1]):
+            worst[f.kind] = (f, i)
+
+    for kind, f, i in _cable_worst(cluster, ix):
+        worst[kind] = (f, i)
+    cable_rate = rates.get("cable", 0.0)
+    for plane, link_kind in (("parameter", "host"), ("parameter", "uplink")):
+        n = len({x.cable_id for x in cluster.links if x.plane == plane and x.kind == link_kind})
+        kind = f"{plane} {link_kind} cable"
+        units[kind], per_year[kind], max_rate[kind] = n, n * cable_rate, cable_rate
+
+    rows = []
+    for kind in sorted(worst, key=lambda k: (CLASS_ORDER.index(k) if k in CLASS_ORDER else 99, k)):
+        f, i = worst[kind]
+        plane = ""
+        if len(f.devices) == 1 and not kind.startswith(("rack", "CDU")):
+            plane = cluster.device_by_name[next(iter(f.devices))].plane
+        elif kind.endswith("cable"):
+            plane = kind.split()[0]
+        rows.append(ClassRow(kind, plane, units[kind], max_rate[kind], per_year[kind], f.name, i))
+
+    jobs = tuple(_job_risks(cluster, ix, everything, impacts))
+    used = {d.model for d in cluster.devices}
+    unrated = tuple(
+        sorted(
+            m
+            for m in used
+            if (catalog.switches.get(m) or catalog.hosts.get(m))
+            and not (catalog.switches.get(m) or catalog.hosts.get(m)).failure_rate_per_year
+        )
+    )
+    per = max(ix.cards.values(), default=0)
+    return Review(
+        sum(ix.cards.values()),
+        per,
+        tuple(ix.domains),
+        tuple(rows),
+        jobs,
+        unrated,
+        rates,
+    )
+
+
+def _cable_worst(cluster: Cluster, ix: _Index) -> Iterable[tuple[str, Failure, Impact]]:
+    """The worst parameter-plane host and uplink cable, found without evaluating every cable:
+    the host cable reaching the most servers (then legs), the uplink cable carrying the largest
+    share of its leaf's uplinks (ties: the lowest cable id)."""
+    par = ix.planes.get("parameter")
+    if par is None:
+        return
+    rate = cluster.blueprint.get("design", {}).get("failure_rates", {}).get("cable", 0.0)
+    if par.cable_legs:
+        legs = par.cable_legs
+        cable = min(legs, key=lambda c: (-len({h for h, _, _ in legs[c]}), -len(legs[c]), c))
+        f = Failure("parameter host cable", cable, frozenset(), frozenset((cable,)), rate)
+        yield f.kind, f, impact(cluster, f, ix)
+    best: tuple[float, str] | None = None
+    for sw, ups in par.up.items():
+        per_cable: dict[str, int] = defaultdict(int)
+        for _, speed, c in ups:
+            per_cable[c] += speed
+        for c, speed in per_cable.items():
+            key = (-speed / par.up_total[sw], c)
+            if best is None or key < best:
+                best = key
+    if best is not None:
+        f = Failure("parameter uplink cable", best[1], frozenset(), frozenset((best[1],)), rate)
+        yield f.kind, f, impact(cluster, f, ix)
+
+
+def _job_risks(
+    cluster: Cluster,
+    ix: _Index,
+    everything: list[Failure],
+    impacts: list[tuple[Failure, Impact]],
+) -> Iterable[JobRisk]:
+    """Interruptions per year of a job of one server and of each reviewed size, the job placed in
+    the first domain (in rank order) of its kind."""
+    server_rate = {f.name: f.rate for f in everything if f.kind == "NPU server"}
+    sizes: dict[int, tuple[list[str], str]] = {}
+    if cluster.npu_servers:
+        first = cluster.npu_servers[0]
+        sizes[ix.cards[first.name]] = ([first.name], f"one server ({first.name})")
+    for size, key in ix.domains.items():
+        target = next(k for k, total in ix.domain_cards[size].items() if total == size)
+        members = [s.name for s in cluster.npu_servers if key[s.name] == target]
+        sizes.setdefault(size, (members, _domain_label(ix.levels[size], target)))
+    cable_rate = cluster.blueprint.get("design", {}).get("failure_rates", {}).get("cable", 0.0)
+    for size in sorted(sizes):
+        members, where = sizes[size]
+        job = set(members)
+        by_kind: dict[str, float] = defaultdict(float)
+        for name in members:
+            by_kind["NPU server"] += server_rate.get(name, 0.0)
+        for f, i in impacts:
+            if f.rate and not i.interrupted.isdisjoint(job):
+                by_kind[f.kind] += f.rate
+        if cable_rate:
+            hit: set[tuple[str, str]] = set()
+            for h in members:
+                for plane, p in ix.planes.items():
+                    ports = p.host_ports.get(h)
+                    if not ports:
+                        continue
+                    if plane == "parameter":
+                        hit.update((plane, c) for _, c in ports)
+                    elif (plane == "inband" or ix.storage_path.get(h) == plane) and len(
+                        {c for _, c in ports}
+                    ) == 1:  # one cable carries every port of the plane
+                        hit.add((plane, ports[0][1]))
+            for plane, _ in hit:
+                by_kind[f"{plane} host cable"] += cable_rate
+        total = sum(by_kind.values())
+        ranked = tuple(
+            sorted(((k, v) for k, v in by_kind.items() if v), key=lambda kv: (-kv[1], kv[0]))
+        )
+        yield JobRisk(size, len(members), where, total, ranked)
+
+
+def _domain_label(level: str, target: object) -> str:
+    if level == "leaf":
+        leaves = tuple(target)  # type: ignore[call-overload]
+        return f"leaf {leaves[0]}" if len(leaves) == 1 else f"rail group {leaves[0]}.."
+    if level == "cluster":
+        return "the whole cluster"
+    return f"{level} {int(target) + 1:02d}"  # type: ignore[call-overload]
+
+
+def interruptions_per_day(rate_per_card_year: float, cards: int) -> float:
+    """Seed 001 sec. 2.2's arithmetic: expected card failures a day for `cards` cards."""
+    return rate_per_card_year * cards / 365.25
+
+
+def worst_share(rev: Review) -> list[tuple[str, str, int, float]]:
+    """(class, unit, cards interrupted, share) for every class whose worst failure interrupts more
+    than one server's cards, largest share first."""
+    out = []
+    for row in rev.rows:
+        n = row.impact.cards_interrupted
+        if rev.cards and n > rev.cards_per_server:
+            out.append((row.kind, row.worst, n, n / rev.cards))
+    return sorted(out, key=lambda x: (-x[3], x[0]))
