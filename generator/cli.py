@@ -23,6 +23,7 @@ examples:
   wanka generate blueprints/pod-128.yaml --check      # exit 1 and list files that would change
   wanka schema > wanka-v1.schema.json                 # JSON Schema for editors
   wanka catalog                                       # hardware models a blueprint can name
+  wanka size --params 1e12 --tokens 1e13 --days 30 --mfu 0.5 --write blueprints/my.yaml
 
 exit codes: 0 ok, 1 --check found drift, 2 invalid blueprint (FILE:LINE:COL: yaml.path: problem (hint))
 """
@@ -120,6 +121,48 @@ def _parser() -> argparse.ArgumentParser:
     ):
         pl.add_argument(f"--{name}", type=int, metavar="N", help=f"{text} parallel size")
 
+    sz = sub.add_parser(
+        "size",
+        help="size a cluster from a model and write a starting blueprint",
+        description="Work (6 x N x D FLOPs), cards for a training window at an MFU, the memory floor "
+        "of weights + gradients + optimizer states, rounded up to whole leaves (or supernodes). "
+        "Prints the arithmetic; --write saves a blueprint that validates and generates.",
+    )
+    sz.add_argument("--params", type=float, required=True, metavar="N", help="model parameters")
+    sz.add_argument("--tokens", type=float, required=True, metavar="D", help="training tokens")
+    sz.add_argument("--days", type=float, required=True, help="training window in days")
+    sz.add_argument("--mfu", type=float, default=0.5, help="model FLOPs utilisation (default 0.5)")
+    sz.add_argument(
+        "--card-tflops",
+        type=float,
+        default=300.0,
+        metavar="T",
+        help="peak dense TFLOPS of one card at --precision (default 300)",
+    )
+    sz.add_argument(
+        "--overhead",
+        type=float,
+        default=1.3,
+        help="factor for restarts, checkpoints and idle time (default 1.3)",
+    )
+    sz.add_argument("--server", default="atlas-800t-a2", help="NPU server model (catalog name)")
+    sz.add_argument("--leaf", help="parameter leaf model (default: the schema's)")
+    sz.add_argument(
+        "--precision",
+        default="bf16",
+        choices=("fp32", "bf16", "fp16", "fp8", "mixed"),
+        help="training precision; mixed = bf16 + fp32 master weights and moments (default bf16)",
+    )
+    sz.add_argument(
+        "--hbm-gb", type=float, default=64.0, help="HBM per card in GB (default 64) [U]"
+    )
+    sz.add_argument(
+        "--supernode", type=int, default=0, metavar="SERVERS", help="servers per supernode"
+    )
+    sz.add_argument("--write", metavar="FILE", help="write the starting blueprint here")
+    sz.add_argument("--name", help="metadata.name (default: the file name)")
+    sz.add_argument("--force", action="store_true", help="replace an existing --write file")
+
     sub.add_parser("schema", help="print the blueprint JSON Schema (Draft 2020-12)")
     c = sub.add_parser("catalog", help="list hardware models a blueprint can name")
     c.add_argument("--json", action="store_true", help="machine-readable output")
@@ -147,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
             "validate": _validate,
             "ranktable": _ranktable,
             "placement": _placement,
+            "size": _size,
             "schema": _schema,
             "catalog": _catalog,
         }[args.command](args)
@@ -299,6 +343,61 @@ def _placement(args: argparse.Namespace) -> int:
     for r in reports:
         if r.warning:
             print(f"warning: {r.warning}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _size(args: argparse.Namespace) -> int:
+    import os
+    import tempfile
+
+    from generator import pipeline, sizing
+    from generator.errors import BlueprintError
+    from generator.output import write_file
+
+    try:
+        result = sizing.size(
+            params=args.params,
+            tokens=args.tokens,
+            days=args.days,
+            mfu=args.mfu,
+            card_tflops=args.card_tflops,
+            overhead=args.overhead,
+            server=args.server,
+            leaf=args.leaf,
+            precision=args.precision,
+            hbm_gb=args.hbm_gb,
+            supernode=args.supernode,
+        )
+    except sizing.SizingError as err:
+        print(f"wanka: {err}", file=sys.stderr)
+        return EXIT_INVALID
+    for line in result.lines():
+        print(line)
+    if not args.write:
+        return EXIT_OK
+    path = Path(args.write)
+    if path.exists() and not args.force:
+        print(f"wanka: {path} exists; add --force to replace it", file=sys.stderr)
+        return EXIT_INVALID
+    schema = Path(sizing.__file__).parent / "blueprint" / "wanka-v1.schema.json"
+    ref = Path(os.path.relpath(schema, path.resolve().parent)).as_posix()
+    text = result.blueprint_text(args.name or path.stem, ref)
+    with tempfile.TemporaryDirectory() as tmp:  # it must validate and expand before it is written
+        trial = Path(tmp) / path.name
+        trial.write_text(text, encoding="utf-8")
+        try:
+            findings = pipeline.run(trial, emit=False).findings
+        except BlueprintError as err:
+            print(err.render().replace(str(trial), str(path)), file=sys.stderr)
+            return EXIT_INVALID
+    if _report(findings, False):
+        print(
+            f"wanka: the sized blueprint fails its design checks; {path} not written",
+            file=sys.stderr,
+        )
+        return EXIT_INVALID
+    write_file(path, text.encode())
+    print(f"{path}: written ({result.cards:,} cards); next: wanka generate {path}", file=sys.stderr)
     return EXIT_OK
 
 

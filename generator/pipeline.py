@@ -9,7 +9,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.artifacts import OutputFile, cabling, hccl, hccn
+from generator.artifacts import (
+    OutputFile,
+    cabling,
+    failures,
+    hccl,
+    hccn,
+    inventory,
+    monitoring,
+    scheduler,
+    switches,
+)
 from generator.blueprint.load import LoadedBlueprint, load_blueprint
 from generator.blueprint.validate import validate
 from generator.checks import Finding, check
@@ -17,7 +27,16 @@ from generator.errors import BlueprintError
 from generator.expand import expand
 from generator.model import Cluster
 
-EMITTERS = (cabling.emit, hccl.emit, hccn.emit)
+EMITTERS = (
+    cabling.emit,
+    hccl.emit,
+    hccn.emit,
+    inventory.emit,
+    scheduler.emit,
+    switches.emit,
+    failures.emit,
+    monitoring.emit,
+)
 
 
 def emit_all(cluster: Cluster) -> list[OutputFile]:

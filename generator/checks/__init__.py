@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from generator.errors import YamlPath
 from generator.expand.fabric import parse_ratio
+from generator.failures import review, worst_share
 from generator.model import Cluster, ip
 from generator.placement import RequestError, placement
 
@@ -35,6 +36,7 @@ def check(cluster: Cluster) -> list[Finding]:
         *legacy_design(cluster),
         *lossless_agreement(cluster),
         *parallel_placement(cluster),
+        *failure_domains(cluster),
     ]
     order = {ERROR: 0, WARNING: 1, INFO: 2}
     return sorted(findings, key=lambda f: (order[f.severity], f.code, f.message))
@@ -293,3 +295,34 @@ def parallel_placement(cluster: Cluster) -> Iterator[Finding]:
             yield Finding(
                 INFO, "parallelism", f"{r.kind} groups of {r.size}: widest tier {r.tier}", where
             )
+
+
+def failure_domains(cluster: Cluster) -> Iterator[Finding]:
+    """No single failure (switch, cable, rack, CDU) interrupts more than design.max_failure_share
+    of the cards; failures no larger than one server are inherent and not counted."""
+    rev = review(cluster)
+    limit = cluster.blueprint.get("design", {}).get("max_failure_share", 0.05)
+    where = ("design", "max_failure_share")
+    over = [x for x in worst_share(rev) if x[3] > limit]
+    if over:
+        shown = ", ".join(
+            f"{kind} {unit}: {n:,} ({share:.1%})" for kind, unit, n, share in over[:4]
+        )
+        more = f" and {len(over) - 4} more" if len(over) > 4 else ""
+        yield Finding(
+            WARNING,
+            "failure-domain",
+            f"one failure interrupts more than {limit:.1%} of the {rev.cards:,} cards: {shown}{more} "
+            "(files/failure-domains.md says why; spread each plane's spines and cores over racks, "
+            "use smaller CDUs, or raise design.max_failure_share)",
+            where,
+        )
+    if rev.jobs:
+        job = rev.jobs[-1]
+        yield Finding(
+            INFO,
+            "failure-domain",
+            f"a job on all {job.cards:,} cards is interrupted every {job.mtbi_hours:,.1f} h "
+            f"({job.per_day:.1f} a day) at the catalog's failure rates",
+            where,
+        )

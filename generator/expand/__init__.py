@@ -328,6 +328,7 @@ def _build(spec: PlaneSpec, eps: list[Endpoint], catalog: Catalog) -> PlaneBuild
         peer_links=spec.peer_links,
         uplinks=spec.uplinks,
         where=spec.where,
+        role_names=(spec.leaf_role, spec.upper_role),
     )
 
 

@@ -238,8 +238,10 @@ def build_plane(
     peer_links: int = 0,
     uplinks: int | None = None,
     where: YamlPath,
+    role_names: tuple[str, str] = ("leaf", "spine"),
 ) -> PlaneBuild:
-    """Access leaves for `endpoints`, then spines (and cores) above them."""
+    """Access leaves for `endpoints`, then spines (and cores) above them; switch names are
+    `<code>-<role_names[0]>-NNNN` and `<code>-<role_names[1]>-NNN`."""
     speed = endpoints[0].speed
     plan = leaf_port_plan(leaf, speed, ratio, split, peer_links, uplinks, (*where, "leaf"))
     lanes = len(plan.lanes)
@@ -266,7 +268,7 @@ def build_plane(
     for group in groups:
         names = []
         for _r in range(rails):
-            sw = Switch(f"{code}-leaf-{len(leaves) + 1:04d}", "leaf", len(leaves))
+            sw = Switch(f"{code}-{role_names[0]}-{len(leaves) + 1:04d}", "leaf", len(leaves))
             if plan.split != "none":
                 sw.splits = {parent: plan.split for _, parent in plan.lanes}
             leaves.append(sw)
@@ -321,7 +323,7 @@ def build_plane(
     if two_tier is not None and tiers != 3:
         s = two_tier
         per = n_up // s
-        spines = [Switch(f"{code}-spine-{i + 1:03d}", "spine", i) for i in range(s)]
+        spines = [Switch(f"{code}-{role_names[1]}-{i + 1:03d}", "spine", i) for i in range(s)]
         for leaf_sw in leaves:
             for j, port in enumerate(plan.uplinks):
                 sp, k = spines[j % s], j // s

@@ -1,0 +1,138 @@
+#!/usr/bin/python
+"""Ansible module: the seed checklist's pre-flight checks on one Ascend host, read-only.
+
+Reads `npu-smi info -t board|health|ecc|common` and `hccn_tool -link|-mtu|-lldp -g` per NPU and
+compares them with what the blueprint and the cabling plan say. Returns the facts and a list of
+problems (never fails itself; the role turns problems into one clear per-host failure).
+Field names of npu-smi's `key : value` output follow MindCluster's collector script and Huawei's
+npu-smi reference (domain.md §5); hccn_tool `-g` formats beyond `-ip -g` are read defensively.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible.module_utils.basic import AnsibleModule
+
+DOCUMENTATION = r"""
+module: wanka_npu_preflight
+short_description: Pre-flight checks of an Ascend host against the blueprint and cabling plan
+options:
+  lldp: {description: Expected LLDP neighbour of NPU i as "<switch> <port>" (inventory npu_lldp), type: list, elements: str, required: true}
+  driver: {description: Required driver version, type: str, required: true}
+  firmware: {description: Required firmware version, type: str, required: true}
+  temperature_max_c: {description: Highest allowed NPU temperature, type: int, required: true}
+  mtu: {description: Planned NPU NIC MTU, type: int, required: true}
+  npu_smi: {description: Path of npu-smi, type: str, default: npu-smi}
+  hccn_tool: {description: Path of hccn_tool, type: str, default: /usr/local/Ascend/driver/tools/hccn_tool}
+  root: {description: Root directory prefix for test doubles (exported as WANKA_ROOT), type: str, default: ''}
+"""
+
+FIELD = re.compile(r"^\s*([^:]+?)\s*:\s*(.*?)\s*$")
+
+
+def fields(text: str) -> dict[str, str]:
+    out = {}
+    for line in text.splitlines():
+        m = FIELD.match(line)
+        if m:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+def lldp_neighbour(text: str) -> tuple[str, str]:
+    """(system name, port id) from hccn_tool -lldp -g TLV output."""
+    system = port = ""
+    lines = [line.strip() for line in text.splitlines()]
+    for i, line in enumerate(lines):
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if line.startswith("System Name TLV"):
+            system = nxt
+        elif line.startswith("Port ID TLV"):
+            port = nxt.split(":", 1)[1].strip() if ":" in nxt else nxt
+    return system, port
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={
+            "lldp": {"type": "list", "elements": "str", "required": True},
+            "driver": {"type": "str", "required": True},
+            "firmware": {"type": "str", "required": True},
+            "temperature_max_c": {"type": "int", "required": True},
+            "mtu": {"type": "int", "required": True},
+            "npu_smi": {"type": "str", "default": "npu-smi"},
+            "hccn_tool": {"type": "str", "default": "/usr/local/Ascend/driver/tools/hccn_tool"},
+            "root": {"type": "str", "default": ""},
+        },
+        supports_check_mode=True,
+    )
+    p = module.params
+    env = {"WANKA_ROOT": p["root"]} if p["root"] else {}
+
+    def run(*args: str) -> str:
+        rc, out, err = module.run_command(list(args), environ_update=env)
+        if rc != 0:
+            module.fail_json(msg=f"{' '.join(args)} failed: {(err or out).strip()}")
+        return out
+
+    problems: list[str] = []
+    facts: list[dict] = []
+    for n, expected in enumerate(p["lldp"]):
+        i = str(n)
+        want_system, _, want_port = expected.partition(" ")
+        board = fields(run(p["npu_smi"], "info", "-t", "board", "-i", i))
+        health = fields(run(p["npu_smi"], "info", "-t", "health", "-i", i, "-c", "0"))
+        ecc = fields(run(p["npu_smi"], "info", "-t", "ecc", "-i", i, "-c", "0"))
+        common = fields(run(p["npu_smi"], "info", "-t", "common", "-i", i, "-c", "0"))
+        link = run(p["hccn_tool"], "-i", i, "-link", "-g")
+        mtu = re.findall(r"\d+", run(p["hccn_tool"], "-i", i, "-mtu", "-g"))
+        system, port = lldp_neighbour(run(p["hccn_tool"], "-i", i, "-lldp", "-g"))
+        hbm = sum(
+            int(v)
+            for k, v in ecc.items()
+            if k.startswith("HBM") and "Error Count" in k and v.isdigit()
+        )
+        temp = int(re.findall(r"-?\d+", common.get("Temperature(C)", "0"))[0] or 0)
+        fact = {
+            "id": int(i),
+            "driver": board.get("Software Version", ""),
+            "firmware": board.get("Firmware Version", ""),
+            "health": health.get("Health Status", ""),
+            "hbm_ecc_errors": hbm,
+            "temperature_c": temp,
+            "link_up": bool(re.search(r"\bUP\b", link, re.IGNORECASE)),
+            "mtu": int(mtu[-1]) if mtu else 0,
+            "lldp": {"system": system, "port": port},
+        }
+        facts.append(fact)
+        where = f"NPU {i}"
+        if fact["driver"] != p["driver"]:
+            problems.append(
+                f"{where} driver {fact['driver'] or 'unknown'}, blueprint wants {p['driver']}"
+            )
+        if fact["firmware"] != p["firmware"]:
+            problems.append(
+                f"{where} firmware {fact['firmware'] or 'unknown'}, blueprint wants {p['firmware']}"
+            )
+        if fact["health"] != "OK":
+            problems.append(
+                f"{where} health {fact['health'] or 'unknown'} ({health.get('Error Information', 'NA')})"
+            )
+        if hbm:
+            problems.append(f"{where} has {hbm} HBM ECC errors: replace the card before training")
+        if temp > p["temperature_max_c"]:
+            problems.append(f"{where} at {temp} C, over the {p['temperature_max_c']} C limit")
+        if not fact["link_up"]:
+            problems.append(f"{where} link is down")
+        if fact["mtu"] != p["mtu"]:
+            problems.append(f"{where} MTU {fact['mtu']}, planned {p['mtu']}")
+        if (system, port) != (want_system, want_port):
+            problems.append(
+                f"{where} LLDP neighbour is {system or '?'} {port or '?'}, the cabling plan says {expected}"
+            )
+    module.exit_json(changed=False, npus=facts, problems=problems)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,287 @@
+"""The roles, run for real: ansible-playbook site.yml against the generated pod-128 inventory with
+local connections, every host confined to its own fake root, and test doubles of npu-smi,
+hccn_tool and the switches' `display` on PATH (tests/fakes, named as such)."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+INVENTORY = ROOT / "inventories" / "pod-128"
+FAKES = ROOT / "tests" / "fakes" / "bin"
+OS_SKELETON = (
+    "etc/profile.d",
+    "etc/sysctl.d",
+    "etc/systemd/system",
+    "etc/NetworkManager/system-connections",
+    "usr/local/sbin",
+)
+RECAP = re.compile(
+    r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M
+)
+
+
+def _tool(name: str) -> str:
+    path = shutil.which(name) or str(Path(sys.executable).parent / name)
+    assert Path(path).exists(), f"{name} is a test dependency: pip install -e '.[test]'"
+    return path
+
+
+def _hosts() -> dict[str, dict]:
+    data = yaml.safe_load((INVENTORY / "hosts.yml").read_text())
+    hosts: dict[str, dict] = {}
+
+    def walk(group: dict) -> None:
+        for name, vars_ in (group.get("hosts") or {}).items():
+            if vars_:
+                hosts[name] = vars_
+            else:
+                hosts.setdefault(name, {})
+        for child in (group.get("children") or {}).values():
+            walk(child or {})
+
+    walk(data["all"])
+    return hosts
+
+
+def _seed(roots: Path) -> None:
+    """What the hardware reports when everything is as planned."""
+    versions = yaml.safe_load((INVENTORY / "group_vars" / "all.yml").read_text())[
+        "software_versions"
+    ]
+    switch_lldp: dict[str, dict[str, list[str]]] = {}
+    with open(INVENTORY / "files" / "cabling.csv") as fh:
+        hosts = _hosts()
+        for row in csv.DictReader(fh):
+            a, b = row["a_device"], row["b_device"]
+            if "inband_address" in hosts.get(a, {}):
+                continue
+            switch_lldp.setdefault(a, {})[row["a_port"]] = [b, row["b_port"]]
+            switch_lldp.setdefault(b, {})[row["b_port"]] = [a, row["a_port"]]
+    for name, v in hosts.items():
+        for skeleton in OS_SKELETON:  # what every real host's file system already has
+            (roots / name / skeleton).mkdir(parents=True, exist_ok=True)
+        state = roots / name / "var/lib/wanka-fake"
+        state.mkdir(parents=True, exist_ok=True)
+        if "npu_lldp" in v:
+            lines = [f"driver={versions['driver']}", f"firmware={versions['firmware']}"]
+            for i, expected in enumerate(v["npu_lldp"]):
+                system, port = expected.split(" ", 1)
+                lines += [
+                    f"npu{i}.health=OK",
+                    f"npu{i}.hbm_ecc=0",
+                    f"npu{i}.temp=45",
+                    f"npu{i}.link=UP",
+                    f"npu{i}.lldp_system={system}",
+                    f"npu{i}.lldp_port={port}",
+                ]
+            (state / "npu.conf").write_text("\n".join(lines) + "\n")
+        if name in switch_lldp:
+            rows = sorted(
+                f"{local} {dev} {port}" for local, (dev, port) in switch_lldp[name].items()
+            )
+            (state / "lldp.conf").write_text("\n".join(rows) + "\n")
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("fleet")
+    roots = tmp / "roots"
+    _seed(roots)
+    overrides = tmp / "test-doubles.yml"
+    overrides.write_text(
+        yaml.safe_dump(
+            {
+                "all": {
+                    "vars": {
+                        "ansible_connection": "local",
+                        "ansible_python_interpreter": sys.executable,
+                        "wanka_root": str(roots) + "/{{ inventory_hostname }}",
+                        "npu_nic_hccn_tool": str(FAKES / "hccn_tool"),
+                        "npu_preflight_hccn_tool": str(FAKES / "hccn_tool"),
+                        "npu_preflight_npu_smi": str(FAKES / "npu-smi"),
+                        "thermal_guard_npu_smi": str(FAKES / "npu-smi"),
+                        "switch_config_lldp_command": "WANKA_ROOT={{ wanka_root }} display lldp neighbor brief",
+                    }
+                }
+            }
+        )
+    )
+    env = {
+        **os.environ,
+        "PATH": f"{FAKES}:{Path(sys.executable).parent}:{os.environ['PATH']}",
+        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
+        "ANSIBLE_HOME": str(tmp / "ansible-home"),
+        "ANSIBLE_LOCAL_TEMP": str(tmp / "ansible-tmp"),
+        "ANSIBLE_REMOTE_TEMP": str(tmp / "ansible-remote-tmp"),
+        "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(tmp / "facts"),
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_FORKS": "8",
+    }
+
+    def play(playbook: str, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [
+                _tool("ansible-playbook"),
+                "-i",
+                str(INVENTORY / "hosts.yml"),
+                "-i",
+                str(overrides),
+                playbook,
+                *args,
+            ],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+
+    return {"play": play, "roots": roots}
+
+
+def _recap(res: subprocess.CompletedProcess) -> dict[str, tuple[int, int, int]]:
+    return {
+        h: (int(ok), int(changed), int(failed))
+        for h, ok, changed, _, failed in RECAP.findall(res.stdout)
+    }
+
+
+def _tree(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_site_configures_every_host_then_changes_nothing_and_check_mode_is_clean(fleet):
+    first = fleet["play"]("site.yml")
+    assert first.returncode == 0, first.stdout[-4000:] + first.stderr[-2000:]
+    recap = _recap(first)
+    hosts = _hosts()
+    assert set(recap) == {h for h in hosts if not h.startswith(("rtr-", "fw-"))}
+    for name, (_, changed, failed) in recap.items():
+        assert failed == 0
+        if "npu_lldp" in hosts[name] or name.startswith(("par-", "sto-", "biz-")):
+            assert changed > 0, f"{name} was not configured"
+    npu = fleet["roots"] / "npu-001"
+    conf = (npu / "etc/hccn.conf").read_text()
+    generated = (INVENTORY / "files/hccn/npu-001.conf").read_text()
+    for line in generated.splitlines():
+        if not line.startswith("send_arp"):
+            assert line in conf.splitlines(), line
+    assert (npu / "etc/profile.d/hccl.sh").read_bytes() == (
+        INVENTORY / "files/hccl/env/npu-001.sh"
+    ).read_bytes()
+    assert (npu / "etc/systemd/system/data.mount").is_file()
+    assert "bond0" in (npu / "etc/NetworkManager/system-connections/bond0.nmconnection").read_text()
+    ztp = next(fleet["roots"].glob("controller-*/srv/ztp/configs"))
+    assert (ztp / "par-leaf-0001.cfg").read_bytes() == (
+        INVENTORY / "files/switches/par-leaf-0001.cfg"
+    ).read_bytes()
+
+    before = _tree(fleet["roots"])
+    second = fleet["play"]("site.yml")
+    assert second.returncode == 0, second.stdout[-3000:]
+    assert {h: c for h, (_, c, _) in _recap(second).items() if c} == {}
+    assert _tree(fleet["roots"]) == before
+
+    check = fleet["play"]("site.yml", "--check", "--diff")
+    assert check.returncode == 0, check.stdout[-3000:]
+    assert {h: c for h, (_, c, _) in _recap(check).items() if c} == {}
+    assert _tree(fleet["roots"]) == before
+
+
+def _break(roots: Path, host: str, line: str) -> None:
+    """Make a host's hardware report something else: a later line wins in the double's state."""
+    with open(roots / host / "var/lib/wanka-fake/npu.conf", "a") as fh:
+        fh.write(line + "\n")
+
+
+def test_preflight_names_each_unready_host_and_why(fleet):
+    roots = fleet["roots"]
+    _break(roots, "npu-003", lambda s: s["npus"]["0"].update(firmware="7.5.0.1.100"))
+    _break(roots, "npu-007", lambda s: s["npus"]["5"].update(hbm_ecc=3))
+    _break(
+        roots,
+        "npu-012",
+        lambda s: s["npus"]["2"]["lldp"].update(system="par-leaf-0004", port="400GE1/0/9:1"),
+    )
+    res = fleet["play"]("playbooks/preflight.yml")
+    out = res.stdout
+    assert res.returncode != 0
+    assert "npu-003 is not ready: NPU 0 firmware 7.5.0.1.100, blueprint wants 7.5.0.2.220" in out
+    assert "firmware versions 7.5.0.1.100, 7.5.0.2.220 are mixed across the hosts" in out
+    assert "npu-007 is not ready: NPU 5 has 3 HBM ECC errors" in out
+    assert re.search(
+        r"npu-012 is not ready: NPU 2 LLDP neighbour is par-leaf-0004 400GE1/0/9:1, the cabling plan says par-leaf-0003 \S+",
+        out,
+    )
+    failed = {h for h, (_, _, f) in _recap(res).items() if f}
+    assert {"npu-003", "npu-007", "npu-012"} <= failed
+
+
+def test_switch_cabled_differently_from_the_plan_fails_verification(fleet):
+    roots = fleet["roots"]
+    path = roots / "par-spine-001/var/lib/wanka-fake/lldp.conf"
+    rows = path.read_text().splitlines()
+    port = sorted(rows)[0].split()[0]
+    rows[rows.index(sorted(rows)[0])] = f"{port} par-leaf-0009 400GE1/0/31"
+    path.write_text("\n".join(rows) + "\n")
+    res = fleet["play"]("playbooks/switches.yml", "--limit", "par-spine-001")
+    assert res.returncode != 0
+    assert (
+        f"par-spine-001 is cabled differently from the plan: {port}: LLDP neighbour par-leaf-0009 400GE1/0/31"
+        in res.stdout
+    )
+
+
+def test_ansible_inventory_graph_and_list_work_for_every_example():
+    for inv in sorted((ROOT / "inventories").glob("*/hosts.yml")):
+        for flag in ("--graph", "--list"):
+            res = subprocess.run(
+                [_tool("ansible-inventory"), "-i", str(inv), flag],
+                capture_output=True,
+                text=True,
+                cwd=ROOT,
+            )
+            assert res.returncode == 0 and "WARNING" not in res.stderr.upper(), (inv, res.stderr)
+        listed = json.loads(
+            subprocess.run(
+                [_tool("ansible-inventory"), "-i", str(inv), "--list"],
+                capture_output=True,
+                text=True,
+            ).stdout
+        )
+        assert listed["_meta"]["hostvars"]
+
+
+def test_ansible_lint_production_profile_passes():
+    res = subprocess.run(
+        [
+            _tool("ansible-lint"),
+            "--profile",
+            "production",
+            "--offline",
+            "roles",
+            "site.yml",
+            "playbooks",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
