@@ -242,7 +242,9 @@ def test_the_emitted_worst_case_of_every_class_is_the_brute_force_maximum():
     assert rows["parameter spine"]["cards_slowed"] == "4608"
     assert rows["parameter core"]["pod_uplink_lost"] == "0.0312"
     assert rows["parameter core"]["cards_slowed"] == "10240"
-    assert rows["CDU"]["cards_interrupted"] == "864"  # 27 racks x 4 servers x 8 cards
+    assert (
+        rows["CDU"]["cards_interrupted"] == "768"
+    )  # 24 racks (4 servers + their leaf, 24.2 kW) x 32 cards
     assert rows["inband access"]["cards_interrupted"] == "384"
     assert rows["NPU server"]["failures_per_year"] == "1536"
     assert rows["parameter leaf"]["jobs_lost_32_cards"] == "1"
@@ -285,7 +287,7 @@ def test_design_check_warns_over_the_share_and_the_blueprint_sets_it(tmp_path):
 
     findings = generated("wanka-10k.yaml").findings
     warn = [f for f in findings if f.code == "failure-domain" and f.severity == "warning"]
-    assert len(warn) == 1 and "CDU CDU-01: 864 (8.4%)" in warn[0].message
+    assert len(warn) == 1 and "CDU CDU-01: 768 (7.5%)" in warn[0].message
     assert warn[0].where == ("design", "max_failure_share")
     info = [f for f in findings if f.code == "failure-domain" and f.severity == "info"]
     assert "interrupted every" in info[0].message

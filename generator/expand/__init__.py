@@ -200,28 +200,42 @@ def expand(
     mgmt_row = floor.zone_rows["management"]
 
     def place_switch(
-        name: str, role: str, plane: str, model_name: str, zone: str, row: int
+        name: str, role: str, plane: str, model_name: str, zone: str, row: int, side: int
     ) -> None:
         m = catalog.switches[model_name]
         switch_model[name], switch_role[name] = m, (role, plane)
-        floor.place_network(zone, row, name, m.height_u, m.power_w, net_power)
+        floor.place_network(zone, row, name, m.height_u, m.power_w, net_power, side)
 
     def place_plane(spec: PlaneSpec, b: PlaneBuild) -> None:
+        """Parameter leaves top-of-rack when all their servers share a rack (shortest cables; a
+        rack failure takes only that rack); other switches in network racks, redundant members
+        (pair, spine i / i+1) alternating between an A and a B side."""
         for leaf in b.leaves:
-            place_switch(
-                leaf.name,
-                spec.leaf_role,
-                spec.plane,
-                spec.leaf,
-                *row_of(b.leaf_members[leaf.name][0]),
+            members = b.leaf_members[leaf.name]
+            rack = floor.racks[floor.position[members[0]][0]]
+            m = catalog.switches[spec.leaf]
+            tor = spec.plane == "parameter" and all(
+                floor.position[h][0] == rack.name for h in members
             )
+            if tor and rack.fits(m.height_u, m.power_w):
+                switch_model[leaf.name], switch_role[leaf.name] = m, (spec.leaf_role, spec.plane)
+                floor.place(rack, leaf.name, m.height_u, m.power_w)
+            else:
+                place_switch(
+                    leaf.name,
+                    spec.leaf_role,
+                    spec.plane,
+                    spec.leaf,
+                    *row_of(members[0]),
+                    leaf.index % 2,
+                )
         upper = (
             ("training", spine_row) if spec.upper_zone == "training" else ("management", mgmt_row)
         )
         for sp in b.spines:
-            place_switch(sp.name, spec.upper_role, spec.plane, spec.spine, *upper)
+            place_switch(sp.name, spec.upper_role, spec.plane, spec.spine, *upper, sp.index % 2)
         for c in b.cores:
-            place_switch(c.name, "core", spec.plane, spec.core, *upper)
+            place_switch(c.name, "core", spec.plane, spec.core, *upper, c.index % 2)
 
     for plane, b in builds.items():
         place_plane(specs[plane], b)
@@ -235,6 +249,7 @@ def expand(
                 border[key]["model"],
                 "management",
                 mgmt_row,
+                i % 2,
             )
 
     # Out-of-band: every BMC and every switch management port, zone by zone, in floor order.

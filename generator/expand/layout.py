@@ -33,6 +33,7 @@ class RackSlot:
     used_u: int = 0
     load_w: float = 0.0
     devices: list[str] = field(default_factory=list)
+    side: int = 0  # network racks: A (0) or B (1) side, so redundant switches never share a rack
 
     def fits(self, height_u: int, power_w: float) -> bool:
         return (
@@ -92,13 +93,21 @@ class Floor:
         self.position[name] = (rack.name, rack.put(name, height_u, power_w))
 
     def place_network(
-        self, zone: str, row: int, name: str, height_u: int, power_w: float, power_kw: float
+        self,
+        zone: str,
+        row: int,
+        name: str,
+        height_u: int,
+        power_w: float,
+        power_kw: float,
+        side: int = 0,
     ) -> None:
-        """Stack a switch into the row's network racks, opening a new one when full."""
-        racks = [r for r in self.rows[(zone, row)] if r.kind == "network"]
+        """Stack a switch into the row's network racks of its side (A/B), opening one when full."""
+        racks = [r for r in self.rows[(zone, row)] if r.kind == "network" and r.side == side]
         rack = racks[-1] if racks and racks[-1].fits(height_u, power_w) else None
         if rack is None:
             rack = self.new_rack(zone, row, "network", 42, power_kw, power_kw, "air")
+            rack.side = side
             if not rack.fits(height_u, power_w):
                 raise BlueprintError(
                     [
