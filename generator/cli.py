@@ -25,7 +25,9 @@ examples:
   wanka catalog                                       # hardware models a blueprint can name
   wanka size --params 1e12 --tokens 1e13 --days 30 --mfu 0.5 --write blueprints/my.yaml
 
-exit codes: 0 ok, 1 --check found drift, 2 invalid blueprint (FILE:LINE:COL: yaml.path: problem (hint))
+  wanka diff origin/main:blueprints/pod-128.yaml blueprints/pod-128.yaml   # for a PR comment
+
+exit codes: 0 ok, 1 --check found drift or diff found changes, 2 invalid blueprint (FILE:LINE:COL: yaml.path: problem (hint))
 """
 
 
@@ -163,6 +165,19 @@ def _parser() -> argparse.ArgumentParser:
     sz.add_argument("--name", help="metadata.name (default: the file name)")
     sz.add_argument("--force", action="store_true", help="replace an existing --write file")
 
+    df = sub.add_parser(
+        "diff",
+        help="what changes in the build between two blueprints (for pull requests)",
+        description="Compare the builds of two blueprints: cables added, removed or re-patched, devices, "
+        "addresses, ASNs, ranks and switch configuration lines. Each side is a file or REF:path "
+        "read with git show. Exit 1 when something changes, 0 when nothing does, 2 for invalid input.",
+    )
+    df.add_argument(
+        "old", help="blueprint file or REF:path (e.g. origin/main:blueprints/pod-128.yaml)"
+    )
+    df.add_argument("new", help="blueprint file or REF:path")
+    df.add_argument("--format", choices=("md", "json"), default="md", help="output (default md)")
+
     sub.add_parser("schema", help="print the blueprint JSON Schema (Draft 2020-12)")
     c = sub.add_parser("catalog", help="list hardware models a blueprint can name")
     c.add_argument("--json", action="store_true", help="machine-readable output")
@@ -191,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
             "ranktable": _ranktable,
             "placement": _placement,
             "size": _size,
+            "diff": _diff,
             "schema": _schema,
             "catalog": _catalog,
         }[args.command](args)
@@ -399,6 +415,65 @@ def _size(args: argparse.Namespace) -> int:
     write_file(path, text.encode())
     print(f"{path}: written ({result.cards:,} cards); next: wanka generate {path}", file=sys.stderr)
     return EXIT_OK
+
+
+def _git_blueprint(spec: str, folder: Path) -> Path:
+    """REF:path from git into `folder` (same file name); ValueError says what is wrong."""
+    import subprocess
+
+    ref, _, path = spec.partition(":")
+    if not ref or not path:
+        raise ValueError(f"{spec}: not a file, nor REF:path")
+    try:
+        inside = subprocess.run(
+            ["git", "rev-parse", "--is-inside-work-tree"], capture_output=True, text=True
+        )
+    except FileNotFoundError:
+        raise ValueError(f"{spec}: git is not installed") from None
+    if inside.returncode != 0:
+        raise ValueError(f"{spec}: not a file, and {Path.cwd()} is not in a git repository")
+    shown = subprocess.run(["git", "show", f"{ref}:{path}"], capture_output=True)
+    if shown.returncode != 0:
+        raise ValueError(f"{spec}: {shown.stderr.decode(errors='replace').strip()}")
+    target = folder / Path(path).name
+    target.write_bytes(shown.stdout)
+    return target
+
+
+def _diff(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from generator import diff, pipeline
+    from generator.errors import BlueprintError
+
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, spec in enumerate((args.old, args.new)):
+            source = Path(spec)
+            if not source.is_file():
+                folder = Path(tmp) / str(i)
+                folder.mkdir()
+                try:
+                    source = _git_blueprint(spec, folder)
+                except ValueError as err:
+                    print(f"wanka: {err}", file=sys.stderr)
+                    return EXIT_INVALID
+            try:
+                result = pipeline.run(source)
+            except BlueprintError as err:
+                print(err.render().replace(str(source), spec), file=sys.stderr)
+                return EXIT_INVALID
+            if any(f.severity == "error" for f in result.findings):
+                _report(result.findings, False)
+                print(f"{spec}: design checks failed", file=sys.stderr)
+                return EXIT_INVALID
+            results.append(result)
+    report = diff.compare(*results)
+    if args.format == "json":
+        print(json.dumps(report, indent=1, sort_keys=True))
+    else:
+        sys.stdout.write(diff.markdown(report))
+    return EXIT_DRIFT if diff.changed(report) else EXIT_OK
 
 
 def _schema(args: argparse.Namespace) -> int:

@@ -11,7 +11,9 @@ from typing import Any
 
 from generator.artifacts import (
     OutputFile,
+    bom,
     cabling,
+    docs,
     failures,
     hccl,
     hccn,
@@ -36,6 +38,8 @@ EMITTERS = (
     switches.emit,
     failures.emit,
     monitoring.emit,
+    bom.emit,
+    docs.emit,
 )
 
 
@@ -77,6 +81,7 @@ def run(
         raise err.locate(loaded.file, loaded.positions) from None
     with _timed(seconds, "check"):
         findings = check(cluster)
+    docs.remember(cluster, findings)  # the design review shows them without a second check run
     progress(f"{len(findings)} design findings")
     files: list[OutputFile] = []
     if emit:

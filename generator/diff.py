@@ -1,0 +1,334 @@
+"""What changes in the physical and logical build between two pipeline results.
+
+Pure functions over two `pipeline.Result`s (clusters plus rendered files); `wanka diff` only
+prints. Cables are matched by their endpoints, not by cable id (ids are renumbered when racks
+are added): a cable only on one side that shares one end with a cable only on the other side is
+reported as re-patched. Switch configuration changes are counted as lines added and removed
+(multiset difference of the rendered .cfg lines, so moved lines do not count).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from generator.artifacts import bom
+from generator.model import Cluster, Link, ip
+
+End = tuple[str, str]  # (device, port)
+
+
+def _ends(link: Link) -> tuple[End, End]:
+    return (link.a_device, link.a_port), (link.b_device, link.b_port)
+
+
+def _cable(link: Link) -> dict[str, Any]:
+    return {
+        "cable_id": link.cable_id,
+        "plane": link.plane,
+        "a": f"{link.a_device}:{link.a_port}",
+        "b": f"{link.b_device}:{link.b_port}",
+        "speed": link.speed,
+        "media": link.media,
+        "length_m": link.length_m,
+    }
+
+
+def cables(old: Cluster, new: Cluster) -> dict[str, list]:
+    before = {_ends(x): x for x in old.links}
+    after = {_ends(x): x for x in new.links}
+    gone = [before[k] for k in sorted(before.keys() - after.keys())]
+    came = [after[k] for k in sorted(after.keys() - before.keys())]
+    changed = [
+        {"old": _cable(before[k]), "new": _cable(after[k])}
+        for k in sorted(before.keys() & after.keys())
+        if (before[k].speed, before[k].media, before[k].length_m)
+        != (after[k].speed, after[k].media, after[k].length_m)
+    ]
+    # re-patched: one end stays, the other moves
+    came_by_end: dict[End, Link] = {}
+    for x in came:
+        for end in _ends(x):
+            came_by_end.setdefault(end, x)
+    repatched, used = [], set()
+    removed = []
+    for x in gone:
+        partner = next(
+            (
+                came_by_end[e]
+                for e in _ends(x)
+                if e in came_by_end and id(came_by_end[e]) not in used
+            ),
+            None,
+        )
+        if partner is None:
+            removed.append(_cable(x))
+        else:
+            used.add(id(partner))
+            repatched.append({"old": _cable(x), "new": _cable(partner)})
+    added = [_cable(x) for x in came if id(x) not in used]
+    return {"added": added, "removed": removed, "repatched": repatched, "changed": changed}
+
+
+def devices(old: Cluster, new: Cluster) -> dict[str, list]:
+    a, b = old.device_by_name, new.device_by_name
+
+    def row(d) -> dict[str, Any]:
+        return {
+            "name": d.name,
+            "role": d.role,
+            "plane": d.plane,
+            "model": d.model,
+            "rack": d.rack,
+            "u": d.u,
+        }
+
+    moved = []
+    for name in sorted(a.keys() & b.keys()):
+        x, y = row(a[name]), row(b[name])
+        if x != y:
+            moved.append({"name": name, "old": x, "new": y})
+    return {
+        "added": [row(b[n]) for n in sorted(b.keys() - a.keys())],
+        "removed": [row(a[n]) for n in sorted(a.keys() - b.keys())],
+        "changed": moved,
+    }
+
+
+def _addresses(cluster: Cluster) -> dict[tuple[str, str, str], str]:
+    return {
+        (dev, port, plane): f"{ip(addr)}/{prefix}"
+        for addr, prefix, _net, _gw, dev, port, plane in bom.ip_entries(cluster)
+    }
+
+
+def addresses(old: Cluster, new: Cluster) -> dict[str, list]:
+    a, b = _addresses(old), _addresses(new)
+
+    def row(k, v) -> dict[str, str]:
+        return {"device": k[0], "port": k[1], "plane": k[2], "address": v}
+
+    return {
+        "added": [row(k, b[k]) for k in sorted(b.keys() - a.keys())],
+        "removed": [row(k, a[k]) for k in sorted(a.keys() - b.keys())],
+        "changed": [
+            {"device": k[0], "port": k[1], "plane": k[2], "old": a[k], "new": b[k]}
+            for k in sorted(a.keys() & b.keys())
+            if a[k] != b[k]
+        ],
+    }
+
+
+def asns(old: Cluster, new: Cluster) -> list[dict[str, Any]]:
+    a = {d.name: d.asn for d in old.devices if d.asn}
+    b = {d.name: d.asn for d in new.devices if d.asn}
+    return [
+        {"device": n, "old": a.get(n, 0), "new": b.get(n, 0)}
+        for n in sorted(a.keys() | b.keys())
+        if a.get(n, 0) != b.get(n, 0)
+    ]
+
+
+def _ranks(cluster: Cluster) -> dict[tuple[str, int], int]:
+    out, rank = {}, 0
+    for server in cluster.npu_servers:
+        for dev in server.devices:
+            out[(server.name, dev.device_id)] = rank
+            rank += 1
+    return out
+
+
+def ranks(old: Cluster, new: Cluster) -> dict[str, Any]:
+    """Rank-table changes: ranks added or removed, and devices whose rank moved."""
+    a, b = _ranks(old), _ranks(new)
+    moved = [
+        {"server": k[0], "device_id": k[1], "old": a[k], "new": b[k]}
+        for k in sorted(a.keys() & b.keys())
+        if a[k] != b[k]
+    ]
+    return {"old": len(a), "new": len(b), "moved": moved}
+
+
+def configs(old_files, new_files) -> list[dict[str, Any]]:
+    """Per switch: lines added and removed in files/switches/<name>.cfg."""
+
+    def cfgs(files) -> dict[str, bytes]:
+        return {
+            f.path.removeprefix("files/switches/").removesuffix(".cfg"): f.data
+            for f in files
+            if f.path.startswith("files/switches/") and f.path.endswith(".cfg")
+        }
+
+    a, b = cfgs(old_files), cfgs(new_files)
+    out = []
+    for name in sorted(a.keys() | b.keys()):
+        x, y = a.get(name, b""), b.get(name, b"")
+        if x == y:
+            continue
+        ca, cb = Counter(x.decode().splitlines()), Counter(y.decode().splitlines())
+        status = "added" if name not in a else "removed" if name not in b else "changed"
+        out.append(
+            {
+                "switch": name,
+                "status": status,
+                "added": sum((cb - ca).values()),
+                "removed": sum((ca - cb).values()),
+            }
+        )
+    return out
+
+
+def compare(old, new) -> dict[str, Any]:
+    """Everything that differs between two pipeline Results, as plain data (JSON-ready)."""
+    return {
+        "old": old.cluster.name,
+        "new": new.cluster.name,
+        "devices": devices(old.cluster, new.cluster),
+        "cables": cables(old.cluster, new.cluster),
+        "addresses": addresses(old.cluster, new.cluster),
+        "asns": asns(old.cluster, new.cluster),
+        "ranks": ranks(old.cluster, new.cluster),
+        "configs": configs(old.files, new.files),
+    }
+
+
+def changed(report: dict[str, Any]) -> bool:
+    r = report
+    return bool(
+        any(r["devices"].values())
+        or any(r["cables"].values())
+        or any(r["addresses"].values())
+        or r["asns"]
+        or r["ranks"]["moved"]
+        or r["ranks"]["old"] != r["ranks"]["new"]
+        or r["configs"]
+    )
+
+
+LIMIT = 50  # rows listed per table in Markdown (counts are always complete)
+
+
+def _rows(head: list[str], body: list[list[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in body[:LIMIT]]
+    if len(body) > LIMIT:
+        lines.append(f"| ... {len(body) - LIMIT:,} more |" + " |" * (len(head) - 1))
+    return lines
+
+
+def markdown(report: dict[str, Any]) -> str:
+    r = report
+    if not changed(r):
+        return "### wanka diff: no change to the build\n"
+    d, c, a = r["devices"], r["cables"], r["addresses"]
+    k = r["ranks"]
+    out = [
+        "### wanka diff",
+        "",
+        "| what | added | removed | changed |",
+        "|---|---|---|---|",
+        f"| devices | {len(d['added']):,} | {len(d['removed']):,} | {len(d['changed']):,} |",
+        f"| cables | {len(c['added']):,} | {len(c['removed']):,} | "
+        f"{len(c['repatched']):,} re-patched, {len(c['changed']):,} other |",
+        f"| addresses | {len(a['added']):,} | {len(a['removed']):,} | {len(a['changed']):,} |",
+        f"| ASNs | | | {len(r['asns']):,} |",
+        f"| ranks | {max(0, k['new'] - k['old']):,} | {max(0, k['old'] - k['new']):,} | "
+        f"{len(k['moved']):,} moved |",
+        f"| switch configs | {sum(x['status'] == 'added' for x in r['configs']):,} | "
+        f"{sum(x['status'] == 'removed' for x in r['configs']):,} | "
+        f"{sum(x['status'] == 'changed' for x in r['configs']):,} |",
+    ]
+
+    def section(title: str, head: list[str], body: list[list[Any]]) -> None:
+        if body:
+            out.extend(["", f"#### {title} ({len(body):,})", "", *_rows(head, body)])
+
+    dev = ["name", "role", "plane", "model", "rack", "U"]
+    section(
+        "Devices added",
+        dev,
+        [[x[h] for h in ("name", "role", "plane", "model", "rack", "u")] for x in d["added"]],
+    )
+    section(
+        "Devices removed",
+        dev,
+        [[x[h] for h in ("name", "role", "plane", "model", "rack", "u")] for x in d["removed"]],
+    )
+    section(
+        "Devices changed",
+        ["name", "old", "new"],
+        [
+            [
+                x["name"],
+                f"{x['old']['model']} {x['old']['rack']} U{x['old']['u']}",
+                f"{x['new']['model']} {x['new']['rack']} U{x['new']['u']}",
+            ]
+            for x in d["changed"]
+        ],
+    )
+    cab = ["cable", "plane", "a end", "b end", "speed", "media", "length m"]
+
+    def body(xs: list[dict[str, Any]]) -> list[list[Any]]:
+        return [
+            [x["cable_id"], x["plane"], x["a"], x["b"], f"{x['speed']}G", x["media"], x["length_m"]]
+            for x in xs
+        ]
+
+    section("Cables added", cab, body(c["added"]))
+    section("Cables removed", cab, body(c["removed"]))
+    section(
+        "Cables re-patched",
+        ["cable", "old ends", "new ends"],
+        [
+            [
+                x["new"]["cable_id"],
+                f"{x['old']['a']} - {x['old']['b']}",
+                f"{x['new']['a']} - {x['new']['b']}",
+            ]
+            for x in c["repatched"]
+        ],
+    )
+    section(
+        "Cables changed",
+        ["ends", "old", "new"],
+        [
+            [
+                f"{x['old']['a']} - {x['old']['b']}",
+                f"{x['old']['speed']}G {x['old']['media']} {x['old']['length_m']} m",
+                f"{x['new']['speed']}G {x['new']['media']} {x['new']['length_m']} m",
+            ]
+            for x in c["changed"]
+        ],
+    )
+    adr = ["device", "port", "plane", "address"]
+    section(
+        "Addresses added",
+        adr,
+        [[x["device"], x["port"], x["plane"], x["address"]] for x in a["added"]],
+    )
+    section(
+        "Addresses removed",
+        adr,
+        [[x["device"], x["port"], x["plane"], x["address"]] for x in a["removed"]],
+    )
+    section(
+        "Addresses changed",
+        ["device", "port", "plane", "old", "new"],
+        [[x["device"], x["port"], x["plane"], x["old"], x["new"]] for x in a["changed"]],
+    )
+    section(
+        "ASNs changed",
+        ["device", "old", "new"],
+        [[x["device"], x["old"] or "-", x["new"] or "-"] for x in r["asns"]],
+    )
+    section(
+        "Ranks moved",
+        ["server", "device", "old rank", "new rank"],
+        [[x["server"], x["device_id"], x["old"], x["new"]] for x in k["moved"]],
+    )
+    section(
+        "Switch configurations",
+        ["switch", "status", "lines added", "lines removed"],
+        [[x["switch"], x["status"], x["added"], x["removed"]] for x in r["configs"]],
+    )
+    return "\n".join(out) + "\n"

@@ -1,0 +1,201 @@
+"""docs/README.md, docs/report.html, files/bom.csv and files/ip-plan.csv.
+
+report.html is opened in a real headless Chromium (no console errors, every section and drawing
+present, a screenshot saved); the Mermaid blocks of README.md are parsed by Mermaid itself under
+node (tests/node, installed by .ci/run). In CI (CI=true) a missing browser or parser fails."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import shutil
+import subprocess
+import time
+
+import pytest
+from conftest import EXAMPLES, ROOT, generated
+
+from generator.model import ip
+
+NODE_DIR = ROOT / "tests" / "node"
+SECTIONS = ("summary", "fabric", "racks", "floor", "findings", "failures", "bom", "cabling", "ips")
+README_HEADINGS = (
+    "## Headline figures",
+    "### Switches per plane and layer",
+    "### Cables and optics",
+    "### Power and cooling per zone",
+    "## Fabrics",
+    "## Oversubscription per tier",
+    "## IP plan",
+    "## Racks",
+    "## Bill of materials",
+    "## Design-check findings",
+    "## Failure domains",
+)
+
+
+def _missing(what: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{what} is required in CI (.ci/run installs it)")
+    pytest.skip(f"{what} not installed")
+
+
+def _file(result, path: str) -> bytes:
+    return next(f.data for f in result.files if f.path == path)
+
+
+def _chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    _missing("chromium")
+    raise AssertionError  # unreachable
+
+
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--enable-logging=stderr",
+    "--v=0",
+)
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_report_opens_in_chromium(name, tmp_path):
+    browser = _chromium()
+    page = tmp_path / "report.html"
+    page.write_bytes(_file(generated(name), "docs/report.html"))
+    url = page.as_uri()
+    start = time.perf_counter()
+    run = subprocess.run(
+        [browser, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", url],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    seconds = time.perf_counter() - start
+    dom = run.stdout
+    assert run.returncode == 0, run.stderr[-2000:]
+    console = [line for line in run.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
+    assert not console, console
+    assert 'data-ready="1"' in dom, "the page script did not finish"
+    assert not re.search(r"<html[^>]*data-errors", dom), dom[:500]
+    for section in SECTIONS:
+        assert f'<section id="{section}"' in dom, section
+    result = generated(name)
+    planes = {x.plane for x in result.cluster.links}
+    for plane in planes:
+        assert f'class="fabric" data-plane="{plane}"' in dom, plane
+    rows = {(r.zone, r.row) for r in result.cluster.racks}
+    assert dom.count('class="elevation"') == len(rows)
+    assert dom.count('class="floor"') == 1
+    # the tables rendered their first page from the inline JSON
+    assert re.search(r"of [\d,]+ rows", dom)
+    cables = f"{len(result.cluster.links):,} rows"
+    assert cables in dom
+    shot = tmp_path / "report.png"
+    subprocess.run(
+        [
+            browser,
+            *FLAGS,
+            f"--user-data-dir={tmp_path / 'profile'}",
+            f"--screenshot={shot}",
+            "--window-size=1400,2000",
+            url,
+        ],
+        capture_output=True,
+        timeout=180,
+        check=True,
+    )
+    assert shot.stat().st_size > 10_000
+    print(f"{name}: report.html {page.stat().st_size:,} bytes, dump-dom {seconds:.2f} s")
+
+
+def _node() -> str:
+    node = shutil.which("node")
+    if not node or not (NODE_DIR / "node_modules" / "mermaid").is_dir():
+        _missing("node with tests/node installed (npm ci --prefix tests/node)")
+    return node
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_readme_mermaid_parses(name, tmp_path):
+    node = _node()
+    text = _file(generated(name), "docs/README.md").decode()
+    for heading in README_HEADINGS:
+        assert f"\n{heading}\n" in text, heading
+    blocks = text.count("```mermaid")
+    assert blocks == len({x.plane for x in generated(name).cluster.links})
+    readme = tmp_path / "README.md"
+    readme.write_text(text)
+    run = subprocess.run(
+        [node, str(NODE_DIR / "parse-mermaid.mjs"), str(readme)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.count('"ok":true') == blocks
+
+
+def test_parser_rejects_a_broken_diagram(tmp_path):
+    node = _node()
+    bad = tmp_path / "bad.md"
+    bad.write_text("```mermaid\nflowchart TB\n  a[[[ -->\n```\n")
+    run = subprocess.run(
+        [node, str(NODE_DIR / "parse-mermaid.mjs"), str(bad)], capture_output=True, text=True
+    )
+    assert run.returncode == 1
+
+
+def test_findings_and_failure_domains_are_the_pipelines(example):
+    text = _file(example, "docs/README.md").decode()
+    for f in example.findings:
+        assert f.message.replace("|", "\\|") in text
+    domains = _file(example, "files/failure-domains.md").decode()
+    one_failure = domains.split("## One failure", 1)[1].split("\n## ", 1)[0]
+    assert one_failure.strip() in text
+
+
+def test_large_fabrics_are_aggregated():
+    text = _file(generated("wanka-10k.yaml"), "docs/README.md").decode()
+    for block in re.findall(r"```mermaid\n(.*?)```", text, re.S):
+        assert block.count("\n") < 60, "one node per pod and tier, not one per switch"
+
+
+def test_ip_plan_has_every_address_once_and_sorted(example):
+    rows = list(csv.DictReader(io.StringIO(_file(example, "files/ip-plan.csv").decode())))
+    keys = [(r["device"], r["port"], r["plane"]) for r in rows]
+    assert len(keys) == len(set(keys))
+    listed = {(r["device"], r["port"]): r["address"] for r in rows}
+    for a in example.cluster.addresses:
+        assert listed[(a.device, a.port)] == ip(a.ip)
+    numbers = [tuple(int(x) for x in r["address"].split(".")) for r in rows]
+    assert numbers == sorted(numbers)
+
+
+def test_bom_counts_match_the_model(example):
+    rows = list(csv.DictReader(io.StringIO(_file(example, "files/bom.csv").decode())))
+    devices = sum(int(r["quantity"]) for r in rows if r["category"] == "device")
+    assert devices == len(example.cluster.devices)
+    cables = sum(int(r["quantity"]) for r in rows if r["category"] == "cable")
+    assert cables == len({x.cable_id for x in example.cluster.links})
+    racks = sum(int(r["quantity"]) for r in rows if r["category"] == "rack")
+    assert racks == len(example.cluster.racks)
+
+
+def test_docs_are_deterministic():
+    from generator.artifacts import bom, docs
+
+    cluster = generated("pod-128.yaml").cluster
+    first = [f.data for f in (*docs.emit(cluster), *bom.emit(cluster))]
+    second = [f.data for f in (*docs.emit(cluster), *bom.emit(cluster))]
+    assert first == second
