@@ -24,7 +24,7 @@ from markupsafe import Markup
 from generator import render
 from generator.artifacts import OutputFile, bom
 from generator.artifacts import failures as failures_doc
-from generator.checks import Finding, check
+from generator.checks import Finding, bandwidth, check
 from generator.failures import review
 from generator.model import PLANES, Cluster, Device, ip
 
@@ -122,13 +122,7 @@ def zone_rows(cluster: Cluster) -> list[list[str]]:
 
 
 def oversubscription_rows(cluster: Cluster) -> list[list[str]]:
-    down: dict[str, int] = defaultdict(int)
-    up: dict[str, int] = defaultdict(int)
-    for link in cluster.links:
-        if link.kind in ("host", "uplink", "mgmt"):
-            down[link.b_device] += link.speed
-            if link.kind == "uplink":
-                up[link.a_device] += link.speed
+    down, up = bandwidth(cluster)
     tiers: dict[tuple[str, str], list[Device]] = defaultdict(list)
     for d in cluster.devices:
         if d.role not in HOST_ROLES and up.get(d.name):

@@ -42,7 +42,7 @@ def check(cluster: Cluster) -> list[Finding]:
     return sorted(findings, key=lambda f: (order[f.severity], f.code, f.message))
 
 
-def _bandwidth(cluster: Cluster) -> tuple[dict[str, int], dict[str, int]]:
+def bandwidth(cluster: Cluster) -> tuple[dict[str, int], dict[str, int]]:
     """Cabled bandwidth (Gb/s) toward lower tiers (down) and upper tiers (up) per switch."""
     down: dict[str, int] = defaultdict(int)
     up: dict[str, int] = defaultdict(int)
@@ -55,7 +55,7 @@ def _bandwidth(cluster: Cluster) -> tuple[dict[str, int], dict[str, int]]:
 
 
 def oversubscription(cluster: Cluster) -> Iterator[Finding]:
-    down, up = _bandwidth(cluster)
+    down, up = bandwidth(cluster)
     for fabric in cluster.fabrics:
         if not fabric.oversubscription:
             continue

@@ -327,18 +327,14 @@ def build_plane(
         for leaf_sw in leaves:
             for j, port in enumerate(plan.uplinks):
                 sp, k = spines[j % s], j // s
-                lane, parent = spine_lane_list[leaf_sw.index * per + k]
-                if spine_split != "none":
-                    sp.splits[parent] = spine_split
                 wires.append(
-                    Wire(
-                        "uplink",
+                    _uplink(
                         leaf_sw.name,
                         port,
-                        sp.name,
-                        lane,
+                        sp,
+                        spine_lane_list[leaf_sw.index * per + k],
+                        spine_split,
                         plan.up_speed,
-                        (sp.name, parent),
                     )
                 )
         return PlaneBuild(
@@ -389,19 +385,14 @@ def build_plane(
         for local, leaf_sw in enumerate(pod_leaves):
             leaf_sw.pod = pod
             for j, port in enumerate(plan.uplinks):
-                sp = pod_spines[j]
-                lane, parent = spine_lane_list[local]
-                if spine_split != "none":
-                    sp.splits[parent] = spine_split
                 wires.append(
-                    Wire(
-                        "uplink",
+                    _uplink(
                         leaf_sw.name,
                         port,
-                        sp.name,
-                        lane,
+                        pod_spines[j],
+                        spine_lane_list[local],
+                        spine_split,
                         plan.up_speed,
-                        (sp.name, parent),
                     )
                 )
         offset = pod * per_pod  # global round-robin keeps every core within one link of the others
@@ -442,6 +433,16 @@ def build_plane(
         pods,
         cores_per_plane,
     )
+
+
+def _uplink(
+    lower: str, port: str, upper: Switch, lane_parent: tuple[str, str], split: str, speed: int
+) -> Wire:
+    """Lower switch `port` to `upper`'s lane; a lane of a split port records the split on `upper`."""
+    lane, parent = lane_parent
+    if split != "none":
+        upper.splits[parent] = split
+    return Wire("uplink", lower, port, upper.name, lane, speed, (upper.name, parent))
 
 
 def _two_tier_spines(n_leaves: int, n_up: int, radix: int, spine_count: str | int) -> int | None:
