@@ -285,3 +285,37 @@ def test_ansible_lint_production_profile_passes():
         timeout=600,
     )
     assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
+
+
+def test_node_labels_are_applied_once_when_a_kubeconfig_is_given(tmp_path):
+    log = tmp_path / "kubectl.log"
+    env = {
+        **os.environ,
+        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
+        "ANSIBLE_HOME": str(tmp_path / "home"),
+        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp"),
+        "KUBECTL_LOG": str(log),
+        "ANSIBLE_NOCOLOR": "1",
+    }
+    args = [
+        _tool("ansible-playbook"),
+        "-i",
+        str(INVENTORY / "hosts.yml"),
+        "playbooks/kubernetes.yml",
+        "-e",
+        f"node_labels_kubectl={FAKES / 'kubectl'} node_labels_kubeconfig=/etc/kube/admin.conf",
+        "-e",
+        f"ansible_python_interpreter={sys.executable}",
+        "-c",
+        "local",
+    ]
+    runs = [
+        subprocess.run(args + extra, cwd=ROOT, env=env, capture_output=True, text=True)
+        for extra in ([], [], ["--check"])
+    ]
+    assert all(r.returncode == 0 for r in runs), runs[0].stdout[-2000:]
+    calls = log.read_text().splitlines()
+    applies = [c for c in calls if " apply " in f" {c} "]
+    assert len(applies) == 1 and "--server-side" in applies[0]
+    assert str(INVENTORY / "files/scheduler/kubernetes/node-labels.yaml") in applies[0]
+    assert sum(c for _, (_, c, _) in _recap(runs[1]).items()) == 0
