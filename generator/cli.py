@@ -178,6 +178,18 @@ def _parser() -> argparse.ArgumentParser:
     df.add_argument("new", help="blueprint file or REF:path")
     df.add_argument("--format", choices=("md", "json"), default="md", help="output (default md)")
 
+    vf = sub.add_parser(
+        "verify",
+        help="prove plane isolation, management ACLs, no clear secrets, no NFS in an output folder",
+        description="Read a generated folder (switch configs, hosts.yml, hccn files, cabling) and prove "
+        "that the parameter, storage, business, in-band and out-of-band planes reach one another "
+        "only through the border firewalls, that SSH/SNMP/VTY access is limited by an ACL to the "
+        "management pools, that no secret is in clear and that nothing mounts or exports NFS. "
+        "Exit 0 when all hold, 1 with each offending file:line (and graph path), 2 for a folder "
+        "wanka did not write.",
+    )
+    vf.add_argument("folders", nargs="+", metavar="folder", help="e.g. inventories/pod-128")
+
     sub.add_parser("schema", help="print the blueprint JSON Schema (Draft 2020-12)")
     c = sub.add_parser("catalog", help="list hardware models a blueprint can name")
     c.add_argument("--json", action="store_true", help="machine-readable output")
@@ -208,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
             "size": _size,
             "diff": _diff,
             "schema": _schema,
+            "verify": _verify,
             "catalog": _catalog,
         }[args.command](args)
     except KeyboardInterrupt:
@@ -474,6 +487,31 @@ def _diff(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(diff.markdown(report))
     return EXIT_DRIFT if diff.changed(report) else EXIT_OK
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from generator.verify import NotAnOutput, verify
+
+    status = EXIT_OK
+    for folder in args.folders:
+        try:
+            report = verify(Path(folder))
+        except NotAnOutput as err:
+            print(f"wanka: {err}", file=sys.stderr)
+            status = EXIT_INVALID
+            continue
+        for problem in report.problems:
+            print(f"{folder}/{problem.render()}")
+        if report.problems:
+            status = max(status, EXIT_DRIFT)
+            print(f"{folder}: {len(report.problems)} problems", file=sys.stderr)
+        else:
+            print(
+                f"{folder}: verified ({report.switches} switches, {report.hosts} hosts, "
+                f"{report.nodes:,} graph nodes; planes isolated, management ACLs, no clear "
+                "secrets, no NFS)"
+            )
+    return status
 
 
 def _schema(args: argparse.Namespace) -> int:

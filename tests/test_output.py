@@ -50,7 +50,12 @@ def test_same_input_same_bytes_whatever_the_hash_seed(tmp_path):
         ).returncode
         == 0
     )
-    assert _tree(a) == _tree(b)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {"PYTHONHASHSEED": "987654", "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "TZ": "Asia/Tokyo"}
+    c = tmp_path / "c"
+    assert _run("generate", bp, "-o", str(c), env=env, cwd=elsewhere).returncode == 0
+    assert _tree(a) == _tree(b) == _tree(c)
     assert "files/cabling.csv" in _tree(a)
 
 
