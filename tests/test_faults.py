@@ -1,0 +1,150 @@
+"""Faults while writing: SIGKILL mid-write, a full disk, two runs on one folder at once.
+
+The writer's promise (generator/output.py): the output folder holds the previous output or the
+complete new one, never a mix; the next run removes whatever a killed run left beside it.
+Concurrent runs on one folder take a lock: last writer wins, whole.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from generator import output
+from generator.artifacts import OutputFile
+
+ROOT = Path(__file__).resolve().parents[1]
+BLUEPRINTS = {name: ROOT / "blueprints" / f"{name}.yaml" for name in ("pod-128", "legacy-100card")}
+OLD = [OutputFile("files/old.txt", b"previous output\n")]
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def _reference(name: str) -> dict[str, bytes]:
+    return _tree(ROOT / "inventories" / name)  # kept fresh by tests/test_examples_fresh.py
+
+
+def _leftovers(parent: Path) -> list[str]:
+    return sorted(p.name for p in parent.iterdir() if ".tmp-" in p.name or ".old-" in p.name)
+
+
+def _generate(name: str, out: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "generator",
+            "generate",
+            str(BLUEPRINTS[name]),
+            "-o",
+            str(out),
+            "-q",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def test_sigkill_inside_the_write_loop_leaves_the_previous_output(tmp_path):
+    """Deterministic: the process kills itself after writing 40 files into its temporary folder."""
+    out = tmp_path / "out"
+    output.write(out, OLD)
+    old = _tree(out)
+    script = textwrap.dedent(
+        f"""
+        import builtins, os, signal
+        from pathlib import Path
+        from generator import output, pipeline
+        files = pipeline.run({str(BLUEPRINTS["pod-128"])!r}).files
+        real_open, count = builtins.open, [0]
+        def killing_open(path, mode="r", *a, **k):
+            if "w" in mode and ".tmp-" in str(path):
+                count[0] += 1
+                if count[0] == 40:
+                    os.kill(os.getpid(), signal.SIGKILL)
+            return real_open(path, mode, *a, **k)
+        output.open = killing_open
+        output.write(Path({str(out)!r}), files)
+        """
+    )
+    res = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True)
+    assert res.returncode == -signal.SIGKILL, res.stderr.decode()
+    assert _tree(out) == old
+    assert _leftovers(tmp_path), "the killed run should have left its temporary folder"
+    output.write(out, OLD)  # the next run cleans up
+    assert _leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("delay", [0.5, 1.5, 3.0])
+def test_sigkill_of_wanka_generate_at_any_moment(tmp_path, delay):
+    """Timing-based: whatever the moment, the folder is the old output or the whole new one."""
+    out = tmp_path / "out"
+    output.write(out, OLD)
+    old, new = _tree(out), _reference("pod-128")
+    proc = _generate("pod-128", out)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert _tree(out) in (old, new)
+    res = subprocess.run(
+        [sys.executable, "-m", "generator", "generate", str(BLUEPRINTS["pod-128"]), "-o", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+    )
+    assert res.returncode == 0, res.stderr.decode()
+    assert _tree(out) == new
+    assert _leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("nth", [1, 25, -1])
+def test_disk_full_at_the_nth_file(tmp_path, monkeypatch, nth):
+    from tests.conftest import generated
+
+    files = generated("pod-128.yaml").files
+    out = tmp_path / "out"
+    output.write(out, OLD)
+    old = _tree(out)
+    limit = len(files) + 1 if nth == -1 else nth  # the marker file is written too
+    real_open, count = open, [0]
+
+    def full_open(path, mode="r", *a, **k):
+        if "w" in mode and ".tmp-" in str(path):
+            count[0] += 1
+            if count[0] == limit:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        return real_open(path, mode, *a, **k)
+
+    monkeypatch.setattr(output, "open", full_open, raising=False)
+    with pytest.raises(OSError) as err:
+        output.write(out, files)
+    assert err.value.errno == errno.ENOSPC
+    monkeypatch.undo()
+    assert count[0] == limit
+    assert _tree(out) == old
+    assert _leftovers(tmp_path) == []
+
+
+def test_two_runs_at_once_leave_one_whole_output(tmp_path):
+    """Last writer wins, whole: the folder equals one of the two outputs, never a mix."""
+    out = tmp_path / "out"
+    output.write(out, OLD)
+    a, b = _generate("pod-128", out), _generate("legacy-100card", out)
+    assert a.wait() == 0, a.stderr.read().decode()
+    assert b.wait() == 0, b.stderr.read().decode()
+    assert _tree(out) in (_reference("pod-128"), _reference("legacy-100card"))
+    assert _leftovers(tmp_path) == []
