@@ -27,6 +27,26 @@ def test_every_committed_example_verifies(name, capsys):
     assert "verified" in text
 
 
+UNCOMMITTED = sorted(
+    p.stem
+    for p in (ROOT / "blueprints").glob("*.yaml")
+    if not (ROOT / "inventories" / p.stem).is_dir()
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", UNCOMMITTED)
+def test_every_other_example_generates_and_verifies(name, tmp_path, capsys):
+    """The examples whose output is not kept in git (the 10k one, the supernode one)."""
+    out = tmp_path / name
+    assert (
+        cli.main(["generate", str(ROOT / "blueprints" / f"{name}.yaml"), "-o", str(out), "-q"]) == 0
+    )
+    capsys.readouterr()
+    code, text = _verify(capsys, out)
+    assert code == 0, text
+
+
 @pytest.fixture
 def copy(tmp_path) -> Path:
     folder = tmp_path / "pod-128"
