@@ -727,9 +727,6 @@ def npu_servers(
     return tuple(sorted(out, key=lambda s: key[s.name]))
 
 
-HCCL_SOCKET_PORTS = 32  # HCCL_IF_BASE_PORT uses 32 ports from the base (hccl docs, CANN 8)
-
-
 def hccl_environment(bp: Mapping[str, Any], lossless: Lossless) -> tuple[tuple[str, str], ...]:
     """HCCL variables every NPU server shares: the blueprint's hccl.env, with the RDMA class and
     the socket base port derived from the one lossless class and hccl.if_base_port."""
