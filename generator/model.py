@@ -18,6 +18,11 @@ def ip(value: int) -> str:
     return f"{value >> 24 & 255}.{value >> 16 & 255}.{value >> 8 & 255}.{value & 255}"
 
 
+def network_of(address: int, prefix: int) -> int:
+    """The network address of `address` in a /`prefix`."""
+    return address & (0xFFFFFFFF << (32 - prefix)) & 0xFFFFFFFF
+
+
 def netmask(prefix: int) -> str:
     """Prefix length -> dotted netmask (hccn.conf and VRP want masks, not lengths)."""
     return ip((0xFFFFFFFF << (32 - prefix)) & 0xFFFFFFFF)

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from generator.artifacts import OutputFile
-from generator.model import Cluster, ip
+from generator.model import Cluster, ip, network_of
 
 BOM_COLUMNS = ("category", "item", "detail", "quantity", "unit_power_w", "total_power_w")
 IP_COLUMNS = ("address", "prefix", "subnet", "gateway", "device", "port", "plane")
@@ -56,24 +56,22 @@ def bom_rows(cluster: Cluster) -> list[tuple]:
     )
 
 
-def _network(address: int, prefix: int) -> int:
-    return address & (0xFFFFFFFF << (32 - prefix)) & 0xFFFFFFFF
-
-
 def ip_entries(cluster: Cluster) -> list[tuple[int, int, int, int, str, str, str]]:
     """(address, prefix, network, gateway, device, port, plane) as integers, sorted.
 
     Host ports, switch gateways (SVI or routed host subnet), routed uplink ends and loopbacks."""
     out: list[tuple[int, int, int, int, str, str, str]] = []
     for a in cluster.addresses:
-        out.append((a.ip, a.prefix, _network(a.ip, a.prefix), a.gateway, a.device, a.port, a.plane))
+        out.append(
+            (a.ip, a.prefix, network_of(a.ip, a.prefix), a.gateway, a.device, a.port, a.plane)
+        )
     for s in cluster.subnets:
         if s.gateway:
             port = f"Vlanif{s.vlan}" if s.vlan else "gateway"
             out.append((s.gateway, s.prefix, s.network, 0, s.name, port, s.plane))
     for link in cluster.links:
         if link.a_ip:
-            net = _network(link.a_ip, link.prefix)
+            net = network_of(link.a_ip, link.prefix)
             out.append((link.a_ip, link.prefix, net, 0, link.a_device, link.a_port, link.plane))
             out.append((link.b_ip, link.prefix, net, 0, link.b_device, link.b_port, link.plane))
     for d in cluster.devices:

@@ -29,7 +29,7 @@ from generator import render
 from generator.artifacts import OutputFile
 from generator.catalog import build_catalog
 from generator.expand import port_sort_key
-from generator.model import Address, Cluster, Device, Link, Lossless, Subnet, ip
+from generator.model import Address, Cluster, Device, Link, Lossless, Subnet, ip, network_of
 
 Config = dict[str, Any]
 port_key = cache(port_sort_key)  # port names repeat on every switch of a model
@@ -209,10 +209,6 @@ def server_trunks(ends: list[End]) -> list[tuple[str, list[End]]]:
 
 def _wildcard(prefix: int) -> str:
     return ip((1 << (32 - prefix)) - 1)
-
-
-def _network(address: int, prefix: int) -> int:
-    return address & ~((1 << (32 - prefix)) - 1) & 0xFFFFFFFF
 
 
 def system(dev: Device, cx: Context) -> Config:
@@ -513,7 +509,7 @@ def routing(dev: Device, cx: Context, ports: Config) -> Config | None:
             "networks": networks,
             "peers": peers,
         }
-    nets = {(_network(e.local_ip, e.link.prefix), e.link.prefix) for e in routed}
+    nets = {(network_of(e.local_ip, e.link.prefix), e.link.prefix) for e in routed}
     nets.add((dev.loopback, 32))
     if subnet is not None:
         nets.add((subnet.network, subnet.prefix))
