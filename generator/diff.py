@@ -130,12 +130,8 @@ def asns(old: Cluster, new: Cluster) -> list[dict[str, Any]]:
 
 
 def _ranks(cluster: Cluster) -> dict[tuple[str, int], int]:
-    out, rank = {}, 0
-    for server in cluster.npu_servers:
-        for dev in server.devices:
-            out[(server.name, dev.device_id)] = rank
-            rank += 1
-    return out
+    """(server, device id) -> rank id, as the model assigned it (the rank table's)."""
+    return {(s.name, d.device_id): d.rank for s in cluster.npu_servers for d in s.devices}
 
 
 def ranks(old: Cluster, new: Cluster) -> dict[str, Any]:

@@ -6,11 +6,13 @@ Plain frozen records and tuples. Addresses are kept as integers (fast to allocat
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 PLANES = ("parameter", "storage", "business", "inband", "oob", "border")
+MGMT_VRF = "_management_vpn_"  # the VRF MEth0/0/0 lives in on CE V300 (present by default)
 
 
 def ip(value: int) -> str:
@@ -21,6 +23,11 @@ def ip(value: int) -> str:
 def network_of(address: int, prefix: int) -> int:
     """The network address of `address` in a /`prefix`."""
     return address & (0xFFFFFFFF << (32 - prefix)) & 0xFFFFFFFF
+
+
+def port_sort_key(name: str) -> tuple:
+    """Natural order of interface names: 400GE1/0/2 before 400GE1/0/10."""
+    return tuple(int(x) if x.isdigit() else x for x in re.split(r"(\d+)", name))
 
 
 def netmask(prefix: int) -> str:
@@ -59,9 +66,25 @@ class Device:
     index: int = 0  # 0-based index within its role and plane
     pod: int = -1  # parameter/storage plane pod (3 tiers) or -1
     supernode: int = -1  # NPU servers in supernodes
-    asn: int = 0  # BGP AS number (routed switches)
+    asn: int = 0  # BGP AS number (switches of a plane routed with BGP), else 0
     loopback: int = 0  # loopback address as integer (0 = none)
     splits: tuple[tuple[str, str], ...] = ()  # (parent port, split type) on switches
+    platform: str = ""  # switches: the catalog platform (config templates), e.g. huawei-ce
+    mgmt: Management | None = None  # how the device is reached for management
+
+
+@dataclass(frozen=True, slots=True)
+class Management:
+    """Where a device is managed: Ansible's `ansible_host`, SNMP target, the config's source.
+
+    Hosts: their in-band address. Switches: the out-of-band address of their management port in
+    the management VRF; the out-of-band switches themselves: their loopback on that plane."""
+
+    ip: int
+    prefix: int
+    interface: str  # MEth0/0/0, LoopBack0, or the host's in-band port
+    vrf: str  # MGMT_VRF on switch management ports, "" otherwise
+    gateway: int = 0  # next hop toward the management pools (0: routed in the global table)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,12 +108,17 @@ class Link:
 
 @dataclass(frozen=True, slots=True)
 class Subnet:
+    """A host subnet and where its gateway lives: on `gateway_interface` of every owner (one
+    leaf, or both members of an M-LAG pair answering on the same address)."""
+
     plane: str
-    name: str  # owner switch (or pair) the subnet lives on
+    name: str  # the subnet itself, "10.0.0.0/26" (Address.subnet refers to it)
+    owners: tuple[str, ...]  # switch, or the M-LAG pair, that is the gateway
     network: int
     prefix: int
     gateway: int
-    vlan: int = 0
+    vlan: int  # host-facing VLAN on the owners
+    gateway_interface: str  # e.g. Vlanif10
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +151,7 @@ class Fabric:
     """How a plane's switching was sized (for checks and the design review)."""
 
     plane: str
+    routing: str  # bgp | ospf: the protocol the plane's switches route with
     tiers: int  # 1 = access only, 2 = leaf/spine, 3 = leaf/spine/core
     rails: int  # leaves per access group (1 single-rail, 8 multi-rail, 2 dual-homed / M-LAG)
     hosts_per_group: int
@@ -201,6 +230,20 @@ class NpuDevice:
     prefix: int
     gateway: int
     leaf: str  # parameter leaf the port is cabled to
+    rank: int = -1  # cluster rank id (rank table, placement, diff), 0..N-1 in rank order
+
+
+@dataclass(frozen=True, slots=True)
+class Domain:
+    """A failure/scheduling domain a server is in, spelled one way in every output.
+
+    kind: rack | cdu | leaf (the access unit: a leaf, or a multi-rail group named first-last) |
+    pod (3-tier parameter plane) | fabric (everything above the leaves) | supernode.
+    index: 0-based in floor / rank order (the rank table's super_pod_id is the supernode's)."""
+
+    kind: str
+    index: int
+    name: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +256,53 @@ class NpuServer:
     supernode: int  # -1 without supernodes
     leaves: tuple[str, ...]  # parameter leaves its NPU ports reach, in device order, deduplicated
     devices: tuple[NpuDevice, ...]
+    domains: tuple[Domain, ...] = ()  # rack, cdu, leaf, pod, fabric, supernode (those it has)
+    accelerator: str = ""  # catalog accelerator, e.g. ascend-910b
+    npus: int = 0  # NPU cards (devices counts dies on multi-die cards)
+    dies_per_npu: int = 1
+
+    def domain(self, kind: str) -> Domain | None:
+        return next((d for d in self.domains if d.kind == kind), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    """Management services every device is pointed at (switch configs and inventory alike):
+    each list holds the management nodes of that role, or every management node when the
+    blueprint has none of that role. Addresses are the nodes' in-band addresses."""
+
+    ntp: tuple[int, ...] = ()
+    syslog: tuple[int, ...] = ()
+    snmp: tuple[int, ...] = ()  # SNMP managers (the monitoring nodes)
+    ztp: tuple[int, ...] = ()  # where switches fetch their day-0 files
+    pools: tuple[tuple[int, int], ...] = ()  # management pools (in-band, oob): network, prefix
+    snmp_user: str = "wanka-nms"
+    snmp_group: str = "wanka-nms"
+    snmp_view: str = "iso-view"
+    snmp_auth: str = "sha2-256"
+    snmp_priv: str = "aes256"
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerSettings:
+    """scheduler: from the blueprint, defaults and `auto` resolved."""
+
+    volcano_mode: str = "hypernodes"  # hypernodes | labels
+    volcano_namespace: str = "volcano-system"
+    mindcluster_namespace: str = "kube-system"
+    tor_level: str = "double_layer"  # single_layer | double_layer
+
+
+@dataclass(frozen=True, slots=True)
+class HostSettings:
+    """What every host's configuration shares, from the blueprint (group_vars/all.yml)."""
+
+    software_versions: tuple[tuple[str, Any], ...] = ()
+    storage_access: str = ""
+    dpc_filesystems: tuple[Mapping[str, Any], ...] = ()
+    npu_temperature_max_c: float = 0
+    thermal_guard: Mapping[str, Any] = field(default_factory=dict)
+    rank_table_version: str = "1.0"
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +321,9 @@ class Cluster:
     lossless: tuple[Lossless, ...]  # parameter plane first; storage plane when it has one
     npu_servers: tuple[NpuServer, ...]  # rank order: supernode, pod, leaf, server
     hccl_env: tuple[tuple[str, str], ...]  # HCCL variables shared by every NPU server, sorted
+    services: Services = Services()
+    scheduler: SchedulerSettings = SchedulerSettings()
+    host_settings: HostSettings = HostSettings()
     device_by_name: Mapping[str, Device] = field(init=False, repr=False, compare=False)
     rack_by_name: Mapping[str, Rack] = field(init=False, repr=False, compare=False)
 
@@ -243,6 +336,11 @@ class Cluster:
 
     def fabric(self, plane: str) -> Fabric | None:
         return next((f for f in self.fabrics if f.plane == plane), None)
+
+    def routing(self, plane: str) -> str:
+        """bgp | ospf for a built plane, "" for a plane without routed switches."""
+        f = self.fabric(plane)
+        return f.routing if f else ""
 
     def lossless_of(self, plane: str) -> Lossless | None:
         return next((x for x in self.lossless if x.plane == plane), None)

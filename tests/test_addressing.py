@@ -53,9 +53,10 @@ def test_every_npu_port_has_an_address_on_the_leaf_it_is_cabled_to(example):
         if link.plane == "parameter" and link.kind == "host"
     }
     addr = {(a.device, a.port): a for a in cluster.addresses if a.plane == "parameter"}
+    owners = {s.name: s.owners for s in cluster.subnets if s.plane == "parameter"}
     assert set(addr) == set(leaf_of)
     for key, leaf in leaf_of.items():
-        assert leaf in addr[key].subnet.split("+")
+        assert leaf in owners[addr[key].subnet]
 
 
 def test_routed_switches_have_asns_and_loopbacks(example):

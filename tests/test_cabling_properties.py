@@ -138,8 +138,9 @@ def test_single_rail_puts_all_npu_ports_of_a_server_on_one_leaf(example):
         if link.plane == "parameter" and link.kind == "host":
             leaf_of[link.a_device].add(link.b_device)
     assert leaf_of and all(len(v) == 1 for v in leaf_of.values())
+    owners = {s.name: s.owners for s in cluster.subnets}
     subnet_of = defaultdict(set)
     for a in cluster.addresses:
         if a.plane == "parameter":
-            subnet_of[a.device].add(a.subnet)
+            subnet_of[a.device].update(owners[a.subnet])
     assert all(subnet_of[s] == leaf_of[s] for s in leaf_of)

@@ -213,7 +213,7 @@ def test_rank_table_hccn_cabling_and_ip_plan_agree(example):
             port = f"npu{n}"
             assert conf[n]["address"] == dev["device_ip"] == ip(plan[(host, port)].ip)
             leaf = cabled[(host, port)]
-            subnet = next(s for name, s in subnets.items() if leaf in name.split("+"))
+            subnet = next(s for s in subnets.values() if leaf in s.owners)
             assert conf[n]["gateway"] == conf[n]["netdetect"] == ip(subnet.gateway)
             assert (
                 conf[n]["bitmap"] == lossless.pfc_bitmap

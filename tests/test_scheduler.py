@@ -26,12 +26,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jsonschema import Draft7Validator
 
-from generator import pipeline
+from generator import pipeline, topology
 from generator.artifacts import scheduler
 from generator.blueprint.load import load_blueprint
 from generator.blueprint.validate import SCHEMA, validate
 from generator.catalog import build_catalog
 from generator.errors import BlueprintError
+from generator.expand.services import scheduler_settings
 from generator.model import Cluster, ip
 from tests.conftest import EXAMPLES, ROOT, generated
 
@@ -83,7 +84,8 @@ def with_scheduler(cluster: Cluster, **settings: Any) -> Cluster:
     bp = copy.deepcopy(dict(cluster.blueprint))
     for section, values in settings.items():
         bp["scheduler"][section].update(values)
-    return dataclasses.replace(cluster, blueprint=bp)
+    resolved = scheduler_settings(bp, cluster.fabric("parameter"))
+    return dataclasses.replace(cluster, blueprint=bp, scheduler=resolved)
 
 
 def emitted(cluster: Cluster) -> dict[str, str]:
@@ -616,12 +618,12 @@ def test_supernodes_sit_under_the_roce_domains_that_hold_them_whole(
 
 
 def test_a_level_that_would_split_a_domain_is_left_out() -> None:
-    base = scheduler.Level(
+    base = topology.Level(
         "leaf", {"g1": ["a", "b"], "g2": ["c"]}, {"a": "g1", "b": "g1", "c": "g2"}
     )
     split = {"a": "pod1", "b": "pod2", "c": "pod2"}  # g1 would sit in two pods
     top = dict.fromkeys("abc", "all")
-    levels = scheduler._stack(base, [("spine", split), ("core", top)])
+    levels = topology._stack(base, [("spine", split), ("core", top)])
     assert [lv.tier_name for lv in levels] == ["leaf", "core"]
     assert levels[1].domains == {"all": ["g1", "g2"]}
 

@@ -65,10 +65,9 @@ def ip_entries(cluster: Cluster) -> list[tuple[int, int, int, int, str, str, str
         out.append(
             (a.ip, a.prefix, network_of(a.ip, a.prefix), a.gateway, a.device, a.port, a.plane)
         )
-    for s in cluster.subnets:
-        if s.gateway:
-            port = f"Vlanif{s.vlan}" if s.vlan else "gateway"
-            out.append((s.gateway, s.prefix, s.network, 0, s.name, port, s.plane))
+    for s in cluster.subnets:  # the gateway on each owner (both members of an M-LAG pair)
+        for owner in s.owners if s.gateway else ():
+            out.append((s.gateway, s.prefix, s.network, 0, owner, s.gateway_interface, s.plane))
     for link in cluster.links:
         if link.a_ip:
             net = network_of(link.a_ip, link.prefix)

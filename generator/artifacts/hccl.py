@@ -19,30 +19,35 @@ MAX_DEVICE_ID = 15  # parser limit on 910B / 910_93
 
 
 def rank_table_version(cluster: Cluster) -> str:
-    version = cluster.blueprint["hccl"]["rank_table"]
-    if version == "auto":
-        return "1.2" if any(s.supernode >= 0 for s in cluster.npu_servers) else "1.0"
-    return version
+    return cluster.host_settings.rank_table_version
 
 
 def rank_table(servers: Sequence[NpuServer], version: str = "1.0") -> dict[str, Any]:
-    """A rank table for `servers` in the order given (callers pass them in rank order)."""
+    """A rank table for `servers` in the order given (callers pass them in rank order). Rank ids
+    are the model's, renumbered from 0 when `servers` is a subset (a job's table). The
+    super_pod_id is HCCL's spelling of the supernode domain: its index as a string."""
     server_list = []
+    first = min((d.rank for s in servers for d in s.devices), default=0)
+    whole = sum(len(s.devices) for s in servers) == (
+        max((d.rank for s in servers for d in s.devices), default=-1) - first + 1
+    )
     rank = 0
     pod_members: dict[int, list[str]] = {}
     for s in servers:
         server_id = ip(s.host_ip)
-        local = len(pod_members.setdefault(s.supernode, []))
+        supernode = s.domain("supernode")
+        pod = supernode.index if supernode else -1
+        local = len(pod_members.setdefault(pod, []))
         devices = []
         for d in s.devices:
             entry = {"device_id": str(d.device_id)}
             if version == "1.2":
                 entry["super_device_id"] = str(local * len(s.devices) + d.device_id)
             entry["device_ip"] = ip(d.ip)
-            entry["rank_id"] = str(rank)
+            entry["rank_id"] = str(d.rank - first if whole and d.rank >= 0 else rank)
             devices.append(entry)
             rank += 1
-        pod_members[s.supernode].append(server_id)
+        pod_members[pod].append(server_id)
         server_list.append({"server_id": server_id, "host_ip": server_id, "device": devices})
     table: dict[str, Any] = {
         "status": "completed",
@@ -84,7 +89,7 @@ def reserved_ports_sysctl(cluster: Cluster) -> str:
 
 
 def emit(cluster: Cluster) -> Iterator[OutputFile]:
-    table = rank_table(cluster.npu_servers, rank_table_version(cluster))
+    table = rank_table(cluster.npu_servers, cluster.host_settings.rank_table_version)
     found = rank_table_problems(table)
     if found:  # an internal bug, not a user mistake
         raise AssertionError("generated rank table breaks HCCL rules: " + "; ".join(found[:5]))

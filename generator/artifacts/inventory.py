@@ -17,7 +17,6 @@ from typing import Any
 import yaml
 
 from generator.artifacts import OutputFile
-from generator.catalog import build_catalog
 from generator.model import Cluster, ip
 
 SWITCH_GROUP = {  # (plane, role) -> group
@@ -71,10 +70,9 @@ def host_vars(cluster: Cluster) -> dict[str, dict[str, Any]]:
     for d in cluster.devices:
         planes = by_device.get(d.name, {})
         v: dict[str, Any] = {}
-        if d.plane:  # switches are managed out of band, on MEth
-            oob = planes.get("oob")
-            if oob:
-                v["ansible_host"] = ip(oob[0].ip)
+        if d.plane:  # switches: the model's management address (MEth, or the oob loopback)
+            if d.mgmt is not None:
+                v["ansible_host"] = ip(d.mgmt.ip)
             v.update(rack=d.rack, rack_u=d.u, model=d.model)
             if d.asn:
                 v["bgp_asn"] = d.asn
@@ -83,8 +81,9 @@ def host_vars(cluster: Cluster) -> dict[str, dict[str, Any]]:
             out[d.name] = v
             continue
         inband = planes.get("inband")
+        if d.mgmt is not None:
+            v["ansible_host"] = ip(d.mgmt.ip)
         if inband:
-            v["ansible_host"] = ip(inband[0].ip)
             v["inband_address"] = _cidr(inband[0].ip, inband[0].prefix)
             v["inband_gateway"] = ip(inband[0].gateway)
         bmc = planes.get("oob")
@@ -107,10 +106,11 @@ def host_vars(cluster: Cluster) -> dict[str, dict[str, Any]]:
                 "members": sorted(bond_members[d.name]),
             }
         s = servers.get(d.name)
-        if s:
-            v["pod"] = s.pod
-            if s.supernode >= 0:
-                v["supernode"] = s.supernode
+        if s:  # the domains as every output names them (monitoring, scheduler, failures)
+            for kind in ("pod", "supernode"):
+                domain = s.domain(kind)
+                if domain is not None:
+                    v[kind] = domain.name
             # expected LLDP neighbour of NPU i ("<switch> <port>"): all preflight needs per host;
             # addresses live in files/hccn/<host>.conf (kept small: 10k hosts load in seconds)
             v["npu_lldp"] = [" ".join(lldp[(d.name, x.port)]) for x in s.devices]
@@ -135,8 +135,9 @@ def groups(cluster: Cluster) -> dict[str, list[str]]:
     for s in cluster.npu_servers:
         for leaf in s.leaves:
             g[group_name(f"leaf_{leaf}")].append(s.name)
-        if s.supernode >= 0:
-            g[f"supernode_{s.supernode:03d}"].append(s.name)
+        supernode = s.domain("supernode")
+        if supernode is not None:
+            g[group_name(supernode.name)].append(s.name)
     return g
 
 
@@ -181,18 +182,14 @@ def hosts_yml(cluster: Cluster) -> str:
 
 
 def all_vars(cluster: Cluster) -> dict[str, Any]:
-    bp = cluster.blueprint
+    hs, svc = cluster.host_settings, cluster.services
     lossless = cluster.lossless_of("parameter")
-    mgmt = [d for d in cluster.devices if d.role == "management-node"]
-    inband = {a.device: ip(a.ip) for a in cluster.addresses if a.plane == "inband"}
-    catalog = build_catalog(bp.get("catalog"))
-    server_model = catalog.hosts[bp["compute"]["server"]]
     return {
         "wanka_cluster": cluster.name,
         "wanka_site": cluster.site,
         "wanka_files": "{{ inventory_dir }}/files",
-        "software_versions": dict(bp["software"]),
-        "npu_per_server": server_model.npus,
+        "software_versions": dict(hs.software_versions),
+        "npu_per_server": cluster.npu_servers[0].npus if cluster.npu_servers else 0,
         "lossless": {
             "priority": lossless.priority,
             "dscp": lossless.dscp,
@@ -201,13 +198,13 @@ def all_vars(cluster: Cluster) -> dict[str, Any]:
             "pfc_bitmap": lossless.pfc_bitmap,
         },
         "hccl_env": dict(cluster.hccl_env),
-        "storage_access": bp["zones"]["storage"]["access"],
-        "dpc_filesystems": [dict(f) for f in bp["zones"]["storage"]["filesystems"]],
+        "storage_access": hs.storage_access,
+        "dpc_filesystems": [dict(f) for f in hs.dpc_filesystems],
         "pools": {p.plane: f"{ip(p.network)}/{p.prefix}" for p in cluster.pools},
-        "ntp_servers": [inband[d.name] for d in mgmt if d.name.startswith("controller-")],
-        "syslog_servers": [inband[d.name] for d in mgmt if d.name.startswith("monitoring-")],
-        "npu_temperature_max_c": bp["operations"]["npu_temperature_max_c"],
-        "thermal_guard": dict(bp["operations"]["thermal_guard"]),
+        "ntp_servers": [ip(a) for a in svc.ntp],
+        "syslog_servers": [ip(a) for a in svc.syslog],
+        "npu_temperature_max_c": hs.npu_temperature_max_c,
+        "thermal_guard": dict(hs.thermal_guard),
     }
 
 

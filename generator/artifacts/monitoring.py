@@ -24,8 +24,7 @@ from typing import Any
 import yaml
 
 from generator.artifacts import OutputFile
-from generator.artifacts.switches import SNMP_AUTH, SNMP_PRIV, SNMP_USER
-from generator.model import Cluster, Device, ip
+from generator.model import Cluster, Device, NpuServer, ip
 
 NPU_EXPORTER_PORT = 8082  # MindCluster NPU Exporter default (-port=8082)
 SNMP_EXPORTER = "127.0.0.1:9116"  # snmp_exporter's default port, next to Prometheus
@@ -46,26 +45,19 @@ LEAF_PORTS_DOWN = 4  # NPU ports down under one leaf at once: suspect the leaf, 
 CDU_HOT_CARDS = 16  # cards over the derate temperature on one CDU at once: suspect the CDU
 
 
-def _pod(cluster: Cluster, pod: int) -> str:
-    """Spine-group name; the same names as the scheduler's HyperNodes (files/scheduler)."""
-    fabric = cluster.fabric("parameter")
-    if fabric is not None and fabric.tiers == 3:
-        return f"par-pod{max(pod, 0) + 1:02d}"
-    return "par-spines"
-
-
-def _supernode(index: int) -> str:
-    return f"supernode-{index:03d}"
+def _spine_group(s: NpuServer) -> str:
+    """The server's pod (3 tiers), else the whole fabric above its leaves: the model's domain
+    names, the same as the scheduler's HyperNodes (files/scheduler)."""
+    domain = s.domain("pod") or s.domain("fabric")
+    return domain.name if domain else ""
 
 
 def npu_targets(cluster: Cluster) -> list[dict[str, Any]]:
-    inband = {a.device: a.ip for a in cluster.addresses if a.plane == "inband"}
-    cdu_of = {r.name: r.cdu for r in cluster.racks if r.cdu}
     devices = cluster.device_by_name
     out = []
     for s in cluster.npu_servers:
         d = devices[s.name]
-        address = s.host_ip or inband.get(s.name, 0)
+        address = d.mgmt.ip if d.mgmt else s.host_ip
         if not address:
             continue
         labels = {
@@ -73,35 +65,43 @@ def npu_targets(cluster: Cluster) -> list[dict[str, Any]]:
             "zone": cluster.rack_by_name[d.rack].zone,
             "rack": d.rack,
             "leaf": ",".join(s.leaves),
-            "pod": _pod(cluster, s.pod),
+            "pod": _spine_group(s),
         }
-        if s.supernode >= 0:
-            labels["supernode"] = _supernode(s.supernode)
-        if d.rack in cdu_of:
-            labels["cdu"] = cdu_of[d.rack]
+        for kind in ("supernode", "cdu"):
+            domain = s.domain(kind)
+            if domain is not None:
+                labels[kind] = domain.name
         out.append({"targets": [f"{ip(address)}:{NPU_EXPORTER_PORT}"], "labels": labels})
     return out
 
 
 def snmp_targets(cluster: Cluster) -> list[dict[str, Any]]:
-    mgmt = {a.device: a.ip for a in cluster.addresses if a.plane == "oob"}
-    supernodes: dict[str, set[int]] = {}
+    """Every switch on its management address (the model's: MEth, or the oob loopback)."""
+    groups: dict[int, str] = {}  # pod index -> its name, or -1 -> the whole fabric's
+    supernodes: dict[str, set[str]] = {}
     for s in cluster.npu_servers:
+        sn = s.domain("supernode")
+        for kind in ("pod", "fabric"):
+            domain = s.domain(kind)
+            if domain is not None:
+                groups[domain.index if kind == "pod" else -1] = domain.name
         for leaf in s.leaves:
-            supernodes.setdefault(leaf, set()).add(s.supernode)
+            supernodes.setdefault(leaf, set()).add(sn.name if sn else "")
     out = []
     for d in cluster.devices:
-        # The out-of-band switches themselves have no cabled management port: their loopback on
-        # the out-of-band plane is their management address.
-        address = mgmt.get(d.name) or (d.loopback if d.plane == "oob" else 0)
-        if d.role not in SWITCH_ROLES or not address:
+        if d.role not in SWITCH_ROLES or d.mgmt is None:
             continue
-        labels = _switch_labels(cluster, d, supernodes)
-        out.append({"targets": [ip(address)], "labels": labels})
+        labels = _switch_labels(cluster, d, groups, supernodes)
+        out.append({"targets": [ip(d.mgmt.ip)], "labels": labels})
     return out
 
 
-def _switch_labels(cluster: Cluster, d: Device, supernodes: Mapping[str, set[int]]) -> dict:
+def _switch_labels(
+    cluster: Cluster,
+    d: Device,
+    groups: Mapping[int, str],
+    supernodes: Mapping[str, set[str]],
+) -> dict:
     labels = {
         "switch": d.name,
         "role": d.role,
@@ -113,14 +113,17 @@ def _switch_labels(cluster: Cluster, d: Device, supernodes: Mapping[str, set[int
     if d.role in ("leaf", "access"):
         labels["leaf"] = d.name
     if d.plane == "parameter" and d.role in ("leaf", "spine"):
-        labels["pod"] = _pod(cluster, d.pod)
+        pod = groups.get(max(d.pod, 0)) or groups.get(-1)
+        if pod:
+            labels["pod"] = pod
     sn = supernodes.get(d.name, set())
-    if len(sn) == 1 and min(sn) >= 0:
-        labels["supernode"] = _supernode(min(sn))
+    if len(sn) == 1 and min(sn):
+        labels["supernode"] = min(sn)
     return labels
 
 
 def prometheus_config(cluster: Cluster) -> str:
+    svc = cluster.services
     header = f"""\
 # Prometheus configuration of {cluster.name}, generated by wanka; do not edit.
 # Targets live in targets/*.json (file_sd) with their place in the fabric as labels (zone, rack,
@@ -137,15 +140,14 @@ def prometheus_config(cluster: Cluster) -> str:
 #     auths:
 #       {SNMP_AUTH_NAME}:
 #         version: 3
-#         username: {SNMP_USER}
+#         username: {svc.snmp_user}
 #         security_level: authPriv
-#         auth_protocol: {AUTH_PROTOCOL.get(SNMP_AUTH, SNMP_AUTH)}
+#         auth_protocol: {AUTH_PROTOCOL.get(svc.snmp_auth, svc.snmp_auth)}
 #         password: ${{SNMP_AUTH_KEY}}      # the vault's snmp auth key; --config.expand-environment-variables
-#         priv_protocol: {PRIV_PROTOCOL.get(SNMP_PRIV, SNMP_PRIV)}       # [U] may need AES256C on CloudEngine
+#         priv_protocol: {PRIV_PROTOCOL.get(svc.snmp_priv, svc.snmp_priv)}       # [U] may need AES256C on CloudEngine
 #         priv_password: ${{SNMP_PRIV_KEY}}
 #   The switches are polled on their management (out-of-band) addresses.
 """
-    bp = cluster.blueprint
     config = {
         "global": {
             "scrape_interval": "30s",
@@ -153,7 +155,7 @@ def prometheus_config(cluster: Cluster) -> str:
             "evaluation_interval": "30s",
             "external_labels": {
                 "cluster": cluster.name,
-                "site": bp.get("metadata", {}).get("site", cluster.site),
+                "site": cluster.site,
             },
         },
         "rule_files": ["rules/wanka.rules.yml"],

@@ -13,31 +13,22 @@ leaves' pods, the servers' supernodes) and rendered for each consumer:
 - slurm/topology.conf (topology/tree), slurm/topology-block.conf (topology/block, supernodes only)
   and slurm/topology.yaml (Slurm 25.05+, both topologies by name).
 
-Domains. A server's *access unit* is what it hangs off on the parameter plane: its leaf (single
-rail), or the rail group of leaves it is cabled to (multi-rail; named first-last, e.g.
-par-leaf-0001-0008). Above the access units: the pod (3 tiers, `par-pod01`) and the whole fabric
-(`par-spines` in 2 tiers, `par-cores` in 3). With supernodes the supernode (HCCS scale-up domain)
-is the lowest domain, and above it come only those RoCE domains that hold every supernode whole.
-A level that would split a domain below it (a rail group across two pods) is left out, so every
-level is a strict tree: each server in exactly one domain per level, each domain in one parent.
+The domain tree (generator/topology.py) is built from the model's domains of each server, so
+the names here are the ones the inventory, monitoring and failure reports use.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
 
 import yaml
 
 from generator.artifacts import OutputFile
-from generator.catalog import HostModel, build_catalog
-from generator.model import Cluster, Device, ip
+from generator.model import Cluster, NpuServer, ip
+from generator.topology import PLANE, Level, Topology, topology
 
-PLANE = "parameter"
-CODE = "par"  # the parameter plane's switch-name prefix (generator.expand.PLANE_CODE)
 MANAGED_BY = ("app.kubernetes.io/managed-by", "wanka")
 HYPERNODE_API = "topology.volcano.sh/v1alpha1"
 TOPOTREE = "default"  # tree name MindCluster's resource-level-config examples use
@@ -56,96 +47,6 @@ ACCELERATOR = {
 }
 HOST_ARCH = "huawei-arm"  # assumption: every catalog NPU server has Kunpeng (Arm) CPUs
 WORKER_SELECTOR = "dls-worker-node"
-
-
-@dataclass(frozen=True, slots=True)
-class Level:
-    """One tier of domains."""
-
-    tier_name: str  # supernode | leaf | spine | core
-    domains: dict[str, list[str]]  # domain -> members (servers, or domains one level down)
-    of: dict[str, str]  # server -> its domain at this level
-
-
-@dataclass(frozen=True, slots=True)
-class Topology:
-    servers: tuple[Device, ...]  # NPU servers in model order
-    access: dict[str, tuple[Device, ...]]  # access unit -> its leaves
-    fabric: tuple[Level, ...]  # access units, pods (3 tiers), the whole fabric
-    hyper: tuple[Level, ...]  # supernodes (when any) or access units, then what holds them whole
-
-    @property
-    def supernodes(self) -> bool:
-        return self.hyper[0].tier_name == "supernode"
-
-
-def topology(cluster: Cluster) -> Topology:
-    """The domain tree, from the model's NPU servers (their parameter leaves) and leaves (pods)."""
-    by_name = cluster.device_by_name
-    servers = tuple(d for d in cluster.devices if d.role == "npu-server")
-    leaves_of = {s.name: s.leaves for s in cluster.npu_servers}
-    access: dict[str, tuple[Device, ...]] = {}
-    unit_of: dict[str, str] = {}
-    members: dict[str, list[str]] = {}
-    unit_named: dict[tuple[str, ...], str] = {}  # a server's leaves -> its access unit
-    for d in servers:  # model order = slot order on the leaf
-        names = leaves_of.get(d.name)
-        if not names:
-            raise ValueError(f"NPU server {d.name} has no parameter-plane leaf")
-        unit = unit_named.get(names)
-        if unit is None:
-            leaves = tuple(sorted((by_name[n] for n in names), key=lambda x: x.index))
-            unit = leaves[0].name
-            if len(leaves) > 1:
-                unit += "-" + leaves[-1].name.rsplit("-", 1)[-1]
-            unit_named[names] = unit
-            access.setdefault(unit, leaves)
-        unit_of[d.name] = unit
-        members.setdefault(unit, []).append(d.name)
-    members = dict(sorted(members.items(), key=lambda kv: access[kv[0]][0].index))
-
-    fabric = cluster.fabric(PLANE)
-    tiers = fabric.tiers if fabric else 2
-    above: list[tuple[str, dict[str, str]]] = []
-    if tiers == 3:
-        pod_of: dict[str, str] = {}
-        for server, unit in unit_of.items():
-            pods = {leaf.pod for leaf in access[unit]}
-            pod_of[server] = f"{CODE}-pod{pods.pop() + 1:02d}" if len(pods) == 1 else ""
-        above.append(("spine", pod_of))
-    if tiers >= 2:
-        top = f"{CODE}-spines" if tiers == 2 else f"{CODE}-cores"
-        above.append(("spine" if tiers == 2 else "core", dict.fromkeys(unit_of, top)))
-    fabric_levels = _stack(Level("leaf", members, unit_of), above)
-
-    supernode_of = {d.name: f"supernode-{d.supernode:03d}" for d in servers if d.supernode >= 0}
-    if not supernode_of:
-        return Topology(servers, access, fabric_levels, fabric_levels)
-    if len(supernode_of) != len(servers):
-        raise ValueError("some NPU servers are in a supernode and some are not")
-    in_supernode: dict[str, list[str]] = {}
-    for d in servers:
-        in_supernode.setdefault(supernode_of[d.name], []).append(d.name)
-    base = Level("supernode", in_supernode, supernode_of)
-    return Topology(servers, access, fabric_levels, _stack(base, [("leaf", unit_of), *above]))
-
-
-def _stack(base: Level, candidates: Sequence[tuple[str, dict[str, str]]]) -> tuple[Level, ...]:
-    """`base`, then each candidate level (server -> domain) that holds every domain below whole."""
-    levels = [base]
-    for tier_name, parent_of in candidates:
-        below = levels[-1]
-        up: dict[str, str] = {}
-        for server, child in below.of.items():
-            parent = parent_of.get(server, "")
-            if not parent or up.setdefault(child, parent) != parent:
-                break
-        else:
-            domains: dict[str, list[str]] = {}
-            for child, parent in up.items():
-                domains.setdefault(parent, []).append(child)
-            levels.append(Level(tier_name, domains, parent_of))
-    return tuple(levels)
 
 
 # --- hostlists ------------------------------------------------------------------------------
@@ -285,7 +186,7 @@ def controller_configmap_yaml(cluster: Cluster, topo: Topology, namespace: str) 
 # --- Kubernetes node labels -----------------------------------------------------------------
 
 
-def accelerator_type(model: HostModel, supernode: bool) -> str:
+def accelerator_type(model: NpuServer, supernode: bool) -> str:
     """The accelerator-type label the Ascend device plugin sets, or "" when not known."""
     if model.accelerator == "ascend-910b":
         return f"module-910b-{model.npus}"
@@ -298,21 +199,15 @@ def accelerator_type(model: HostModel, supernode: bool) -> str:
 
 def node_labels(cluster: Cluster, topo: Topology) -> dict[str, dict[str, str]]:
     """server -> its labels, in a fixed key order."""
-    hosts = build_catalog(cluster.blueprint.get("catalog")).hosts
-    mode = cluster.blueprint.get("scheduler", {}).get("volcano", {}).get("mode", "hypernodes")
-    racks = {
-        r.name: i
-        for i, r in enumerate(
-            x for x in cluster.racks if x.zone == "training" and x.kind == "compute"
-        )
-    }
+    npu = {s.name: s for s in cluster.npu_servers}
+    mode = cluster.scheduler.volcano_mode
     groups = {}
     if topo.supernodes and len(topo.hyper) > 1:
         groups = {d: i for i, d in enumerate(topo.hyper[1].domains)}
     keys = volcano_label_keys(topo) if mode == "labels" else ()
     out: dict[str, dict[str, str]] = {}
     for d in topo.servers:
-        model = hosts[d.model]
+        model = npu[d.name]
         labels = {}
         if model.accelerator in ACCELERATOR:
             labels["accelerator"] = ACCELERATOR[model.accelerator]
@@ -321,13 +216,14 @@ def node_labels(cluster: Cluster, topo: Topology) -> dict[str, dict[str, str]]:
             labels["accelerator-type"] = kind
         labels["host-arch"] = HOST_ARCH
         labels["workerselector"] = WORKER_SELECTOR
-        if d.supernode >= 0:
+        supernode, rack = model.domain("supernode"), model.domain("rack")
+        if supernode is not None:  # MindCluster's spelling: the domain indexes
             labels["huawei.com/topotree"] = TOPOTREE
-            labels["huawei.com/topotree.superpodid"] = str(d.supernode)
+            labels["huawei.com/topotree.superpodid"] = str(supernode.index)
             group = topo.hyper[1].of[d.name] if groups else ""
             labels["huawei.com/topotree.groupid"] = str(groups.get(group, 0))
-            if d.rack in racks:
-                labels["huawei.com/topotree.rackid"] = str(racks[d.rack])
+            if rack is not None:
+                labels["huawei.com/topotree.rackid"] = str(rack.index)
         for key, level in zip(keys, topo.hyper, strict=False):
             labels[key] = level.of[d.name]
         out[d.name] = labels
@@ -335,7 +231,7 @@ def node_labels(cluster: Cluster, topo: Topology) -> dict[str, dict[str, str]]:
 
 
 def node_labels_yaml(cluster: Cluster, topo: Topology) -> str:
-    mode = cluster.blueprint.get("scheduler", {}).get("volcano", {}).get("mode", "hypernodes")
+    mode = cluster.scheduler.volcano_mode
     lines = [
         f"# Kubernetes node labels of the NPU servers of {cluster.name}. Generated by wanka; do not",
         "# edit. One Node object per server holding only metadata.labels, for server-side apply:",
@@ -375,25 +271,19 @@ def node_labels_yaml(cluster: Cluster, topo: Topology) -> str:
 
 
 def tor_level(cluster: Cluster) -> str:
-    """single_layer for a leaf-only plane, double_layer with spines (MindCluster has no third
-    level: a 3-tier plane is double_layer, affinity works on the leaves either way)."""
-    wanted = cluster.blueprint.get("scheduler", {}).get("mindcluster", {}).get("tor_level", "auto")
-    if wanted != "auto":
-        return wanted
-    fabric = cluster.fabric(PLANE)
-    return "single_layer" if fabric and fabric.tiers <= 1 else "double_layer"
+    """single_layer for a leaf-only plane, double_layer with spines, as the model resolved it."""
+    return cluster.scheduler.tor_level
 
 
 def tor_list(cluster: Cluster, topo: Topology) -> list[tuple[str, list[tuple[str, int]]]]:
     """[(tor_ip, [(server_ip, npu_count)])]: one ToR per access unit (a multi-rail group counts as
     one, by its first leaf), its servers in slot order (= slice_id), by in-band address."""
-    hosts = build_catalog(cluster.blueprint.get("catalog")).hosts
-    by_name = cluster.device_by_name
+    npus = {s.name: s.npus for s in cluster.npu_servers}
     inband = {s.name: ip(s.host_ip) for s in cluster.npu_servers if s.host_ip}
     return [
         (
             ip(topo.access[unit][0].loopback),
-            [(inband[s], hosts[by_name[s].model].npus) for s in servers if s in inband],
+            [(inband[s], npus[s]) for s in servers if s in inband],
         )
         for unit, servers in topo.fabric[0].domains.items()
     ]
@@ -529,25 +419,24 @@ def emit(cluster: Cluster) -> Iterator[OutputFile]:
     if cluster.fabric(PLANE) is None:
         return
     topo = topology(cluster)
-    settings: Mapping[str, Any] = cluster.blueprint.get("scheduler", {})
-    volcano = settings.get("volcano", {})
-    mindcluster = settings.get("mindcluster", {})
+    settings = cluster.scheduler
     root = "files/scheduler"
 
     def out(path: str, text: str) -> OutputFile:
         return OutputFile(f"{root}/{path}", text.encode())
 
-    if volcano.get("mode", "hypernodes") == "labels":
-        namespace = volcano.get("namespace", "volcano-system")
+    if settings.volcano_mode == "labels":
         yield out(
             "volcano/volcano-controller-configmap.yaml",
-            controller_configmap_yaml(cluster, topo, namespace),
+            controller_configmap_yaml(cluster, topo, settings.volcano_namespace),
         )
     else:
         yield out("volcano/hypernodes.yaml", hypernodes_yaml(cluster, topo))
     yield out("kubernetes/node-labels.yaml", node_labels_yaml(cluster, topo))
-    namespace = mindcluster.get("namespace", "kube-system")
-    yield out("mindcluster/basic-tor-node-cm.yaml", tor_configmap_yaml(cluster, topo, namespace))
+    yield out(
+        "mindcluster/basic-tor-node-cm.yaml",
+        tor_configmap_yaml(cluster, topo, settings.mindcluster_namespace),
+    )
     tree = slurm_tree(topo)
     yield out("slurm/topology.conf", topology_conf(cluster, topo, tree))
     if topo.supernodes:

@@ -12,42 +12,38 @@ sets the host name and the port splits and commits (split sub-ports exist only o
 committed), a second session configures everything else and commits. Secrets never appear: they
 are Ansible Vault variable references (`{{ vault_... }}`) that the deploying role fills in.
 
-Values the model does not carry yet are computed here and named in module constants (see
-`HOST_VLAN`, `routing_protocol`, `ecmp_width`, `server_trunks`).
+Every fact comes from the model (management address and VRF, routing protocol, ASNs, host
+VLAN and gateway interface, service addresses); what is computed here is only how the platform
+spells it (`ecmp_width`, `server_trunks`).
 """
 
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 from generator import render
 from generator.artifacts import OutputFile
-from generator.catalog import build_catalog
-from generator.expand import port_sort_key
-from generator.model import Address, Cluster, Device, Link, Lossless, Subnet, ip, network_of
+from generator.model import MGMT_VRF, Cluster, Device, Lossless, ip, network_of
+from generator.switch_ports import (
+    PLATFORMS,
+    Context,
+    End,
+    context,
+    ecmp_width,
+    meth,
+    port_key,
+    server_trunks,
+)
 
 Config = dict[str, Any]
-port_key = cache(port_sort_key)  # port names repeat on every switch of a model
 
-# Platforms with templates; switches of other platforms (routers, firewalls) get no config here.
-PLATFORMS = ("huawei-ce",)
 
-# Management: the VRF MEth0/0/0 lives in on CE V300 (present by default on many models).
-MGMT_VRF = "_management_vpn_"
+# Management: ACL on the VTY/SNMP, local users; the VRF and addresses come from the model.
 MGMT_ACL = 2000
 USERS = (("admin", 3, "vault_switch_admin_password"),)  # (name, privilege level, vault variable)
-SNMP_USER, SNMP_GROUP, SNMP_VIEW = "wanka-nms", "wanka-nms", "iso-view"
-SNMP_AUTH, SNMP_PRIV = "sha2-256", "aes256"
 SNMP_AUTH_KEY, SNMP_PRIV_KEY = "vault_snmp_auth_key", "vault_snmp_priv_key"
-
-# Host-facing VLAN of the routed leaves whose subnet has no VLAN in the model (vlan 0). The VLAN
-# is local to one leaf (every leaf routes), so one number per plane is enough.
-HOST_VLAN = {"parameter": 10, "storage": 20, "business": 30, "inband": 40, "oob": 50}
 
 # Data planes carrying jumbo frames: L2 frame size and routed IP MTU (both above the NIC MTU).
 JUMBO_PLANES = ("parameter", "storage")
@@ -73,134 +69,6 @@ GATEWAY_MAC = "0000-5e00-0101"
 DFS_PRIORITY = (150, 120)  # (peer-link a side, b side)
 
 OSPF_PROCESS, OSPF_AREA = 1, "0.0.0.0"
-MAX_ECMP = 128  # CE V300 `maximum load-balancing` upper bound
-
-
-@dataclass(slots=True)  # not frozen: a frozen dataclass is built 4x slower, and there are many
-class End:
-    """One cabled port of a switch, seen from that switch."""
-
-    link: Link
-    port: str
-    far: str
-    far_port: str
-    local_ip: int
-    far_ip: int
-    lower: bool  # this switch is the link's a side (lower tier, or the M-LAG peer-link a side)
-
-
-@dataclass(frozen=True, slots=True)
-class Context:
-    """Indexes built once per cluster so that no function scans all links or addresses."""
-
-    cluster: Cluster
-    devices: Mapping[str, Device]
-    platform: Mapping[str, str]  # switch -> platform, for the platforms with templates
-    ends: Mapping[str, list[End]]  # switch -> its cabled ports
-    mgmt_address: Mapping[str, Address]  # switch -> oob address of its management port
-    bond: Mapping[str, str]  # host -> its business bond name
-    subnet: Mapping[str, Subnet]  # switch -> host subnet it is the gateway of
-    mlag_peer: Mapping[str, tuple[str, bool]]  # M-LAG member -> (other member, is a side)
-    ntp_servers: tuple[int, ...]
-    log_hosts: tuple[int, ...]
-    pools: tuple[tuple[int, int], ...]  # management pools (in-band, out-of-band): network, prefix
-
-
-def context(cluster: Cluster) -> Context:
-    catalog = build_catalog(cluster.blueprint.get("catalog"))
-    devices = cluster.device_by_name
-    models = {
-        d.name: catalog.switches[d.model]
-        for d in cluster.devices
-        if d.plane and d.model in catalog.switches
-    }
-    platform = {name: m.platform for name, m in models.items() if m.platform in PLATFORMS}
-    ends: dict[str, list[End]] = defaultdict(list)
-    mlag_peer: dict[str, tuple[str, bool]] = {}
-    for link in cluster.links:
-        if link.a_device in platform:
-            ends[link.a_device].append(
-                End(link, link.a_port, link.b_device, link.b_port, link.a_ip, link.b_ip, True)
-            )
-        if link.b_device in platform:
-            ends[link.b_device].append(
-                End(link, link.b_port, link.a_device, link.a_port, link.b_ip, link.a_ip, False)
-            )
-        if link.kind == "peer-link":
-            mlag_peer[link.a_device] = (link.b_device, True)
-            mlag_peer[link.b_device] = (link.a_device, False)
-    mgmt_nodes = sorted(d.name for d in cluster.devices if d.role == "management-node")
-    mgmt_address: dict[str, Address] = {}
-    bond: dict[str, str] = {}
-    inband: dict[str, int] = {}
-    mgmt_set = set(mgmt_nodes)
-    for a in cluster.addresses:
-        if a.plane == "oob":
-            model = models.get(a.device)
-            if model is not None and a.port == model.mgmt_port:
-                mgmt_address[a.device] = a
-        elif a.plane == "business":
-            bond[a.device] = a.port
-        elif a.plane == "inband" and a.device in mgmt_set:
-            inband.setdefault(a.device, a.ip)
-    subnet: dict[str, Subnet] = {}
-    for s in cluster.subnets:
-        for owner in s.name.split("+"):
-            subnet[owner] = s
-
-    def targets(prefix: str) -> tuple[int, ...]:
-        names = [n for n in mgmt_nodes if n.startswith(prefix)] or mgmt_nodes
-        return tuple(inband[n] for n in names if n in inband)
-
-    return Context(
-        cluster=cluster,
-        devices=devices,
-        platform=platform,
-        ends=ends,
-        mgmt_address=mgmt_address,
-        bond=bond,
-        subnet=subnet,
-        mlag_peer=mlag_peer,
-        ntp_servers=targets("controller-"),
-        log_hosts=targets("monitoring-"),
-        pools=tuple((p.network, p.prefix) for p in cluster.pools if p.plane in ("inband", "oob")),
-    )
-
-
-# ---------------------------------------------------------------------------------------------
-# Values the model does not carry (candidates for the model)
-
-
-def routing_protocol(cluster: Cluster, plane: str) -> str:
-    """bgp or ospf: the blueprint's choice on the parameter plane, BGP on the storage plane
-    (its switches have ASNs), OSPF on the business and management planes."""
-    if plane == "parameter":
-        return cluster.blueprint["networks"]["parameter"]["routing"]["protocol"]
-    return "bgp" if plane == "storage" else "ospf"
-
-
-def ecmp_width(dev: Device, routed: list[End], devices: Mapping[str, Device]) -> int:
-    """Equal-cost paths a switch must install: all of its uplinks, or the parallel links toward
-    one downstream destination (the links to one leaf, or to the spines of one pod)."""
-    up = sum(1 for e in routed if e.lower)
-    groups: dict[Any, int] = defaultdict(int)
-    for e in routed:
-        if not e.lower:
-            far = devices[e.far]
-            key = far.asn or ((far.role, far.pod) if far.role in ("spine", "core") else far.name)
-            groups[key] += 1
-    return max(1, min(MAX_ECMP, max(up, *groups.values()) if groups else up))
-
-
-def server_trunks(ends: list[End]) -> list[tuple[str, list[End]]]:
-    """Host links of a business leaf grouped per server, in port order: server i gets Eth-Trunk
-    SERVER_TRUNK_BASE + i. Both members of an M-LAG pair cable server i to the same port, so
-    both derive the same trunk and M-LAG numbers."""
-    per_host: dict[str, list[End]] = defaultdict(list)
-    for e in ends:
-        per_host[e.far].append(e)
-    groups = [(h, sorted(es, key=lambda e: port_key(e.port))) for h, es in per_host.items()]
-    return sorted(groups, key=lambda g: port_key(g[1][0].port))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -223,44 +91,42 @@ def system(dev: Device, cx: Context) -> Config:
 
 
 def management(dev: Device, cx: Context) -> Config:
-    """Management VRF on MEth0/0/0 (its oob address); switches of the out-of-band plane itself
-    have no MEth address and are managed on their loopback. NTP, syslog, SNMPv3 and SSH are
-    sourced there and reach only the management pools."""
-    address = cx.mgmt_address.get(dev.name)
-    if address is not None:
-        vrf, source, source_ip = MGMT_VRF, address.port, address.ip
+    """The model's management address: in the management VRF on MEth0/0/0, or (switches of the
+    out-of-band plane itself) the loopback. NTP, syslog, SNMPv3 and SSH are sourced there and
+    reach only the management pools."""
+    m, svc = dev.mgmt, cx.cluster.services
+    routes = []
+    if m is not None and m.vrf:
         routes = [
-            {"network": ip(net), "prefix": prefix, "next_hop": ip(address.gateway)}
-            for net, prefix in cx.pools
+            {"network": ip(net), "prefix": prefix, "next_hop": ip(m.gateway)}
+            for net, prefix in svc.pools
         ]
-    else:
-        vrf, source, source_ip, routes = "", "LoopBack0", dev.loopback, []
     rules = [
         {"id": 5 * (i + 1), "action": "permit", "source": ip(net), "wildcard": _wildcard(prefix)}
-        for i, (net, prefix) in enumerate(cx.pools)
+        for i, (net, prefix) in enumerate(svc.pools)
     ]
     rules.append({"id": 100, "action": "deny"})
     return {
-        "vrf": vrf,
-        "interface": source,
-        "address": ip(source_ip),
+        "vrf": m.vrf if m else "",
+        "interface": m.interface if m else "LoopBack0",
+        "address": ip(m.ip if m else dev.loopback),
         "routes": routes,
         "acl": {"number": MGMT_ACL, "rules": rules},
         "users": [
             {"name": name, "level": level, "password": f"{{{{ {var} }}}}"}
             for name, level, var in USERS
         ],
-        "ntp": [{"address": ip(a), "preferred": n == 0} for n, a in enumerate(cx.ntp_servers)],
-        "syslog": [ip(a) for a in cx.log_hosts],
+        "ntp": [{"address": ip(a), "preferred": n == 0} for n, a in enumerate(svc.ntp)],
+        "syslog": [ip(a) for a in svc.syslog],
         "snmp": {
-            "user": SNMP_USER,
-            "group": SNMP_GROUP,
-            "view": SNMP_VIEW,
-            "auth": SNMP_AUTH,
+            "user": svc.snmp_user,
+            "group": svc.snmp_group,
+            "view": svc.snmp_view,
+            "auth": svc.snmp_auth,
             "auth_key": f"{{{{ {SNMP_AUTH_KEY} }}}}",
-            "priv": SNMP_PRIV,
+            "priv": svc.snmp_priv,
             "priv_key": f"{{{{ {SNMP_PRIV_KEY} }}}}",
-            "targets": [ip(a) for a in cx.log_hosts],
+            "targets": [ip(a) for a in svc.snmp],
         },
     }
 
@@ -302,7 +168,7 @@ def layer2(dev: Device, cx: Context, ports: Config) -> Config:
     stp = None
     if pair is not None:
         other, a_side = pair
-        mine, theirs = cx.mgmt_address.get(dev.name), cx.mgmt_address.get(other)
+        mine, theirs = meth(dev), meth(cx.devices[other])
         mlag = {
             "dfs_group": DFS_GROUP,
             "peer": other,
@@ -327,11 +193,11 @@ def port_profiles(dev: Device, cx: Context) -> dict[str, Config]:
     jumbo = plane in JUMBO_PLANES
     lossless_plane = cx.cluster.lossless_of(plane) is not None
     subnet = cx.subnet.get(dev.name)
-    host: Config = {"mode": "access", "vlan": host_vlan(dev, cx), "edge": True}
+    host: Config = {"mode": "access", "vlan": subnet.vlan if subnet else 0, "edge": True}
     fabric: Config = {"mode": "routed"}
     if jumbo:
         fabric["mtu"] = IP_MTU
-    if routing_protocol(cx.cluster, plane) == "ospf":
+    if cx.cluster.routing(plane) == "ospf":
         fabric["ospf_p2p"] = True
     for p in (host, fabric):
         if jumbo:
@@ -348,13 +214,6 @@ def port_profiles(dev: Device, cx: Context) -> dict[str, Config]:
     return out
 
 
-def host_vlan(dev: Device, cx: Context) -> int:
-    subnet = cx.subnet.get(dev.name)
-    if subnet is None:
-        return 0
-    return subnet.vlan or HOST_VLAN.get(dev.plane, 0)
-
-
 def interfaces(dev: Device, cx: Context) -> Config:
     """`interfaces` in the order the switch lists them: Vlanif gateway, Eth-Trunks, MEth0/0/0,
     every cabled port, LoopBack0. A cabled port names its far end (`peer`: device and port, as
@@ -362,7 +221,7 @@ def interfaces(dev: Device, cx: Context) -> Config:
     profiles = port_profiles(dev, cx)
     subnet = cx.subnet.get(dev.name)
     mlag = dev.name in cx.mlag_peer
-    vlan = host_vlan(dev, cx)
+    vlan = subnet.vlan if subnet else 0
     logical: list[Config] = []
     mgmt: list[Config] = []
     ports: list[Config] = []
@@ -373,10 +232,10 @@ def interfaces(dev: Device, cx: Context) -> Config:
         kind = link.kind
         peer = {"device": e.far, "port": e.far_port}
         if kind == "mgmt" and e.lower:  # this switch's own management port
-            address = cx.mgmt_address.get(dev.name)
+            address = meth(dev)
             m: Config = {"name": e.port, "mode": "management", "peer": peer}
             if address is not None:
-                m.update(vrf=MGMT_VRF, address=ip(address.ip), prefix=address.prefix)
+                m.update(vrf=address.vrf, address=ip(address.ip), prefix=address.prefix)
             mgmt.append(m)
         elif kind == "peer-link":
             ports.append(
@@ -406,7 +265,7 @@ def interfaces(dev: Device, cx: Context) -> Config:
 
     if subnet is not None:
         vif: Config = {
-            "name": f"Vlanif{vlan}",
+            "name": subnet.gateway_interface,
             "mode": "vlanif",
             "description": f"gateway {ip(subnet.network)}/{subnet.prefix}",
             "vlan": vlan,
@@ -490,7 +349,7 @@ def routing(dev: Device, cx: Context, ports: Config) -> Config | None:
     if not dev.loopback:
         return None
     subnet = cx.subnet.get(dev.name)
-    protocol = routing_protocol(cx.cluster, dev.plane)
+    protocol = cx.cluster.routing(dev.plane)
     width = ecmp_width(dev, routed, cx.devices)
     router_id = ip(dev.loopback)
     if protocol == "bgp" and dev.asn:

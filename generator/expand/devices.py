@@ -1,0 +1,258 @@
+"""Switches: each plane built from its hosts, placed in racks, and every device frozen with its
+place, ASN, loopback, splits and management address."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from generator.catalog import Catalog, SwitchModel
+from generator.errors import BlueprintError, Problem, YamlPath
+from generator.expand.addressing import PlaneAddresses
+from generator.expand.border import border_devices
+from generator.expand.fabric import Endpoint, PlaneBuild, build_plane
+from generator.expand.layout import Floor
+from generator.expand.planes import PLANE_CODE, PlaneSpec
+from generator.expand.racks import ZONES, Hosts
+from generator.model import MGMT_VRF, Address, Device, Management, port_sort_key
+
+ASN_OFFSET = {"parameter": 0, "storage": 100_000}  # BGP planes; cores, spines per pod, leaves
+
+
+def switch_model(catalog: Catalog, name: str, where: YamlPath) -> SwitchModel:
+    model = catalog.switches.get(name)
+    if model is None:
+        raise BlueprintError(
+            [Problem(where, f"unknown switch model {name!r}", "see `wanka catalog`")]
+        )
+    return model
+
+
+def build(spec: PlaneSpec, eps: list[Endpoint], catalog: Catalog) -> PlaneBuild:
+    ports = len(eps[0].ports)
+    rails = ports if spec.multi_rail or (spec.dual_homed and ports > 1) else 1
+    return build_plane(
+        plane=spec.plane,
+        code=PLANE_CODE[spec.plane],
+        endpoints=eps,
+        leaf=switch_model(catalog, spec.leaf, (*spec.where, "leaf", "model")),
+        spine=switch_model(catalog, spec.spine, (*spec.where, "spine", "model")),
+        core=switch_model(catalog, spec.core, (*spec.where, "core", "model")),
+        ratio=spec.ratio,
+        split=spec.split,
+        rails=rails,
+        tiers=spec.tiers,
+        spine_count=spec.spine_count,
+        peer_links=spec.peer_links,
+        uplinks=spec.uplinks,
+        where=spec.where,
+        role_names=(spec.leaf_role, spec.upper_role),
+    )
+
+
+def host_endpoints(hosts: Hosts, floor: Floor) -> dict[str, list[Endpoint]]:
+    """The host ports of each data and in-band plane (the out-of-band plane comes last)."""
+
+    def endpoints(names: list[str], role: str) -> list[Endpoint]:
+        out = []
+        for h in names:
+            spec = hosts.model[h].port(role)
+            if spec:
+                zone = floor.racks[floor.position[h][0]].zone
+                out.append(Endpoint(h, spec.names(), spec.speed, (zone,)))
+        return out
+
+    return {
+        "parameter": endpoints(hosts.servers, "npu"),
+        "storage": endpoints(hosts.servers, "storage") + endpoints(hosts.storage_nodes, "storage"),
+        "business": endpoints(hosts.servers, "business"),
+        "inband": endpoints(hosts.servers + hosts.storage_nodes + hosts.management_nodes, "inband"),
+    }
+
+
+@dataclass(slots=True)
+class Placed:
+    """Switches placed so far: model and (role, plane) by name, in placement order."""
+
+    model: dict[str, SwitchModel] = field(default_factory=dict)
+    role: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+class Placer:
+    """Switches into racks. Parameter leaves top-of-rack when all their servers share a rack
+    (shortest cables; a rack failure takes only that rack); other switches in network racks:
+    access switches in the row of their first host; spines and cores of the parameter and storage
+    planes in the training zone's spine row; everything that joins zones (business spines,
+    management cores, border) in the management zone. Redundant members (pair, spine i / i+1)
+    alternate between an A and a B side."""
+
+    def __init__(self, bp: Mapping[str, Any], floor: Floor, catalog: Catalog) -> None:
+        self.floor, self.catalog, self.placed = floor, catalog, Placed()
+        self.net_power = bp["zones"]["training"]["network_rack"]["power_kw"]
+        self.spine_row = floor.new_row("training")
+        self.mgmt_row = floor.zone_rows["management"]
+
+    def row_of(self, dev: str) -> tuple[str, int]:
+        slot = self.floor.racks[self.floor.position[dev][0]]
+        return slot.zone, slot.row
+
+    def switch(self, name: str, role: str, plane: str, model: str, zone: str, row: int, side: int):
+        m = self.catalog.switches[model]
+        self.placed.model[name], self.placed.role[name] = m, (role, plane)
+        self.floor.place_network(zone, row, name, m.height_u, m.power_w, self.net_power, side)
+
+    def plane(self, spec: PlaneSpec, b: PlaneBuild) -> None:
+        floor, placed = self.floor, self.placed
+        for leaf in b.leaves:
+            members = b.leaf_members[leaf.name]
+            rack = floor.racks[floor.position[members[0]][0]]
+            m = self.catalog.switches[spec.leaf]
+            tor = spec.plane == "parameter" and all(
+                floor.position[h][0] == rack.name for h in members
+            )
+            if tor and rack.fits(m.height_u, m.power_w):
+                placed.model[leaf.name], placed.role[leaf.name] = m, (spec.leaf_role, spec.plane)
+                floor.place(rack, leaf.name, m.height_u, m.power_w)
+            else:
+                zone, row = self.row_of(members[0])
+                self.switch(
+                    leaf.name, spec.leaf_role, spec.plane, spec.leaf, zone, row, leaf.index % 2
+                )
+        upper = (
+            ("training", self.spine_row)
+            if spec.upper_zone == "training"
+            else ("management", self.mgmt_row)
+        )
+        for sp in b.spines:
+            self.switch(sp.name, spec.upper_role, spec.plane, spec.spine, *upper, sp.index % 2)
+        for c in b.cores:
+            self.switch(c.name, "core", spec.plane, spec.core, *upper, c.index % 2)
+
+    def border(self, bp: Mapping[str, Any]) -> None:
+        for name, role, model in border_devices(bp):
+            side = (int(name.rsplit("-", 1)[1]) - 1) % 2  # -01 on the A side, -02 on the B side
+            self.switch(name, role, "border", model, "management", self.mgmt_row, side)
+
+    def oob_endpoints(self, hosts: Hosts) -> list[Endpoint]:
+        """Every BMC and every switch management port, zone by zone, in floor order."""
+        floor = self.floor
+        out: list[Endpoint] = []
+        for zone in ZONES:
+            for row in range(1, floor.zone_rows.get(zone, 0) + 1):
+                for slot in floor.rows[(zone, row)]:
+                    for dev in slot.devices:
+                        if dev in hosts.model:
+                            spec = hosts.model[dev].port("bmc")
+                            if spec:
+                                out.append(Endpoint(dev, spec.names(), spec.speed, (zone,)))
+                        else:
+                            port = self.placed.model[dev].mgmt_port
+                            out.append(Endpoint(dev, (port,), 1, (zone,)))
+        return out
+
+
+def management(
+    name: str,
+    model: SwitchModel | None,
+    addresses: Mapping[tuple[str, str], list[Address]],
+    loopback: int,
+) -> Management | None:
+    """Switches: the oob address of their management port, in the management VRF, else (the
+    out-of-band switches themselves) their loopback. Hosts: their in-band address."""
+    if model is not None:
+        for a in addresses.get(("oob", name), ()):
+            if a.port == model.mgmt_port:
+                return Management(a.ip, a.prefix, a.port, MGMT_VRF, a.gateway)
+        return Management(loopback, 32, "LoopBack0", "") if loopback else None
+    inband = addresses.get(("inband", name))
+    if inband:
+        a = inband[0]
+        return Management(a.ip, a.prefix, a.port, "", a.gateway)
+    return None
+
+
+def devices(
+    bp: Mapping[str, Any],
+    specs: Mapping[str, PlaneSpec],
+    hosts: Hosts,
+    floor: Floor,
+    builds: Mapping[str, PlaneBuild],
+    placed: Placed,
+    splits: Mapping[str, Mapping[str, str]],
+    addrs: Mapping[str, PlaneAddresses],
+) -> tuple[Device, ...]:
+    """Hosts (servers, storage nodes, management nodes), then switches in placement order. ASNs
+    only on the planes that route with BGP: per plane a base, spines per pod, leaves by index."""
+    asn_base = bp["networks"]["parameter"]["routing"]["asn_base"]
+    asn: dict[str, int] = {}
+    for plane, offset in ASN_OFFSET.items():
+        b = builds.get(plane)
+        if b is None or specs[plane].routing != "bgp":
+            continue
+        for sw in (*b.leaves, *b.spines, *b.cores):
+            base = asn_base + offset
+            asn[sw.name] = {"core": base, "spine": base + 1 + max(sw.pod, 0)}.get(
+                sw.role, base + 1000 + sw.index
+            )
+    pod = {sw.name: sw.pod for b in builds.values() for sw in (*b.leaves, *b.spines, *b.cores)}
+    loopbacks = {k: v for a in addrs.values() for k, v in a.loopbacks.items()}
+    by_device: dict[tuple[str, str], list[Address]] = {}
+    for plane in ("inband", "oob"):
+        for a in addrs[plane].addresses if plane in addrs else ():
+            by_device.setdefault((plane, a.device), []).append(a)
+    supernode = bp["compute"].get("supernode", {}).get("servers")
+    out: list[Device] = []
+    for role, names in (
+        ("npu-server", hosts.servers),
+        ("storage-node", hosts.storage_nodes),
+        ("management-node", hosts.management_nodes),
+    ):
+        for i, name in enumerate(names):
+            m = hosts.model[name]
+            rack, u = floor.position[name]
+            sn = i // supernode if supernode and role == "npu-server" else -1
+            mgmt = management(name, None, by_device, 0)
+            out.append(
+                Device(
+                    name,
+                    role,
+                    "",
+                    m.name,
+                    rack,
+                    u,
+                    m.height_u,
+                    m.power_w,
+                    i,
+                    supernode=sn,
+                    mgmt=mgmt,
+                )
+            )
+    index: dict[tuple[str, str], int] = {}
+    for name, m in placed.model.items():
+        role, plane = placed.role[name]
+        rack, u = floor.position[name]
+        index[(role, plane)] = index.get((role, plane), -1) + 1
+        loopback = loopbacks.get(name, 0)
+        out.append(
+            Device(
+                name,
+                role,
+                plane,
+                m.name,
+                rack,
+                u,
+                m.height_u,
+                m.power_w,
+                index[(role, plane)],
+                pod=pod.get(name, -1),
+                asn=asn.get(name, 0),
+                loopback=loopback,
+                splits=tuple(
+                    sorted(splits.get(name, {}).items(), key=lambda kv: port_sort_key(kv[0]))
+                ),
+                platform=m.platform,
+                mgmt=management(name, m, by_device, loopback),
+            )
+        )
+    return tuple(out)

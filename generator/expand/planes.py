@@ -1,0 +1,152 @@
+"""What differs between planes, read once from the blueprint: switch models, sizing, routing,
+host VLAN, and the lossless class."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from generator.errors import YamlPath
+from generator.expand.fabric import parse_ratio
+from generator.model import Lossless
+
+PLANE_CODE = {
+    "parameter": "par",
+    "storage": "sto",
+    "business": "biz",
+    "inband": "inb",
+    "oob": "oob",
+    "border": "brd",
+}
+# Host-facing VLAN of the routed leaves whose plane names none (the business plane's comes from
+# the blueprint). The VLAN is local to one leaf (every leaf routes), so one number per plane.
+HOST_VLAN = {"parameter": 10, "storage": 20, "business": 30, "inband": 40, "oob": 50}
+NIC_LOSSLESS_TC = 3  # assumption: the highest of the NIC's four TCs carries the lossless class
+
+
+@dataclass(frozen=True, slots=True)
+class PlaneSpec:
+    """Everything that differs between planes, read once from the blueprint."""
+
+    plane: str
+    where: YamlPath
+    leaf: str
+    spine: str
+    core: str
+    ratio: tuple[int, int] | None
+    oversubscription: str
+    split: str
+    tiers: str | int
+    spine_count: str | int
+    pool: str
+    routing: str  # bgp | ospf
+    leaf_role: str = "leaf"
+    upper_role: str = "spine"
+    multi_rail: bool = False
+    dual_homed: bool = True  # hosts with N ports on this plane use N leaves (pair / rails)
+    peer_links: int = 0
+    uplinks: int | None = None
+    subnet_per_group: bool = False
+    bond: str = ""
+    vlan: int = 0
+    upper_zone: str = "management"
+
+
+def plane_specs(bp: Mapping[str, Any]) -> dict[str, PlaneSpec]:
+    """Routing: the blueprint's choice on the parameter plane, BGP on a dedicated storage plane,
+    OSPF on the business and management planes."""
+    nets = bp["networks"]
+    pn, sn, bn, mn = nets["parameter"], nets["storage"], nets["business"], nets["management"]
+    specs = {
+        "parameter": PlaneSpec(
+            "parameter",
+            ("networks", "parameter"),
+            pn["leaf"]["model"],
+            pn["spine"]["model"],
+            pn["core"]["model"],
+            parse_ratio(pn["oversubscription"]),
+            pn["oversubscription"],
+            pn["leaf"]["split"],
+            pn["tiers"],
+            pn["spine"]["count"],
+            pn["pool"],
+            pn["routing"]["protocol"],
+            multi_rail=pn["rail"] == "multi",
+            dual_homed=False,
+            upper_zone="training",
+            vlan=HOST_VLAN["parameter"],
+        ),
+        "storage": PlaneSpec(
+            "storage",
+            ("networks", "storage"),
+            sn["leaf"]["model"],
+            sn["spine"]["model"],
+            sn["spine"]["model"],
+            parse_ratio(sn["oversubscription"]),
+            sn["oversubscription"],
+            sn["leaf"]["split"],
+            "auto",
+            sn["spine"]["count"],
+            sn["pool"],
+            "bgp",
+            upper_zone="training",
+            vlan=HOST_VLAN["storage"],
+        ),
+        "business": PlaneSpec(
+            "business",
+            ("networks", "business"),
+            bn["leaf"]["model"],
+            bn["spine"]["model"],
+            bn["spine"]["model"],
+            parse_ratio(bn["oversubscription"]),
+            bn["oversubscription"],
+            "auto",
+            2,
+            bn["spine"]["count"],
+            bn["pool"],
+            "ospf",
+            dual_homed=bn["leaf"]["mlag"],
+            peer_links=2 if bn["leaf"]["mlag"] else 0,
+            subnet_per_group=True,
+            bond="bond0",
+            vlan=bn["vlan"] or HOST_VLAN["business"],
+        ),
+    }
+    for plane in ("inband", "oob"):
+        m = mn[plane]
+        specs[plane] = PlaneSpec(
+            plane,
+            ("networks", "management", plane),
+            m["access"]["model"],
+            m["core"]["model"],
+            m["core"]["model"],
+            None,
+            "",
+            "auto",
+            2,
+            "auto",
+            m["pool"],
+            "ospf",
+            leaf_role="access",
+            upper_role="core",
+            dual_homed=False,
+            uplinks=2,
+            vlan=HOST_VLAN[plane],
+        )
+    if sn["mode"] == "shared":
+        del specs["storage"]
+    return specs
+
+
+def lossless_classes(bp: Mapping[str, Any]) -> tuple[Lossless, ...]:
+    out = []
+    for plane in ("parameter", "storage"):
+        cfg = bp["networks"][plane].get("lossless")
+        if cfg and not (plane == "storage" and bp["networks"]["storage"]["mode"] == "shared"):
+            out.append(
+                Lossless(
+                    plane, cfg["priority"], cfg["dscp"], NIC_LOSSLESS_TC, cfg["ecn"], cfg["mtu"]
+                )
+            )
+    return tuple(out)

@@ -1,0 +1,151 @@
+"""Hosts onto the floor (training rows of compute racks, then the storage and management zones)
+and liquid-cooled racks onto CDUs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from generator.blueprint.semantic import server_count
+from generator.catalog import Catalog, HostModel
+from generator.errors import BlueprintError, Problem
+from generator.expand.layout import Floor
+from generator.model import Cdu, Rack
+
+ZONES = ("training", "storage", "management")
+
+
+@dataclass(slots=True)
+class Hosts:
+    servers: list[str]
+    storage_nodes: list[str]
+    management_nodes: list[str]
+    model: dict[str, HostModel]
+
+
+def rack_problems(bp: Mapping[str, Any], server: HostModel) -> list[Problem]:
+    """A compute rack must hold its servers' power, heat and height."""
+    rack_cfg = bp["zones"]["training"]["rack"]
+    per_rack, power_kw = rack_cfg["servers"], rack_cfg["power_kw"]
+    cooling_kw = rack_cfg.get("cooling_kw", power_kw)
+    where = ("zones", "training", "rack", "servers")
+    out = []
+    load_kw = per_rack * server.power_w / 1000
+    limit = min(power_kw, cooling_kw)
+    if load_kw > limit:
+        out.append(
+            Problem(
+                where,
+                f"{per_rack} x {server.name} draw {load_kw:g} kW, over the rack's "
+                f"{'power' if power_kw <= cooling_kw else 'cooling'} budget of {limit:g} kW",
+                f"at most {int(limit * 1000 // server.power_w)} servers per rack, or raise the budget",
+            )
+        )
+    if per_rack * server.height_u > rack_cfg["height_u"]:
+        out.append(
+            Problem(
+                where,
+                f"{per_rack} x {server.height_u}U servers do not fit a {rack_cfg['height_u']}U rack",
+            )
+        )
+    return out
+
+
+def place_hosts(bp: Mapping[str, Any], catalog: Catalog, floor: Floor) -> Hosts:
+    """Training rows of compute racks, then the storage and management zones."""
+    tz, sz, mz = bp["zones"]["training"], bp["zones"]["storage"], bp["zones"]["management"]
+    server = catalog.hosts[bp["compute"]["server"]]
+    problems = rack_problems(bp, server)
+    if problems:
+        raise BlueprintError(problems)
+    rack_cfg = tz["rack"]
+    per_rack, power_kw = rack_cfg["servers"], rack_cfg["power_kw"]
+    cooling_kw = rack_cfg.get("cooling_kw", power_kw)
+    c = bp["compute"]
+    servers = [
+        c["hostname"].format(index=c["index_start"] + i)
+        for i in range(server_count(bp, catalog) or 0)
+    ]
+    model: dict[str, HostModel] = {}
+    row, rack = 0, None
+    for i, name in enumerate(servers):
+        if i % per_rack == 0:
+            if row == 0 or len(floor.rows[("training", row)]) == tz["row"]["racks"]:
+                row = floor.new_row("training")
+            rack = floor.new_rack(
+                "training",
+                row,
+                "compute",
+                rack_cfg["height_u"],
+                power_kw,
+                cooling_kw,
+                tz["cooling"],
+            )
+        floor.place(rack, name, server.height_u, server.power_w)
+        model[name] = server
+
+    storage = [f"stor-{i + 1:03d}" for i in range(sz["nodes"]["count"])]
+    fill_zone(
+        floor,
+        "storage",
+        storage,
+        catalog.hosts[sz["nodes"]["model"]],
+        sz["rack"]["nodes"],
+        sz["rack"]["power_kw"],
+        model,
+    )
+    management = [
+        f"{role}-{i + 1:02d}" for role, n in sorted(mz["nodes"].items()) for i in range(n)
+    ]
+    fill_zone(floor, "management", management, catalog.hosts[mz["model"]], 16, 15, model)
+    if not floor.zone_rows.get("management"):
+        floor.new_row("management")
+    return Hosts(servers, storage, management, model)
+
+
+def fill_zone(
+    floor: Floor,
+    zone: str,
+    names: list[str],
+    model: HostModel,
+    per_rack: int,
+    power_kw: float,
+    out: dict[str, HostModel],
+) -> None:
+    if not names:
+        return
+    row = floor.new_row(zone)
+    budget = max(power_kw, model.power_w / 1000)
+    rack = None
+    for i, name in enumerate(names):
+        if i % per_rack == 0 or not rack.fits(model.height_u, model.power_w):
+            rack = floor.new_rack(zone, row, zone, 42, budget, budget, "air")
+        floor.place(rack, name, model.height_u, model.power_w)
+        out[name] = model
+
+
+def assign_cdus(racks: tuple[Rack, ...], floor: Floor, tz: Mapping[str, Any]) -> tuple[Cdu, ...]:
+    """Liquid-cooled compute racks to CDUs in floor order, each CDU filled up to its capacity."""
+    if tz["cooling"] != "liquid":
+        return ()
+    cap = tz["cdu"]["capacity_kw"]
+    out: list[Cdu] = []
+    current: list[str] = []
+    load = 0.0
+
+    def close() -> None:
+        out.append(Cdu(f"CDU-{len(out) + 1:02d}", cap, tuple(current), round(load, 3)))
+
+    for r in racks:
+        if r.zone != "training" or r.kind != "compute":
+            continue
+        kw = floor.racks[r.name].load_w / 1000
+        if current and load + kw > cap:
+            close()
+            current, load = [], 0.0
+        current.append(r.name)
+        load += kw
+    if current:
+        close()
+    return tuple(out)

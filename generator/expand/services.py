@@ -1,0 +1,59 @@
+"""Management services (NTP, syslog, SNMP, ZTP) every device is pointed at, and the blueprint
+settings the host configuration and the schedulers read, defaults resolved here once."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from generator.model import Device, Fabric, HostSettings, Pool, SchedulerSettings, Services
+
+SERVICE_ROLE = {
+    "ntp": "controller",
+    "ztp": "controller",
+    "syslog": "monitoring",
+    "snmp": "monitoring",
+}
+
+
+def services(devices: tuple[Device, ...], pools: tuple[Pool, ...]) -> Services:
+    """Each service on the management nodes of its role (controllers: NTP and ZTP; monitoring
+    nodes: syslog and SNMP), on every management node when there is none of that role."""
+    nodes = sorted((d for d in devices if d.role == "management-node"), key=lambda d: d.name)
+
+    def on(role: str) -> tuple[int, ...]:
+        chosen = [d for d in nodes if d.name.startswith(f"{role}-")] or nodes
+        return tuple(d.mgmt.ip for d in chosen if d.mgmt is not None)
+
+    return Services(
+        **{service: on(role) for service, role in SERVICE_ROLE.items()},
+        pools=tuple((p.network, p.prefix) for p in pools if p.plane in ("inband", "oob")),
+    )
+
+
+def scheduler_settings(bp: Mapping[str, Any], fabric: Fabric | None) -> SchedulerSettings:
+    """tor_level auto: single_layer for a leaf-only parameter plane, double_layer with spines
+    (MindCluster has no third level: a 3-tier plane is double_layer)."""
+    cfg = bp.get("scheduler", {})
+    volcano, mindcluster = cfg.get("volcano", {}), cfg.get("mindcluster", {})
+    tor_level = mindcluster.get("tor_level", "auto")
+    if tor_level == "auto":
+        tor_level = "single_layer" if fabric and fabric.tiers <= 1 else "double_layer"
+    return SchedulerSettings(
+        volcano_mode=volcano.get("mode", "hypernodes"),
+        volcano_namespace=volcano.get("namespace", "volcano-system"),
+        mindcluster_namespace=mindcluster.get("namespace", "kube-system"),
+        tor_level=tor_level,
+    )
+
+
+def host_settings(bp: Mapping[str, Any], rank_table_version: str) -> HostSettings:
+    storage, ops = bp["zones"]["storage"], bp["operations"]
+    return HostSettings(
+        software_versions=tuple(bp["software"].items()),
+        storage_access=storage["access"],
+        dpc_filesystems=tuple(dict(f) for f in storage["filesystems"]),
+        npu_temperature_max_c=ops["npu_temperature_max_c"],
+        thermal_guard=dict(ops["thermal_guard"]),
+        rank_table_version=rank_table_version,
+    )

@@ -1,0 +1,99 @@
+"""Each switch's cabled ports as the switch sees them, and the indexes the switch configs are built
+from (one pass over the model's links and addresses per cluster), with the platform's grouping
+rules: how wide ECMP must be, which host ports form one server Eth-Trunk."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from generator.model import Cluster, Device, Link, Management, Subnet, port_sort_key
+
+# Platforms with templates; switches of other platforms (routers, firewalls) get no config here.
+PLATFORMS = ("huawei-ce",)
+MAX_ECMP = 128  # CE V300 `maximum load-balancing` upper bound
+port_key = cache(port_sort_key)  # port names repeat on every switch of a model
+
+
+@dataclass(slots=True)  # not frozen: a frozen dataclass is built 4x slower, and there are many
+class End:
+    """One cabled port of a switch, seen from that switch."""
+
+    link: Link
+    port: str
+    far: str
+    far_port: str
+    local_ip: int
+    far_ip: int
+    lower: bool  # this switch is the link's a side (lower tier, or the M-LAG peer-link a side)
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Indexes built once per cluster so that no function scans all links or addresses."""
+
+    cluster: Cluster
+    devices: Mapping[str, Device]
+    platform: Mapping[str, str]  # switch -> platform, for the platforms with templates
+    ends: Mapping[str, list[End]]  # switch -> its cabled ports
+    bond: Mapping[str, str]  # host -> its business bond name
+    subnet: Mapping[str, Subnet]  # switch -> host subnet it is the gateway of
+    mlag_peer: Mapping[str, tuple[str, bool]]  # M-LAG member -> (other member, is a side)
+
+
+def context(cluster: Cluster) -> Context:
+    devices = cluster.device_by_name
+    platform = {d.name: d.platform for d in cluster.devices if d.platform in PLATFORMS}
+    ends: dict[str, list[End]] = defaultdict(list)
+    mlag_peer: dict[str, tuple[str, bool]] = {}
+    for link in cluster.links:
+        if link.a_device in platform:
+            ends[link.a_device].append(
+                End(link, link.a_port, link.b_device, link.b_port, link.a_ip, link.b_ip, True)
+            )
+        if link.b_device in platform:
+            ends[link.b_device].append(
+                End(link, link.b_port, link.a_device, link.a_port, link.b_ip, link.a_ip, False)
+            )
+        if link.kind == "peer-link":
+            mlag_peer[link.a_device] = (link.b_device, True)
+            mlag_peer[link.b_device] = (link.a_device, False)
+    bond = {a.device: a.port for a in cluster.addresses if a.plane == "business"}
+    subnet = {owner: s for s in cluster.subnets for owner in s.owners}
+    return Context(cluster, devices, platform, ends, bond, subnet, mlag_peer)
+
+
+def meth(dev: Device) -> Management | None:
+    """The switch's management-port address, when it is managed on MEth in the VRF."""
+    return dev.mgmt if dev.mgmt is not None and dev.mgmt.vrf else None
+
+
+# ---------------------------------------------------------------------------------------------
+# How the platform spells model facts
+
+
+def ecmp_width(dev: Device, routed: list[End], devices: Mapping[str, Device]) -> int:
+    """Equal-cost paths a switch must install: all of its uplinks, or the parallel links toward
+    one downstream destination (the links to one leaf, or to the spines of one pod)."""
+    up = sum(1 for e in routed if e.lower)
+    groups: dict[Any, int] = defaultdict(int)
+    for e in routed:
+        if not e.lower:
+            far = devices[e.far]
+            key = far.asn or ((far.role, far.pod) if far.role in ("spine", "core") else far.name)
+            groups[key] += 1
+    return max(1, min(MAX_ECMP, max(up, *groups.values()) if groups else up))
+
+
+def server_trunks(ends: list[End]) -> list[tuple[str, list[End]]]:
+    """Host links of a business leaf grouped per server, in port order: server i gets Eth-Trunk
+    10 + i (switches.SERVER_TRUNK_BASE). Both members of an M-LAG pair cable server i to the same port, so
+    both derive the same trunk and M-LAG numbers."""
+    per_host: dict[str, list[End]] = defaultdict(list)
+    for e in ends:
+        per_host[e.far].append(e)
+    groups = [(h, sorted(es, key=lambda e: port_key(e.port))) for h, es in per_host.items()]
+    return sorted(groups, key=lambda g: port_key(g[1][0].port))

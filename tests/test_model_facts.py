@@ -1,0 +1,176 @@
+"""Facts stated by more than one output agree, because the model states them once.
+
+Each test is what a reviewer would check across two generated files: the routing protocol and
+hosts.yml's bgp_asn, the switch configs' NTP/syslog servers and the inventory's, every switch's
+management address in its config and as its ansible_host, the ip-plan's gateways on the device and
+interface the config puts them, and the domain names the inventory, monitoring, scheduler and rank
+table use."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from functools import cache
+from pathlib import Path
+
+import pytest
+import yaml
+
+from generator import pipeline
+from generator.model import ip
+from tests.conftest import ROOT, generated
+
+POD = (ROOT / "blueprints" / "pod-128.yaml").read_text()
+
+
+@cache
+def _run(name: str, text: str) -> pipeline.Result:
+    folder = Path(__import__("tempfile").mkdtemp(prefix="wanka-facts-"))
+    path = folder / f"{name}.yaml"
+    path.write_text(text)
+    return pipeline.run(path)
+
+
+def ospf() -> pipeline.Result:
+    text = POD.replace(
+        "    pool: 10.64.0.0/18", "    pool: 10.64.0.0/18\n    routing: {protocol: ospf}"
+    )
+    return _run("ospf", text)
+
+
+def ops_only() -> pipeline.Result:
+    text = POD.replace("nodes: {controller: 1, monitoring: 1, bastion: 1}", "nodes: {ops: 2}")
+    return _run("ops", text)
+
+
+def files(result: pipeline.Result) -> dict[str, bytes]:
+    return {f.path: f.data for f in result.files}
+
+
+def host_vars(result: pipeline.Result) -> dict[str, dict]:
+    """Every host's variables as hosts.yml lists them (where the host first appears)."""
+    inv = yaml.safe_load(files(result)["hosts.yml"])
+    out: dict[str, dict] = {}
+    for group in inv["all"]["children"].values():
+        for host, v in ((group or {}).get("hosts") or {}).items():
+            if v:
+                out.setdefault(host, v)
+            else:
+                out.setdefault(host, {})
+    return out
+
+
+def switch_configs(result: pipeline.Result) -> dict[str, dict]:
+    return {
+        Path(p).stem: yaml.safe_load(data)
+        for p, data in files(result).items()
+        if p.startswith("files/switches/") and p.endswith(".yml")
+    }
+
+
+def test_ospf_parameter_plane_carries_no_bgp_asn_anywhere():
+    result = ospf()
+    hv, configs = host_vars(result), switch_configs(result)
+    par = [n for n, c in configs.items() if c["plane"] == "parameter"]
+    assert par
+    for name in par:
+        assert configs[name]["routing"]["protocol"] == "ospf"
+        assert "bgp_asn" not in hv[name], name
+        assert "router bgp" not in files(result)[f"files/switches/{name}.cfg"].decode()
+    # every switch that does carry an ASN in the inventory runs BGP with that ASN
+    for name, c in configs.items():
+        if "bgp_asn" in hv[name]:
+            assert c["routing"]["protocol"] == "bgp" and c["routing"]["asn"] == hv[name]["bgp_asn"]
+
+
+def test_services_are_the_same_in_switch_configs_and_inventory_with_ops_only_nodes():
+    result = ops_only()
+    all_vars = yaml.safe_load(files(result)["group_vars/all.yml"])
+    ops = sorted(
+        ip(a.ip)
+        for a in result.cluster.addresses
+        if a.device.startswith("ops-") and a.plane == "inband"
+    )
+    assert all_vars["ntp_servers"] == ops and all_vars["syslog_servers"] == ops
+    for name, c in switch_configs(result).items():
+        assert [n["address"] for n in c["management"]["ntp"]] == all_vars["ntp_servers"], name
+        assert c["management"]["syslog"] == all_vars["syslog_servers"], name
+
+
+@pytest.mark.parametrize("name", ["pod-128.yaml", "legacy-100card.yaml"])
+def test_every_switch_has_one_management_address_in_config_inventory_and_monitoring(name):
+    result = generated(name)
+    hv, configs = host_vars(result), switch_configs(result)
+    snmp = json.loads(files(result)["files/monitoring/targets/snmp.json"])
+    polled = {t["labels"]["switch"]: t["targets"][0] for t in snmp}
+    switches = [d for d in result.cluster.devices if d.plane]
+    assert any(d.plane == "oob" for d in switches)
+    for d in switches:
+        address = hv[d.name].get("ansible_host")
+        assert address, f"{d.name} has no ansible_host"
+        assert polled[d.name] == address, d.name
+        if d.name in configs:
+            mgmt = configs[d.name]["management"]
+            assert mgmt["address"] == address, d.name
+            iface = next(i for i in configs[d.name]["interfaces"] if i["name"] == mgmt["interface"])
+            assert iface["address"] == address, d.name
+
+
+@pytest.mark.parametrize("name", ["pod-128.yaml", "legacy-100card.yaml"])
+def test_ip_plan_gateways_are_on_the_device_and_interface_the_config_says(name):
+    result = generated(name)
+    configs = switch_configs(result)
+    devices = result.cluster.device_by_name
+    rows = list(csv.DictReader(io.StringIO(files(result)["files/ip-plan.csv"].decode())))
+    assert all(r["device"] in devices for r in rows), "ip-plan names a device that does not exist"
+    gateways = [r for r in rows if r["device"] in configs and r["port"].startswith("Vlanif")]
+    assert gateways
+    for r in gateways:
+        iface = {i["name"]: i for i in configs[r["device"]]["interfaces"]}
+        assert r["port"] in iface, (r["device"], r["port"])
+        assert iface[r["port"]]["address"] == r["address"], (r["device"], r["port"])
+    # and every Vlanif a config carries is in the ip-plan on that device
+    planned = {(r["device"], r["port"], r["address"]) for r in rows}
+    for name_, c in configs.items():
+        for i in c["interfaces"]:
+            if i.get("mode") == "vlanif":
+                assert (name_, i["name"], i["address"]) in planned
+
+
+def test_supernode_and_pod_names_agree_across_inventory_monitoring_scheduler_rank_table():
+    result = generated("supernode-768.yaml")
+    out, hv = files(result), host_vars(result)
+    npu = json.loads(out["files/monitoring/targets/npu-exporter.json"])
+    labels = {t["labels"]["host"]: t["labels"] for t in npu}
+    hyper = [d for d in yaml.safe_load_all(out["files/scheduler/volcano/hypernodes.yaml"]) if d]
+    supernode_members = {
+        d["metadata"]["name"]: {m["selector"]["exactMatch"]["name"] for m in d["spec"]["members"]}
+        for d in hyper
+        if d["spec"]["tierName"] == "supernode"
+    }
+    table = json.loads(out["files/hccl/rank_table.json"])
+    host_of = {s.host_ip: s.name for s in result.cluster.npu_servers}
+    pod_of = {
+        host_of[int.from_bytes(bytes(map(int, m["server_id"].split("."))), "big")]: p[
+            "super_pod_id"
+        ]
+        for p in table["super_pod_list"]
+        for m in p["server_list"]
+    }
+    groups = yaml.safe_load(out["hosts.yml"])["all"]["children"]
+    for s in result.cluster.npu_servers:
+        name = hv[s.name]["supernode"]
+        assert labels[s.name]["supernode"] == name
+        assert s.name in supernode_members[name]
+        assert s.name in groups[name.replace("-", "_")]["hosts"]
+        assert pod_of[s.name] == str(s.domain("supernode").index)
+        assert labels[s.name]["pod"] == hv[s.name].get("pod", labels[s.name]["pod"])
+
+
+def test_rank_ids_of_the_rank_table_are_the_models():
+    result = generated("pod-128.yaml")
+    table = json.loads(files(result)["files/hccl/rank_table.json"])
+    got = [int(d["rank_id"]) for s in table["server_list"] for d in s["device"]]
+    want = [d.rank for s in result.cluster.npu_servers for d in s.devices]
+    assert got == want == list(range(len(want)))
