@@ -174,3 +174,23 @@ def test_rank_ids_of_the_rank_table_are_the_models():
     got = [int(d["rank_id"]) for s in table["server_list"] for d in s["device"]]
     want = [d.rank for s in result.cluster.npu_servers for d in s.devices]
     assert got == want == list(range(len(want)))
+
+
+def test_legacy_shared_storage_is_a_plane_with_its_own_cables_and_addresses():
+    """Storage nodes dual-homed to the business spines: STO- cables, every storage port addressed,
+    and its gateway on the spine interface of the VLAN its cabled spine port is in."""
+    result = generated("legacy-100card.yaml")
+    out = files(result)
+    rows = list(csv.DictReader(io.StringIO(out["files/cabling.csv"].decode())))
+    storage = [r for r in rows if r["plane"] == "storage"]
+    assert storage and all(r["cable_id"].startswith("STO-") for r in storage)
+    plan = list(csv.DictReader(io.StringIO(out["files/ip-plan.csv"].decode())))
+    addressed = {(r["device"], r["port"]): r for r in plan}
+    configs = switch_configs(result)
+    for r in storage:
+        host, port, spine, spine_port = r["a_device"], r["a_port"], r["b_device"], r["b_port"]
+        a = addressed[(host, port)]
+        iface = {i["name"]: i for i in configs[spine]["interfaces"]}
+        cabled = iface[spine_port]
+        vlan = configs[spine]["port_profiles"][cabled["profile"]]["vlan"]
+        assert iface[f"Vlanif{vlan}"]["address"] == a["gateway"]

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from generator.catalog import Catalog, build_catalog
 from generator.errors import BlueprintError, Problem
 from generator.expand.addressing import PlaneAddresses, allocate
-from generator.expand.border import attach
+from generator.expand.border import attach, shared_storage_addresses
 from generator.expand.devices import Placer, build, devices, host_endpoints, port_sort_key
 from generator.expand.fabric import PlaneBuild
 from generator.expand.layout import Floor
@@ -84,6 +84,12 @@ def expand(
     }
     attached = attach(bp, builds, hosts, placer.placed.model, splits)
     addrs = _allocate(specs, builds, problems)
+    if attached.shared_storage:
+        where = ("networks", "storage", "pool")
+        pool = bp["networks"]["storage"]["pool"]
+        shared = problems.attempt(shared_storage_addresses, pool, attached.shared_storage, where)
+        if shared is not None:
+            addrs["storage"] = shared
     problems.check()
     progress("addresses allocated")
 

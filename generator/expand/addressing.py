@@ -35,7 +35,7 @@ def parse_pool(text: str) -> tuple[int, int]:
     return int(net.network_address), net.prefixlen
 
 
-def _block(hosts: int) -> int:
+def block_prefix(hosts: int) -> int:
     """Prefix length of a subnet holding `hosts` plus network, gateway and broadcast."""
     return 32 - max(2, math.ceil(math.log2(hosts + 3)))
 
@@ -56,7 +56,7 @@ def allocate(
     per_subnet_hosts = (
         build.hosts_per_group if subnet_per_group or build.rails > 1 else len(build.plan.lanes)
     )
-    sub_prefix = _block(per_subnet_hosts)
+    sub_prefix = block_prefix(per_subnet_hosts)
     sub_size = 1 << (32 - sub_prefix)
     owners = build.leaf_groups if subnet_per_group else [(leaf.name,) for leaf in build.leaves]
     leaf_index = {leaf.name: leaf.index for leaf in build.leaves}

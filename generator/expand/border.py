@@ -10,8 +10,11 @@ from typing import Any
 
 from generator.catalog import SwitchModel
 from generator.errors import BlueprintError, Problem, YamlPath
+from generator.expand.addressing import PlaneAddresses, block_prefix, parse_pool
 from generator.expand.fabric import PlaneBuild, Wire
+from generator.expand.planes import HOST_VLAN
 from generator.expand.racks import Hosts
+from generator.model import Address, Pool, Subnet, ip
 
 BORDER = {"border-router": ("router", "rtr"), "firewall": ("firewall", "fw")}
 BORDER_SPEED = 100
@@ -121,3 +124,40 @@ def attach(
                 pb = ports.take(sp, spec.speed, where)
                 storage.append(Wire("host", node, port, sp, pb, spec.speed, (node, port)))
     return Attached(wires, storage)
+
+
+def shared_storage_addresses(pool_text: str, wires: list[Wire], where: YamlPath) -> PlaneAddresses:
+    """The shared storage plane's addresses, from networks.storage.pool: one subnet per business
+    spine (its gateway in the storage VLAN on that spine), each storage port an address in the
+    subnet of the spine it is cabled to, in cabling order."""
+    network, prefix = parse_pool(pool_text)
+    ports: dict[str, list[Wire]] = {}
+    for w in wires:
+        ports.setdefault(w.b_device, []).append(w)
+    sub_prefix = block_prefix(max((len(ws) for ws in ports.values()), default=1))
+    size = 1 << (32 - sub_prefix)
+    if len(ports) * size > 1 << (32 - prefix):
+        raise BlueprintError(
+            [Problem(where, f"pool {pool_text} is too small for the shared storage plane")]
+        )
+    vlan = HOST_VLAN["storage"]
+    subnets, addresses = [], []
+    for i, (spine, ws) in enumerate(ports.items()):
+        net = network + i * size
+        sn = Subnet(
+            "storage",
+            f"{ip(net)}/{sub_prefix}",
+            (spine,),
+            net,
+            sub_prefix,
+            net + 1,
+            vlan,
+            f"Vlanif{vlan}",
+        )
+        subnets.append(sn)
+        addresses += [
+            Address(w.a_device, w.a_port, "storage", net + 2 + k, sub_prefix, sn.gateway, sn.name)
+            for k, w in enumerate(ws)
+        ]
+    pool = Pool("storage", network, prefix, len(ports) * size)
+    return PlaneAddresses(tuple(subnets), tuple(addresses), {}, {}, pool)
