@@ -5,7 +5,7 @@ rules: how wide ECMP must be, which host ports form one server Eth-Trunk."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -15,7 +15,6 @@ from generator.model import Cluster, Device, Link, Management, Subnet, port_sort
 # Platforms with templates; switches of other platforms (routers, firewalls) get no config here.
 PLATFORMS = ("huawei-ce",)
 MAX_ECMP = 128  # CE V300 `maximum load-balancing` upper bound
-port_key = cache(port_sort_key)  # port names repeat on every switch of a model
 
 
 @dataclass(slots=True)  # not frozen: a frozen dataclass is built 4x slower, and there are many
@@ -42,6 +41,7 @@ class Context:
     bond: Mapping[str, str]  # host -> its business bond name
     subnet: Mapping[str, Subnet]  # switch -> host subnet it is the gateway of
     mlag_peer: Mapping[str, tuple[str, bool]]  # M-LAG member -> (other member, is a side)
+    port_key: Callable[[str], tuple]  # port_sort_key, memoised per cluster (names repeat)
 
 
 def context(cluster: Cluster) -> Context:
@@ -63,7 +63,8 @@ def context(cluster: Cluster) -> Context:
             mlag_peer[link.b_device] = (link.a_device, False)
     bond = {a.device: a.port for a in cluster.addresses if a.plane == "business"}
     subnet = {owner: s for s in cluster.subnets for owner in s.owners}
-    return Context(cluster, devices, platform, ends, bond, subnet, mlag_peer)
+    port_key = cache(port_sort_key)  # a fresh cache per cluster
+    return Context(cluster, devices, platform, ends, bond, subnet, mlag_peer, port_key)
 
 
 def meth(dev: Device) -> Management | None:
@@ -88,10 +89,10 @@ def ecmp_width(dev: Device, routed: list[End], devices: Mapping[str, Device]) ->
     return max(1, min(MAX_ECMP, max(up, *groups.values()) if groups else up))
 
 
-def server_trunks(ends: list[End]) -> list[tuple[str, list[End]]]:
+def server_trunks(ends: list[End], port_key: Callable[[str], tuple]) -> list[tuple[str, list[End]]]:
     """Host links of a business leaf grouped per server, in port order: server i gets Eth-Trunk
-    10 + i (switches.SERVER_TRUNK_BASE). Both members of an M-LAG pair cable server i to the same port, so
-    both derive the same trunk and M-LAG numbers."""
+    switches.SERVER_TRUNK_BASE + i. Both members of an M-LAG pair cable server i to the same
+    port, so both derive the same trunk and M-LAG numbers."""
     per_host: dict[str, list[End]] = defaultdict(list)
     for e in ends:
         per_host[e.far].append(e)

@@ -24,14 +24,12 @@ def rank_table_version(cluster: Cluster) -> str:
 
 def rank_table(servers: Sequence[NpuServer], version: str = "1.0") -> dict[str, Any]:
     """A rank table for `servers` in the order given (callers pass them in rank order). Rank ids
-    are the model's, renumbered from 0 when `servers` is a subset (a job's table). The
-    super_pod_id is HCCL's spelling of the supernode domain: its index as a string."""
+    are the model's (`NpuDevice.rank`) for the whole cluster; a job's table (a subset) numbers
+    its devices 0..N-1 in the order given. The super_pod_id is HCCL's spelling of the supernode
+    domain: its index as a string."""
     server_list = []
-    first = min((d.rank for s in servers for d in s.devices), default=0)
-    whole = sum(len(s.devices) for s in servers) == (
-        max((d.rank for s in servers for d in s.devices), default=-1) - first + 1
-    )
-    rank = 0
+    model = [d.rank for s in servers for d in s.devices]
+    ranks = iter(model if model == list(range(len(model))) else range(len(model)))
     pod_members: dict[int, list[str]] = {}
     for s in servers:
         server_id = ip(s.host_ip)
@@ -44,9 +42,8 @@ def rank_table(servers: Sequence[NpuServer], version: str = "1.0") -> dict[str, 
             if version == "1.2":
                 entry["super_device_id"] = str(local * len(s.devices) + d.device_id)
             entry["device_ip"] = ip(d.ip)
-            entry["rank_id"] = str(d.rank - first if whole and d.rank >= 0 else rank)
+            entry["rank_id"] = str(next(ranks))
             devices.append(entry)
-            rank += 1
         pod_members[pod].append(server_id)
         server_list.append({"server_id": server_id, "host_ip": server_id, "device": devices})
     table: dict[str, Any] = {

@@ -33,7 +33,6 @@ from generator.switch_ports import (
     context,
     ecmp_width,
     meth,
-    port_key,
     server_trunks,
 )
 
@@ -286,7 +285,7 @@ def interfaces(dev: Device, cx: Context) -> Config:
                 "peer_link": DFS_GROUP,
             }
         )
-    for i, (host, members) in enumerate(server_trunks(trunk_hosts)):
+    for i, (host, members) in enumerate(server_trunks(trunk_hosts, cx.port_key)):
         tid = SERVER_TRUNK_BASE + i
         trunk: Config = {
             "name": f"Eth-Trunk{tid}",
@@ -307,7 +306,7 @@ def interfaces(dev: Device, cx: Context) -> Config:
             }
             for e in members
         )
-    ports.sort(key=lambda p: port_key(p["name"]))
+    ports.sort(key=lambda p: cx.port_key(p["name"]))
     out = logical + mgmt + ports
     if dev.loopback:
         out.append(

@@ -14,17 +14,17 @@ from generator.catalog import Catalog, build_catalog
 from generator.errors import BlueprintError, Problem
 from generator.expand.addressing import PlaneAddresses, allocate
 from generator.expand.border import attach, shared_storage_addresses
-from generator.expand.devices import Placer, build, devices, host_endpoints, port_sort_key
+from generator.expand.devices import Placer, build, devices, host_endpoints
 from generator.expand.fabric import PlaneBuild
 from generator.expand.layout import Floor
 from generator.expand.links import WireSet, cable, fabric
 from generator.expand.planes import PLANE_CODE, PlaneSpec, lossless_classes, plane_specs
 from generator.expand.racks import ZONES, assign_cdus, place_hosts
-from generator.expand.ranks import hccl_environment, npu_servers, rank_table_version, with_domains
+from generator.expand.ranks import domain_namer, hccl_environment, npu_servers, rank_table_version
 from generator.expand.services import host_settings, scheduler_settings, services
 from generator.model import Cluster, Fabric
 
-__all__ = ["PLANE_CODE", "expand", "plane_specs", "port_sort_key"]
+__all__ = ["PLANE_CODE", "expand", "plane_specs"]
 Progress = Callable[[str], None]
 T = TypeVar("T")
 
@@ -110,10 +110,9 @@ def expand(
     lossless = lossless_classes(bp)
     fabrics = tuple(fabric(specs[plane], b) for plane, b in builds.items())
     pools = tuple(a.pool for a in addrs.values())
-    servers = npu_servers(devs, links, addrs, hosts.model)
-    servers = with_domains(
-        servers, {d.name: d for d in devs}, racks, cdus, _fabric_of(fabrics, "parameter")
-    )
+    by_name = {d.name: d for d in devs}
+    namer = domain_namer(by_name, racks, cdus, _fabric_of(fabrics, "parameter"))
+    servers = npu_servers(devs, links, addrs, hosts.model, namer)
     version = rank_table_version(bp, servers)
     return Cluster(
         name=bp["metadata"]["name"],

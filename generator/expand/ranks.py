@@ -3,8 +3,7 @@ scheduling domains of each server, named once for every output."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from generator.catalog import HostModel
@@ -24,6 +23,7 @@ def npu_servers(
     links: tuple[Link, ...],
     addrs: Mapping[str, PlaneAddresses],
     models: Mapping[str, HostModel],
+    domains: Callable[[Device, tuple[str, ...]], tuple[Domain, ...]],
 ) -> tuple[NpuServer, ...]:
     """NPU servers in rank order: supernode, pod, first leaf, server index (neighbouring ranks are
     close in the network); rank ids 0..N-1 in that order, device by device."""
@@ -38,53 +38,51 @@ def npu_servers(
     inband = {a.device: a.ip for a in addrs["inband"].addresses}
     pod = {d.name: max(d.pod, 0) for d in devices if d.role == "leaf" and d.plane == "parameter"}
     leaf_index = {d.name: d.index for d in devices if d.role == "leaf" and d.plane == "parameter"}
+    found = []
+    for i, d in enumerate(x for x in devices if x.role == "npu-server"):
+        ports = npu_addr.get(d.name, ())
+        leaves = tuple(dict.fromkeys(leaf_of[(d.name, a.port)] for a in ports))
+        p = pod[leaves[0]] if leaves else 0
+        key = (d.supernode, p, leaf_index[leaves[0]] if leaves else 0, i)
+        found.append((key, d, ports, leaves))
+    found.sort(key=lambda f: f[0])
     out = []
-    for d in devices:
-        if d.role != "npu-server":
-            continue
+    rank = 0
+    for (_, p, _, _), d, ports, leaves in found:
         devs = tuple(
-            NpuDevice(i, a.port, a.ip, a.prefix, a.gateway, leaf_of[(d.name, a.port)])
-            for i, a in enumerate(npu_addr.get(d.name, ()))
+            NpuDevice(k, a.port, a.ip, a.prefix, a.gateway, leaf_of[(d.name, a.port)], rank + k)
+            for k, a in enumerate(ports)
         )
-        leaves = tuple(dict.fromkeys(x.leaf for x in devs))
+        rank += len(devs)
         m = models[d.name]
         out.append(
             NpuServer(
                 d.name,
                 inband.get(d.name, 0),
-                pod[leaves[0]] if leaves else 0,
+                p,
                 d.supernode,
                 leaves,
                 devs,
-                accelerator=m.accelerator,
-                npus=m.npus,
-                dies_per_npu=m.dies_per_npu,
+                domains(d, leaves),
+                m.accelerator,
+                m.npus,
+                m.dies_per_npu,
             )
         )
-    key = {
-        s.name: (s.supernode, s.pod, leaf_index[s.leaves[0]] if s.leaves else 0, i)
-        for i, s in enumerate(out)
-    }
-    ordered = sorted(out, key=lambda s: key[s.name])
-    rank = 0
-    ranked = []
-    for s in ordered:
-        devs = tuple(replace(x, rank=rank + i) for i, x in enumerate(s.devices))
-        rank += len(devs)
-        ranked.append(replace(s, devices=devs))
-    return tuple(ranked)
+    return tuple(out)
 
 
-def with_domains(
-    servers: tuple[NpuServer, ...],
+def domain_namer(
     devices: Mapping[str, Device],
     racks: tuple[Rack, ...],
     cdus: tuple[Cdu, ...],
     fabric: Fabric | None,
-) -> tuple[NpuServer, ...]:
-    """Each server's rack, CDU, access unit (its leaf, or the rail group of leaves it is cabled
-    to, named first-last: par-leaf-0001-0008), pod (3 tiers, when all its leaves are in one),
-    fabric (par-spines in 2 tiers, par-cores in 3) and supernode."""
+) -> Callable[[Device, tuple[str, ...]], tuple[Domain, ...]]:
+    """A server's domains from its device record and parameter leaves: rack, CDU, access unit
+    (its leaf, or the rail group of leaves it is cabled to, named first-last:
+    par-leaf-0001-0008), pod (3 tiers, when all its leaves are in one), fabric (par-spines in 2
+    tiers, par-cores in 3) and supernode. Indexes: racks and CDUs in floor order, access units
+    by their first leaf's index, pods and supernodes by the model's numbers."""
     rack_ids = {
         r.name: Domain("rack", i, r.name)
         for i, r in enumerate(x for x in racks if x.zone == "training" and x.kind == "compute")
@@ -94,37 +92,33 @@ def with_domains(
     top = None
     if tiers >= 2:
         top = Domain("fabric", 0, f"{CODE}-spines" if tiers == 2 else f"{CODE}-cores")
-    units: dict[tuple[str, ...], tuple[Device, ...]] = {}
-    for s in servers:
-        if s.leaves not in units:
-            units[s.leaves] = tuple(sorted((devices[n] for n in s.leaves), key=lambda x: x.index))
-    unit_index = {
-        k: i for i, k in enumerate(sorted(units, key=lambda k: units[k][0].index if k else 0))
-    }
-    out = []
-    for s in servers:
-        d = devices[s.name]
-        found = []
-        if d.rack in rack_ids:
-            found.append(rack_ids[d.rack])
-        if d.rack in cdu_of:
-            found.append(cdu_of[d.rack])
-        leaves = units[s.leaves]
-        if leaves:
-            name = leaves[0].name
-            if len(leaves) > 1:
-                name += "-" + leaves[-1].name.rsplit("-", 1)[-1]
-            found.append(Domain("leaf", unit_index[s.leaves], name))
-            pods = {leaf.pod for leaf in leaves}
-            if tiers == 3 and len(pods) == 1:
-                p = max(pods.pop(), 0)
-                found.append(Domain("pod", p, f"{CODE}-pod{p + 1:02d}"))
+    units: dict[tuple[str, ...], tuple[Domain, ...]] = {}
+
+    def unit(leaf_names: tuple[str, ...]) -> tuple[Domain, ...]:
+        leaves = sorted((devices[n] for n in leaf_names), key=lambda x: x.index)
+        name = leaves[0].name
+        if len(leaves) > 1:
+            name += "-" + leaves[-1].name.rsplit("-", 1)[-1]
+        out = [Domain("leaf", leaves[0].index, name)]
+        pods = {leaf.pod for leaf in leaves}
+        if tiers == 3 and len(pods) == 1:
+            p = max(pods.pop(), 0)
+            out.append(Domain("pod", p, f"{CODE}-pod{p + 1:02d}"))
+        return tuple(out)
+
+    def domains(d: Device, leaf_names: tuple[str, ...]) -> tuple[Domain, ...]:
+        out = [x for x in (rack_ids.get(d.rack), cdu_of.get(d.rack)) if x is not None]
+        if leaf_names:
+            if leaf_names not in units:
+                units[leaf_names] = unit(leaf_names)
+            out += units[leaf_names]
         if top is not None:
-            found.append(top)
-        if s.supernode >= 0:
-            found.append(Domain("supernode", s.supernode, supernode_name(s.supernode)))
-        out.append(replace(s, domains=tuple(found)))
-    return tuple(out)
+            out.append(top)
+        if d.supernode >= 0:
+            out.append(Domain("supernode", d.supernode, supernode_name(d.supernode)))
+        return tuple(out)
+
+    return domains
 
 
 def hccl_environment(bp: Mapping[str, Any], lossless: Lossless) -> tuple[tuple[str, str], ...]:
