@@ -8,6 +8,7 @@ table use."""
 
 from __future__ import annotations
 
+import ast
 import csv
 import io
 import json
@@ -194,3 +195,19 @@ def test_legacy_shared_storage_is_a_plane_with_its_own_cables_and_addresses():
         cabled = iface[spine_port]
         vlan = configs[spine]["port_profiles"][cabled["profile"]]["vlan"]
         assert iface[f"Vlanif{vlan}"]["address"] == a["gateway"]
+
+
+@pytest.mark.parametrize(
+    "module", ["switches", "inventory", "monitoring", "scheduler", "hccl", "hccn", "cabling"]
+)
+def test_emitter_reads_only_the_model(module):
+    """Emitters format the model: no blueprint, no catalog, no other emitter."""
+    source = (ROOT / "generator" / "artifacts" / f"{module}.py").read_text()
+    assert "cluster.blueprint" not in source and "build_catalog" not in source
+    imported = {
+        node.module
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ImportFrom) and node.module
+    }
+    assert not {m for m in imported if m.startswith("generator.artifacts.")}
+    assert not {m for m in imported if m.startswith(("generator.catalog", "generator.expand"))}
