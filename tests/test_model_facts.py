@@ -12,7 +12,6 @@ import ast
 import csv
 import io
 import json
-from functools import cache
 from pathlib import Path
 
 import pytest
@@ -25,24 +24,24 @@ from tests.conftest import ROOT, generated
 POD = (ROOT / "blueprints" / "pod-128.yaml").read_text()
 
 
-@cache
-def _run(name: str, text: str) -> pipeline.Result:
-    folder = Path(__import__("tempfile").mkdtemp(prefix="wanka-facts-"))
-    path = folder / f"{name}.yaml"
+def _run(tmp: Path, name: str, text: str) -> pipeline.Result:
+    path = tmp / f"{name}.yaml"
     path.write_text(text)
     return pipeline.run(path)
 
 
-def ospf() -> pipeline.Result:
+@pytest.fixture(scope="module")
+def ospf(tmp_path_factory: pytest.TempPathFactory) -> pipeline.Result:
     text = POD.replace(
         "    pool: 10.64.0.0/18", "    pool: 10.64.0.0/18\n    routing: {protocol: ospf}"
     )
-    return _run("ospf", text)
+    return _run(tmp_path_factory.mktemp("ospf"), "ospf", text)
 
 
-def ops_only() -> pipeline.Result:
+@pytest.fixture(scope="module")
+def ops_only(tmp_path_factory: pytest.TempPathFactory) -> pipeline.Result:
     text = POD.replace("nodes: {controller: 1, monitoring: 1, bastion: 1}", "nodes: {ops: 2}")
-    return _run("ops", text)
+    return _run(tmp_path_factory.mktemp("ops"), "ops", text)
 
 
 def files(result: pipeline.Result) -> dict[str, bytes]:
@@ -70,8 +69,8 @@ def switch_configs(result: pipeline.Result) -> dict[str, dict]:
     }
 
 
-def test_ospf_parameter_plane_carries_no_bgp_asn_anywhere():
-    result = ospf()
+def test_ospf_parameter_plane_carries_no_bgp_asn_anywhere(ospf):
+    result = ospf
     hv, configs = host_vars(result), switch_configs(result)
     par = [n for n, c in configs.items() if c["plane"] == "parameter"]
     assert par
@@ -85,8 +84,8 @@ def test_ospf_parameter_plane_carries_no_bgp_asn_anywhere():
             assert c["routing"]["protocol"] == "bgp" and c["routing"]["asn"] == hv[name]["bgp_asn"]
 
 
-def test_services_are_the_same_in_switch_configs_and_inventory_with_ops_only_nodes():
-    result = ops_only()
+def test_services_are_the_same_in_switch_configs_and_inventory_with_ops_only_nodes(ops_only):
+    result = ops_only
     all_vars = yaml.safe_load(files(result)["group_vars/all.yml"])
     ops = sorted(
         ip(a.ip)
