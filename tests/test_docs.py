@@ -193,9 +193,16 @@ def test_bom_counts_match_the_model(example):
 
 
 def test_docs_are_deterministic():
+    from generator.analysis import analyse
     from generator.artifacts import bom, docs
 
     cluster = generated("pod-128.yaml").cluster
-    first = [f.data for f in (*docs.emit(cluster), *bom.emit(cluster))]
-    second = [f.data for f in (*docs.emit(cluster), *bom.emit(cluster))]
+    first = [
+        f.data
+        for f in (*docs.emit(cluster, analyse(cluster)), *bom.emit(cluster, analyse(cluster)))
+    ]
+    second = [
+        f.data
+        for f in (*docs.emit(cluster, analyse(cluster)), *bom.emit(cluster, analyse(cluster)))
+    ]
     assert first == second

@@ -5,10 +5,8 @@ report.html is one self-contained page: inline SVG fabric drawings, rack elevati
 plan, and cabling / IP tables rendered by a little inline JS from one JSON array each (built with
 json.dumps once, so the 30k-cable example stays O(size) and small).
 
-Emitters receive only the Cluster. The design findings are a pure function of it: the pipeline
-hands the list it already computed to `remember`, so the docs emitter reuses it (by identity,
-like generator.failures.review) instead of running the checks twice; called on its own, the
-emitter runs generator.checks.check itself.
+The findings, the failure-domain review and the bill of materials come from the Analysis the
+pipeline computed once (generator.analysis); this module only formats them.
 """
 
 from __future__ import annotations
@@ -22,13 +20,12 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from generator import render
-from generator.artifacts import OutputFile, bom
-from generator.artifacts import failures as failures_doc
-from generator.checks import Finding, bandwidth, check
-from generator.failures import review
+from generator.analysis import Analysis
+from generator.analysis.checks import bandwidth
+from generator.analysis.failure_text import columns, markdown, rows
+from generator.analysis.materials import OPTICAL
+from generator.artifacts import OutputFile
 from generator.model import PLANES, Cluster, Device, ip
-
-_LAST: list[tuple[Cluster, list[Finding]]] = []
 
 HOST_ROLES = ("npu-server", "storage-node", "management-node")
 LEVEL = {
@@ -54,17 +51,6 @@ COLOURS = {
     "firewall": "#ff9da7",
 }
 SMALL_PLANE = 12  # planes with at most this many switches are drawn switch by switch
-
-
-def remember(cluster: Cluster, findings: list[Finding]) -> None:
-    """The pipeline's findings for this cluster (so the review does not run the checks again)."""
-    _LAST[:] = [(cluster, list(findings))]
-
-
-def findings_of(cluster: Cluster) -> list[Finding]:
-    if _LAST and _LAST[0][0] is cluster:
-        return _LAST[0][1]
-    return check(cluster)
 
 
 # --- shared figures ---------------------------------------------------------------------------
@@ -94,7 +80,7 @@ def cable_counts(cluster: Cluster) -> tuple[list[list[str]], list[list[str]]]:
     opt = [
         [f"{s}G {m} transceiver", f"{2 * n:,}"]
         for (m, s), n in sorted(by_type.items())
-        if m in bom.OPTICAL
+        if m in OPTICAL
     ]
     return cab, opt
 
@@ -308,7 +294,8 @@ def mermaid(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
 # --- README.md --------------------------------------------------------------------------------
 
 
-def readme(cluster: Cluster, findings: list[Finding], fabric: dict[str, Graph]) -> str:
+def readme(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) -> str:
+    findings = analysis.findings
     cards = sum(len(s.devices) for s in cluster.npu_servers)
     switches = sum(1 for d in cluster.devices if d.role not in HOST_ROLES)
     power = sum(d.power_w for d in cluster.devices) / 1000
@@ -392,7 +379,7 @@ def readme(cluster: Cluster, findings: list[Finding], fabric: dict[str, Graph]) 
         "",
         *_table(
             ["category", "item", "detail", "quantity", "total W"],
-            [[r[0], r[1], r[2], f"{r[3]:,}", r[5]] for r in bom.bom_rows(cluster)],
+            [[r[0], r[1], r[2], f"{r[3]:,}", r[5]] for r in analysis.bom],
         ),
         "",
         "## Design-check findings",
@@ -409,7 +396,7 @@ def readme(cluster: Cluster, findings: list[Finding], fabric: dict[str, Graph]) 
         "## Failure domains",
         "",
     ]
-    text = failures_doc.markdown(cluster, review(cluster))
+    text = markdown(cluster, analysis.failures)
     body = text.split("\n", 2)[2] if text.startswith("# ") else text
     out.append(body.replace("\n## ", "\n### ").rstrip("\n"))
     return "\n".join(out) + "\n"
@@ -558,7 +545,7 @@ def _json(data: object) -> Markup:
     return Markup(text.replace("</", "<\\/"))
 
 
-def tables_data(cluster: Cluster) -> dict:
+def tables_data(cluster: Cluster, analysis: Analysis) -> dict:
     """Compact table data: repeated strings (devices, racks, planes) go by index."""
     names = [d.name for d in cluster.devices]
     index = {n: i for i, n in enumerate(names)}
@@ -579,15 +566,15 @@ def tables_data(cluster: Cluster) -> dict:
     ]
     ips = [
         [ip(a), p, f"{ip(n)}/{p}", ip(g) if g else "", dev, port, plane]
-        for a, p, n, g, dev, port, plane in bom.ip_entries(cluster)
+        for a, p, n, g, dev, port, plane in analysis.ip_plan
     ]
     return {"devices": devs, "cables": cables, "ips": ips}
 
 
-def report_html(cluster: Cluster, findings: list[Finding], fabric: dict[str, Graph]) -> str:
+def report_html(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) -> str:
     cards = sum(len(s.devices) for s in cluster.npu_servers)
     cab, opt = cable_counts(cluster)
-    rev = review(cluster)
+    rev = analysis.failures
     return render.template("docs/report.html.j2").render(
         cluster_name=cluster.name,
         site=cluster.site,
@@ -613,16 +600,15 @@ def report_html(cluster: Cluster, findings: list[Finding], fabric: dict[str, Gra
             [c.name, len(c.racks), f"{c.load_kw:,.1f}", f"{c.capacity_kw:,.0f}"]
             for c in cluster.cdus
         ],
-        bom=[[r[0], r[1], r[2], f"{r[3]:,}", r[5]] for r in bom.bom_rows(cluster)],
-        findings=[[f.severity, f.code, f.message] for f in findings],
-        failure_head=failures_doc.columns(rev),
-        failure_rows=list(failures_doc.rows(rev)),
-        data=_json(tables_data(cluster)),
+        bom=[[r[0], r[1], r[2], f"{r[3]:,}", r[5]] for r in analysis.bom],
+        findings=[[f.severity, f.code, f.message] for f in analysis.findings],
+        failure_head=columns(rev),
+        failure_rows=list(rows(rev)),
+        data=_json(tables_data(cluster, analysis)),
     )
 
 
-def emit(cluster: Cluster) -> Iterator[OutputFile]:
-    found = findings_of(cluster)
+def emit(cluster: Cluster, analysis: Analysis) -> Iterator[OutputFile]:
     fabric = graphs(cluster)
-    yield OutputFile("docs/README.md", readme(cluster, found, fabric).encode())
-    yield OutputFile("docs/report.html", report_html(cluster, found, fabric).encode())
+    yield OutputFile("docs/README.md", readme(cluster, analysis, fabric).encode())
+    yield OutputFile("docs/report.html", report_html(cluster, analysis, fabric).encode())

@@ -13,6 +13,7 @@ from generator.errors import BlueprintError, Problem, YamlPath
 from generator.expand.addressing import PlaneAddresses, allocate
 from generator.expand.fabric import Endpoint, PlaneBuild, Wire, build_plane, parse_ratio
 from generator.expand.layout import Floor, run_length
+from generator.expand.settings import resolve_settings
 from generator.model import (
     Cdu,
     Cluster,
@@ -297,6 +298,7 @@ def expand(
         lossless=lossless,
         npu_servers=npu_servers(devices, links, addrs),
         hccl_env=hccl_environment(bp, lossless[0]),
+        settings=resolve_settings(bp, catalog),
     )
 
 
