@@ -148,18 +148,17 @@ def _gbps(g: int) -> str:
 
 
 def mermaid(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
+    """The plane's graph as a Mermaid flowchart (templates/docs/fabric.mmd.j2)."""
     nodes, edges = graph or plane_graph(cluster, plane)
-    lines = ["flowchart BT"]
-    for n in nodes:
-        shape = ("[(", ")]") if n.role in HOST_ROLES else ('["', '"]')
-        label = n.label.replace('"', "'")
-        if shape[0] == "[(":
-            lines.append(f'  {n.id}[("{label}")]')
-        else:
-            lines.append(f'  {n.id}["{label}"]')
-    for e in edges:
-        lines.append(f'  {e.a} -->|"{e.links:,} x, {_gbps(e.gbps)}"| {e.b}')
-    return "\n".join(lines)
+    text = render.render(
+        "docs/fabric.mmd.j2",
+        nodes=[
+            {"id": n.id, "label": n.label.replace('"', "'"), "host": n.role in HOST_ROLES}
+            for n in nodes
+        ],
+        edges=[{"a": e.a, "b": e.b, "title": f"{e.links:,} x, {_gbps(e.gbps)}"} for e in edges],
+    )
+    return text.rstrip("\n")
 
 
 # --- SVG (report.html) ------------------------------------------------------------------------
