@@ -181,24 +181,30 @@ def fabric_svg(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
     for e in edges:
         (x1, y1), (x2, y2) = pos[e.a], pos[e.b]
         lines.append(
-            {
-                **dict(x1=f"{x1:.0f}", y1=f"{y1:.0f}", x2=f"{x2:.0f}", y2=f"{y2:.0f}"),
-                "w": f"{1 + 5 * e.gbps / top:.1f}",
-                "title": f"{e.links:,} links, {_gbps(e.gbps)}",
-            }
+            dict(
+                x1=f"{x1:.0f}",
+                y1=f"{y1:.0f}",
+                x2=f"{x2:.0f}",
+                y2=f"{y2:.0f}",
+                w=f"{1 + 5 * e.gbps / top:.1f}",
+                title=f"{e.links:,} links, {_gbps(e.gbps)}",
+            )
         )
     boxes = []
     for n in nodes:
         x, y = pos[n.id]
         label = n.label.split("<br/>")
         boxes.append(
-            {
-                **dict(x=f"{x - 74:.0f}", y=f"{y - 20:.0f}", tx=f"{x:.0f}"),
-                **dict(ty1=f"{y - 4:.0f}", ty2=f"{y + 12:.0f}"),
-                "fill": COLOURS.get(n.role, "#bab0ac"),
-                "line1": label[0],
-                "line2": " ".join(label[1:]),
-            }
+            dict(
+                x=f"{x - 74:.0f}",
+                y=f"{y - 20:.0f}",
+                tx=f"{x:.0f}",
+                ty1=f"{y - 4:.0f}",
+                ty2=f"{y + 12:.0f}",
+                fill=COLOURS.get(n.role, "#bab0ac"),
+                line1=label[0],
+                line2=" ".join(label[1:]),
+            )
         )
     return _svg(
         "docs/fabric.svg.j2",
@@ -238,27 +244,34 @@ def elevation_svgs(cluster: Cluster) -> list[tuple[str, Markup]]:
             x = 6 + i * (RACK_W + 6)
             share = load[r.name] / r.power_kw if r.power_kw else 0
             devices = [
-                {
-                    **dict(name=d.name, u=d.u, model=d.model),
-                    "y": base - (d.u - 1 + d.height_u) * U_PX,
-                    "h": d.height_u * U_PX - 0.5,
-                    "fill": COLOURS.get(d.role, "#bab0ac"),
-                }
+                dict(
+                    name=d.name,
+                    u=d.u,
+                    model=d.model,
+                    y=base - (d.u - 1 + d.height_u) * U_PX,
+                    h=d.height_u * U_PX - 0.5,
+                    fill=COLOURS.get(d.role, "#bab0ac"),
+                )
                 for d in in_rack[r.name]
             ]
             drawn.append(
-                {
-                    **dict(name=r.name, x=x, top=base - r.height_u * U_PX, h=r.height_u * U_PX),
-                    **dict(bar_y=base + 4, label_y=base + 20, pct_y=base + 32),
-                    "bar_w": f"{RACK_W * min(share, 1):.1f}",
-                    "colour": "#e15759" if share > 1 else "#f28e2b" if share > 0.9 else "#59a14f",
-                    "load": f"{load[r.name]:.1f}",
-                    "budget": f"{r.power_kw:g}",
-                    "cx": f"{x + RACK_W / 2:.0f}",
-                    "short": r.name.split("-")[-1],
-                    "pct": f"{100 * share:.0f}",
-                    "devices": devices,
-                }
+                dict(
+                    name=r.name,
+                    x=x,
+                    top=base - r.height_u * U_PX,
+                    h=r.height_u * U_PX,
+                    bar_y=base + 4,
+                    label_y=base + 20,
+                    pct_y=base + 32,
+                    bar_w=f"{RACK_W * min(share, 1):.1f}",
+                    colour="#e15759" if share > 1 else "#f28e2b" if share > 0.9 else "#59a14f",
+                    load=f"{load[r.name]:.1f}",
+                    budget=f"{r.power_kw:g}",
+                    cx=f"{x + RACK_W / 2:.0f}",
+                    short=r.name.split("-")[-1],
+                    pct=f"{100 * share:.0f}",
+                    devices=devices,
+                )
             )
         svg = _svg(
             "docs/elevation.svg.j2",
@@ -289,20 +302,30 @@ def floor_svg(cluster: Cluster) -> Markup:
         x, y = (min(cx) - x0 - 0.35) * scale, (min(cy) - y0 - 0.45) * scale
         w, h = (max(cx) - min(cx) + 0.7) * scale, (max(cy) - min(cy) + 1.4) * scale
         cdus.append(
-            {
-                **dict(x=f"{x:.0f}", y=f"{y:.0f}", w=f"{w:.0f}", h=f"{h:.0f}"),
-                **dict(tx=f"{x + 2:.0f}", ty=f"{y + h - 3:.0f}", name=c.name),
-                **dict(load=f"{c.load_kw:,.0f}", capacity=f"{c.capacity_kw:,.0f}"),
-            }
+            dict(
+                x=f"{x:.0f}",
+                y=f"{y:.0f}",
+                w=f"{w:.0f}",
+                h=f"{h:.0f}",
+                tx=f"{x + 2:.0f}",
+                ty=f"{y + h - 3:.0f}",
+                name=c.name,
+                load=f"{c.load_kw:,.0f}",
+                capacity=f"{c.capacity_kw:,.0f}",
+            )
         )
     racks = [
-        {
-            "x": f"{(r.x_m - x0 - 0.25) * scale:.0f}",
-            "y": f"{(r.y_m - y0 - 0.35) * scale:.0f}",
-            **dict(w=f"{0.5 * scale:.0f}", h=f"{0.7 * scale:.0f}"),
-            "fill": ZONE_COLOURS.get(r.zone, "#bab0ac"),
-            **dict(name=r.name, kind=r.kind, cooling=r.cooling, cdu=r.cdu),
-        }
+        dict(
+            x=f"{(r.x_m - x0 - 0.25) * scale:.0f}",
+            y=f"{(r.y_m - y0 - 0.35) * scale:.0f}",
+            w=f"{0.5 * scale:.0f}",
+            h=f"{0.7 * scale:.0f}",
+            fill=ZONE_COLOURS.get(r.zone, "#bab0ac"),
+            name=r.name,
+            kind=r.kind,
+            cooling=r.cooling,
+            cdu=r.cdu,
+        )
         for r in cluster.racks
     ]
     return _svg(
