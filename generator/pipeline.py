@@ -60,29 +60,31 @@ def emit_all(cluster: Cluster, analysis: Analysis) -> list[OutputFile]:
     ):
         files = [f for emit in EMITTERS for f in emit(cluster, analysis)]
     else:
-        global _FORKED_INPUT
-        _FORKED_INPUT = (cluster, analysis)
-        try:
-            with mp.get_context("fork").Pool(workers) as pool:
-                files = [
-                    f
-                    for batch in pool.imap_unordered(_emit_in_worker, range(len(EMITTERS)))
-                    for f in batch
-                ]
-        finally:
-            _FORKED_INPUT = None
+        # A forked worker receives the initializer's arguments by copy-on-write, not by pickling
+        # (a 100k-card model through a pipe would cost more than the work); the parent process
+        # keeps no state.
+        pool = mp.get_context("fork").Pool(
+            workers, initializer=_start_worker, initargs=(cluster, analysis)
+        )
+        with pool:
+            files = [
+                f
+                for batch in pool.imap_unordered(_emit_in_worker, range(len(EMITTERS)))
+                for f in batch
+            ]
     return sorted(files, key=lambda f: f.path)
 
 
-# The emitters' input, set only while a fork pool runs: forked workers inherit it by copy-on-write
-# instead of pickling 100k-card models through a pipe. Not a cache: it is cleared when the pool
-# closes, and nothing reads it outside emit_all.
-_FORKED_INPUT: tuple[Cluster, Analysis] | None = None
+_WORKER_INPUT: list[tuple[Cluster, Analysis]] = []  # set once in each forked worker, never here
+
+
+def _start_worker(cluster: Cluster, analysis: Analysis) -> None:
+    _WORKER_INPUT.append((cluster, analysis))
 
 
 def _emit_in_worker(index: int) -> list[OutputFile]:
-    assert _FORKED_INPUT is not None
-    return list(EMITTERS[index](*_FORKED_INPUT))
+    cluster, analysis = _WORKER_INPUT[0]
+    return list(EMITTERS[index](cluster, analysis))
 
 
 @dataclass(slots=True)

@@ -127,3 +127,22 @@ def test_no_module_level_state_in_the_analysis():
                     raise AssertionError(f"{path.name}: global {node.names}")
                 if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
                     assert not (isinstance(node.value, ast.Name) and node.value.id in top)
+
+
+def test_forked_emitters_write_the_same_bytes_and_leave_no_state(monkeypatch):
+    """emit_all in forked workers (forced on the small example) gives the serial bytes; the
+    workers get the cluster and analysis from the pool's initializer, the parent keeps nothing."""
+    import multiprocessing as mp
+    import os
+
+    import pytest
+
+    from generator import pipeline
+
+    if "fork" not in mp.get_all_start_methods() or (os.cpu_count() or 1) < 2:
+        pytest.skip("no fork start method or a single CPU")
+    result = generated("pod-128.yaml")
+    monkeypatch.setattr(pipeline, "PARALLEL_FROM_LINKS", 0)
+    forked = pipeline.emit_all(result.cluster, result.analysis)
+    assert [(f.path, f.data) for f in forked] == [(f.path, f.data) for f in result.files]
+    assert pipeline._WORKER_INPUT == []
