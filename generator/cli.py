@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from generator import __version__
 
 if TYPE_CHECKING:
-    from generator.checks import Finding
+    from generator.analysis import Finding
 
 EXIT_OK, EXIT_DRIFT, EXIT_INVALID = 0, 1, 2
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from generator.artifacts import bom
+from generator.analysis.materials import ip_entries
 from generator.model import Cluster, Link, ip
 
 End = tuple[str, str]  # (device, port)
@@ -98,7 +98,7 @@ def devices(old: Cluster, new: Cluster) -> dict[str, list]:
 def _addresses(cluster: Cluster) -> dict[tuple[str, str, str], str]:
     return {
         (dev, port, plane): f"{ip(addr)}/{prefix}"
-        for addr, prefix, _net, _gw, dev, port, plane in bom.ip_entries(cluster)
+        for addr, prefix, _net, _gw, dev, port, plane in ip_entries(cluster)
     }
 
 

@@ -324,6 +324,7 @@ class Cluster:
     services: Services = Services()
     scheduler: SchedulerSettings = SchedulerSettings()
     host_settings: HostSettings = HostSettings()
+    settings: Settings = field(default_factory=lambda: Settings())  # design-review settings
     device_by_name: Mapping[str, Device] = field(init=False, repr=False, compare=False)
     rack_by_name: Mapping[str, Rack] = field(init=False, repr=False, compare=False)
 
@@ -344,3 +345,25 @@ class Cluster:
 
     def lossless_of(self, plane: str) -> Lossless | None:
         return next((x for x in self.lossless if x.plane == plane), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What the design checks, the failure-domain analysis and the review read from the
+    blueprint and catalog, resolved once by generator.expand.settings from the validated blueprint, whose
+    schema defaults are already filled in. The defaults here are not the schema's: they mean
+    "nothing set" (no failure rates, no limit, nothing to warn about) for a Cluster built
+    without a blueprint."""
+
+    max_failure_share: float = 1.0  # design.max_failure_share
+    rack_failure_rate: float = 0.0  # design.failure_rates.rack, per rack per year
+    cdu_failure_rate: float = 0.0  # design.failure_rates.cdu, per CDU per year
+    cable_failure_rate: float = 0.0  # design.failure_rates.cable, per cable per year
+    model_failure_rates: Mapping[str, float] = field(default_factory=dict)  # catalog model -> /year
+    parallelism: Mapping[str, int] = field(default_factory=dict)  # hccl.parallelism (tp, pp, ...)
+    parameter_rail: str = ""  # networks.parameter.rail (single | multi)
+    storage_mode: str = ""  # networks.storage.mode (dedicated | shared)
+    storage_access: str = ""  # zones.storage.access (dpc | nfs)
+    business_leaf_mlag: bool = True  # networks.business.leaf.mlag (True: no single leaf)
+    border_router_pair: bool = True  # zones.border.router.pair
+    firewall_pair: bool = True  # zones.border.firewall.pair

@@ -1,4 +1,4 @@
-"""The stages in order, each timed: load -> validate -> expand -> check -> emit."""
+"""The stages in order, each timed: load -> validate -> expand -> analyse -> emit."""
 
 from __future__ import annotations
 
@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generator.analysis import Analysis, Finding, analyse
 from generator.artifacts import (
     OutputFile,
     bom,
     cabling,
     docs,
-    failures,
+    failure_report,
     hccl,
     hccn,
     inventory,
@@ -26,7 +27,6 @@ from generator.artifacts import (
 )
 from generator.blueprint.load import LoadedBlueprint, load_blueprint
 from generator.blueprint.validate import validate
-from generator.checks import Finding, check
 from generator.errors import BlueprintError
 from generator.expand import expand
 from generator.model import Cluster
@@ -41,44 +41,50 @@ EMITTERS = (  # the slowest first, so parallel workers finish together
     inventory.emit,
     monitoring.emit,
     scheduler.emit,
-    failures.emit,
+    failure_report.emit,
 )
 
 
 PARALLEL_FROM_LINKS = 20_000  # below this, forking costs more than it saves
 
 
-def emit_all(cluster: Cluster) -> list[OutputFile]:
+def emit_all(cluster: Cluster, analysis: Analysis) -> list[OutputFile]:
     """Every emitter's files, sorted by path. Large clusters run the emitters in forked worker
-    processes (the emitters are pure, the cluster is inherited, not copied); the result is the
-    same bytes either way."""
+    processes (the emitters are pure; the cluster and analysis are inherited, not copied); the
+    result is the same bytes either way."""
     workers = min(os.cpu_count() or 1, len(EMITTERS))
     if (
         workers < 2
         or len(cluster.links) < PARALLEL_FROM_LINKS
         or "fork" not in mp.get_all_start_methods()
     ):
-        files = [f for emit in EMITTERS for f in emit(cluster)]
+        files = [f for emit in EMITTERS for f in emit(cluster, analysis)]
     else:
-        global _FORKED_CLUSTER
-        _FORKED_CLUSTER = cluster
-        try:
-            with mp.get_context("fork").Pool(workers) as pool:
-                files = [
-                    f
-                    for batch in pool.imap_unordered(_emit_in_worker, range(len(EMITTERS)))
-                    for f in batch
-                ]
-        finally:
-            _FORKED_CLUSTER = None
+        # A forked worker receives the initializer's arguments by copy-on-write, not by pickling
+        # (a 100k-card model through a pipe would cost more than the work); the parent process
+        # keeps no state.
+        pool = mp.get_context("fork").Pool(
+            workers, initializer=_start_worker, initargs=(cluster, analysis)
+        )
+        with pool:
+            files = [
+                f
+                for batch in pool.imap_unordered(_emit_in_worker, range(len(EMITTERS)))
+                for f in batch
+            ]
     return sorted(files, key=lambda f: f.path)
 
 
-_FORKED_CLUSTER: Cluster | None = None
+_WORKER_INPUT: list[tuple[Cluster, Analysis]] = []  # set once in each forked worker, never here
+
+
+def _start_worker(cluster: Cluster, analysis: Analysis) -> None:
+    _WORKER_INPUT.append((cluster, analysis))
 
 
 def _emit_in_worker(index: int) -> list[OutputFile]:
-    return list(EMITTERS[index](_FORKED_CLUSTER))
+    cluster, analysis = _WORKER_INPUT[0]
+    return list(EMITTERS[index](cluster, analysis))
 
 
 @dataclass(slots=True)
@@ -86,9 +92,13 @@ class Result:
     loaded: LoadedBlueprint
     blueprint: dict[str, Any]
     cluster: Cluster
-    findings: list[Finding]
+    analysis: Analysis
     files: list[OutputFile]
     seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        return self.analysis.findings
 
 
 @contextmanager
@@ -113,12 +123,11 @@ def run(
             cluster = expand(bp, progress=progress)
     except BlueprintError as err:
         raise err.locate(loaded.file, loaded.positions) from None
-    with _timed(seconds, "check"):
-        findings = check(cluster)
-    docs.remember(cluster, findings)  # the design review shows them without a second check run
-    progress(f"{len(findings)} design findings")
+    with _timed(seconds, "analyse"):
+        analysis = analyse(cluster)
+    progress(f"{len(analysis.findings)} design findings")
     files: list[OutputFile] = []
     if emit:
         with _timed(seconds, "emit"):
-            files = emit_all(cluster)
-    return Result(loaded, bp, cluster, findings, files, seconds)
+            files = emit_all(cluster, analysis)
+    return Result(loaded, bp, cluster, analysis, files, seconds)

@@ -3,7 +3,10 @@
 Templates ship inside the package (generator/templates/...) and are read through
 importlib.resources, so an installed wheel renders exactly what a checkout does. Undefined
 variables are errors (StrictUndefined); output keeps its final newline; block tags do not leave
-blank lines or indentation behind; autoescape is on for HTML templates only.
+blank lines or indentation behind; autoescape is on for HTML and SVG templates (`*.html.j2`,
+`*.svg.j2`) and off for every other text (configs, YAML, Markdown), where HTML entities would be
+wrong. Jinja2's select_autoescape matches the end of the name, so the `.j2` suffix is part of the
+extension it is given.
 
 Templates receive plain data (dicts and lists). `x.key` on a dict looks the key up first: Jinja2's
 default tries an attribute first and reaches the item through an AttributeError, which made the
@@ -21,6 +24,7 @@ import jinja2
 
 PACKAGE = "generator"
 FOLDER = "templates"
+AUTOESCAPED = ("html.j2", "svg.j2", "html", "svg")  # template name endings escaped for markup
 
 
 class ResourceLoader(jinja2.BaseLoader):
@@ -59,7 +63,7 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=jinja2.select_autoescape(
-            enabled_extensions=("html",), default_for_string=False, default=False
+            enabled_extensions=AUTOESCAPED, default_for_string=False, default=False
         ),
         auto_reload=False,
     )
@@ -70,5 +74,5 @@ def template(name: str) -> jinja2.Template:
     return environment().get_template(name)
 
 
-def render(name: str, **data: Any) -> str:
-    return template(name).render(**data)
+def render(template_name: str, /, **data: Any) -> str:
+    return template(template_name).render(**data)

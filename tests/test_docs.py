@@ -193,9 +193,58 @@ def test_bom_counts_match_the_model(example):
 
 
 def test_docs_are_deterministic():
+    from generator.analysis import analyse
     from generator.artifacts import bom, docs
 
     cluster = generated("pod-128.yaml").cluster
-    first = [f.data for f in (*docs.emit(cluster), *bom.emit(cluster))]
-    second = [f.data for f in (*docs.emit(cluster), *bom.emit(cluster))]
+    first = [
+        f.data
+        for f in (*docs.emit(cluster, analyse(cluster)), *bom.emit(cluster, analyse(cluster)))
+    ]
+    second = [
+        f.data
+        for f in (*docs.emit(cluster, analyse(cluster)), *bom.emit(cluster, analyse(cluster)))
+    ]
     assert first == second
+
+
+def test_autoescape_is_on_for_html_and_svg_templates_only():
+    from generator import render
+
+    escaped = render.environment().autoescape
+    assert escaped("docs/report.html.j2") and escaped("docs/fabric.svg.j2")
+    assert not escaped("docs/README.md.j2")
+    assert not escaped("switches/huawei-ce/main.j2")
+
+
+def test_free_text_in_the_blueprint_is_escaped_in_report_html(tmp_path):
+    """metadata.site is free text shown in the report: markup in it stays text, and a script in
+    it does not run when the page opens."""
+    from generator import pipeline
+    from generator.artifacts import docs
+
+    site = "<script>alert(1)</script><script>document.title='pwned'</script>"  # 64 at most
+    text = (ROOT / "blueprints" / "pod-128.yaml").read_text()
+    assert "  site: lab-1\n" in text
+    bp = tmp_path / "hostile.yaml"
+    bp.write_text(text.replace("  site: lab-1\n", f'  site: "{site}"\n'))
+    result = pipeline.run(bp, emit=False)
+    files = {f.path: f.data.decode() for f in docs.emit(result.cluster, result.analysis)}
+    html = files["docs/report.html"]
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert f"`{site}`" in files["docs/README.md"]  # Markdown is not HTML-escaped
+
+    page = tmp_path / "report.html"
+    page.write_text(html)
+    browser = _chromium()
+    run = subprocess.run(
+        [browser, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert 'data-ready="1"' in run.stdout
+    assert "<title>pwned</title>" not in run.stdout  # the second script did not run
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in run.stdout

@@ -1,5 +1,6 @@
-"""Failure domains: the analytic figures (generator/failures.py, files/failure-domains.*) against
-brute force on a networkx graph built from cluster.links.
+"""Failure domains: the analytic figures (generator/analysis/failure_domains.py and
+failure_review.py, files/failure-domains.*) against brute force on a networkx graph built from
+cluster.links.
 
 The brute force knows nothing of leaves, pods or uplink shares: it removes what failed from the
 graph of one plane, walks from the spine/core layer, and counts the host ports it no longer
@@ -17,7 +18,7 @@ from functools import cache
 import networkx as nx
 import pytest
 
-from generator import failures
+from generator.analysis import failure_domains, failure_review
 from generator.model import Cluster
 from tests.conftest import generated
 
@@ -95,7 +96,7 @@ def graphs(name: str) -> dict[str, PlaneGraph]:
 
 
 @cache
-def brute_force(name: str, failure: failures.Failure) -> tuple[int, int]:
+def brute_force(name: str, failure: failure_domains.Failure) -> tuple[int, int]:
     """(NPU ports cut off, cards interrupted) by graph search."""
     c = generated(name).cluster
     g = graphs(name)
@@ -105,7 +106,7 @@ def brute_force(name: str, failure: failures.Failure) -> tuple[int, int]:
     interrupted = {h for h in dead if h in cards}
     interrupted |= {h for h in cut.get("parameter", {}) if h in cards}
     for plane in ("storage", "inband") + (
-        ("business",) if c.blueprint["networks"]["storage"]["mode"] == "shared" else ()
+        ("business",) if c.settings.storage_mode == "shared" else ()
     ):
         pg = g.get(plane)
         if pg is None:
@@ -118,10 +119,10 @@ def brute_force(name: str, failure: failures.Failure) -> tuple[int, int]:
     return sum(cut.get("parameter", {}).values()), sum(cards[h] for h in interrupted)
 
 
-def _scenarios(name: str) -> list[failures.Failure]:
+def _scenarios(name: str) -> list[failure_domains.Failure]:
     """Every switch, rack and CDU failure, and the first servers."""
     hosts = ("NPU server", "storage node", "management node")
-    every = failures.failures(generated(name).cluster)
+    every = failure_review.failures(generated(name).cluster)
     return [f for f in every if f.kind not in hosts] + [f for f in every if f.kind == "NPU server"][
         :3
     ]
@@ -131,10 +132,10 @@ def _scenarios(name: str) -> list[failures.Failure]:
 def test_every_parameter_switch_rack_and_cdu_of_the_10k_example_matches_brute_force():
     name = "wanka-10k.yaml"
     c = generated(name).cluster
-    ix = failures.topology(c)
+    ix = failure_domains.topology(c)
     checked = defaultdict(int)
     for f in _scenarios(name):
-        i = failures.impact(c, f, ix)
+        i = failure_domains.impact(c, f, ix)
         assert (i.npu_ports_cut, i.cards_interrupted) == brute_force(name, f), (f.kind, f.name)
         checked[f.kind] += 1
     assert checked["parameter leaf"] == 320 and checked["parameter spine"] == 48
@@ -145,23 +146,23 @@ def test_every_parameter_switch_rack_and_cdu_of_the_10k_example_matches_brute_fo
 def test_smaller_examples_match_brute_force_too():
     for name in ("pod-128.yaml", "legacy-100card.yaml", "supernode-768.yaml", "cluster-1k.yaml"):
         c = generated(name).cluster
-        ix = failures.topology(c)
+        ix = failure_domains.topology(c)
         for f in _scenarios(name):
-            i = failures.impact(c, f, ix)
+            i = failure_domains.impact(c, f, ix)
             assert (i.npu_ports_cut, i.cards_interrupted) == brute_force(name, f), (name, f.name)
 
 
 def test_cables_match_brute_force():
     name = "wanka-10k.yaml"
     c = generated(name).cluster
-    ix = failures.topology(c)
-    host = failures.cable_failures(c, "parameter", "host")
-    up = failures.cable_failures(c, "parameter", "uplink")
+    ix = failure_domains.topology(c)
+    host = failure_review.cable_failures(c, "parameter", "host")
+    up = failure_review.cable_failures(c, "parameter", "uplink")
     for f in (*host[:3], *host[-2:], *up[:3], *up[-2:]):
-        i = failures.impact(c, f, ix)
+        i = failure_domains.impact(c, f, ix)
         assert (i.npu_ports_cut, i.cards_interrupted) == brute_force(name, f), f.name
     # a 2x200GE breakout cable carries two NPU ports: one cable failure cuts both
-    assert failures.impact(c, host[0], ix).npu_ports_cut == 2
+    assert failure_domains.impact(c, host[0], ix).npu_ports_cut == 2
 
 
 def _max_flow(cluster: Cluster, dead: frozenset, sources: list[str], sink_roles: tuple) -> float:
@@ -189,7 +190,7 @@ def _max_flow(cluster: Cluster, dead: frozenset, sources: list[str], sink_roles:
 @pytest.mark.slow
 def test_bandwidth_lost_matches_max_flow_on_the_10k_example():
     c = generated("wanka-10k.yaml").cluster
-    ix = failures.topology(c)
+    ix = failure_domains.topology(c)
     leaves_of_pod = defaultdict(list)
     for d in c.devices:
         if d.plane == "parameter" and d.role == "leaf":
@@ -197,8 +198,8 @@ def test_bandwidth_lost_matches_max_flow_on_the_10k_example():
     spine = next(d for d in c.devices if d.plane == "parameter" and d.role == "spine")
     core = next(d for d in c.devices if d.plane == "parameter" and d.role == "core")
     for dev in (spine, core):
-        f = failures.Failure("x", dev.name, frozenset((dev.name,)))
-        i = failures.impact(c, f, ix)
+        f = failure_domains.Failure("x", dev.name, frozenset((dev.name,)))
+        i = failure_domains.impact(c, f, ix)
         # pod -> cores: share of each pod's max flow lost, worst pod
         worst = 0.0
         for _pod, leaves in leaves_of_pod.items():
@@ -212,8 +213,8 @@ def test_bandwidth_lost_matches_max_flow_on_the_10k_example():
         after = _max_flow(c, f.devices, [leaf], ("spine",))
         assert i.leaf_uplink_lost == pytest.approx(1 - after / before), dev.name
     # "a spine failure takes 1/S of every leaf's uplink bandwidth": S = 16 pod spines
-    f = failures.Failure("x", spine.name, frozenset((spine.name,)))
-    i = failures.impact(c, f, ix)
+    f = failure_domains.Failure("x", spine.name, frozenset((spine.name,)))
+    i = failure_domains.impact(c, f, ix)
     assert i.leaf_uplink_lost == pytest.approx(1 / 16) and i.cards_interrupted == 0
     pod_cards = sum(len(s.devices) for s in c.npu_servers if s.pod == spine.pod)
     assert i.cards_slowed == pod_cards == 4608
@@ -254,7 +255,7 @@ def test_the_emitted_worst_case_of_every_class_is_the_brute_force_maximum():
 
 
 def test_mean_time_between_interruptions_at_10k_cards():
-    rev = failures.review(generated("wanka-10k.yaml").cluster)
+    rev = generated("wanka-10k.yaml").analysis.failures
     job = rev.jobs[-1]
     assert job.cards == 10240 and job.servers == 1280
     # servers alone: 1,280 x 1.2 a year; the fabric, cables, racks and CDUs add to it
@@ -270,14 +271,14 @@ def test_seed_001_reliability_arithmetic():
     """Seed 001 §2.2: '单卡的年故障率哪怕只有千分之一，万卡集群里每天都会有几张卡出问题'. At 0.1% a
     year that is 10,240 x 0.001 / 365.25 = 0.028 card failures a day, one a month; several a day
     need field rates like the catalog's proxy (Llama 3: ~1.2 per 8-card server a year)."""
-    assert failures.interruptions_per_day(0.001, 10240) == pytest.approx(0.028, abs=0.001)
-    assert failures.interruptions_per_day(1.2 / 8, 10240) == pytest.approx(4.2, abs=0.05)
+    assert failure_review.interruptions_per_day(0.001, 10240) == pytest.approx(0.028, abs=0.001)
+    assert failure_review.interruptions_per_day(1.2 / 8, 10240) == pytest.approx(4.2, abs=0.05)
 
 
 def test_multi_rail_leaf_cuts_one_port_of_every_server_in_its_rail_group():
     c = generated("legacy-100card.yaml").cluster
     leaf = next(d for d in c.devices if d.plane == "parameter" and d.role == "leaf")
-    i = failures.impact(c, failures.Failure("x", leaf.name, frozenset((leaf.name,))))
+    i = failure_domains.impact(c, failure_domains.Failure("x", leaf.name, frozenset((leaf.name,))))
     assert i.npu_ports_cut == 16 and i.cards_interrupted == 128
 
 
@@ -314,6 +315,6 @@ def test_failure_rates_come_from_the_catalog_and_can_be_overridden(tmp_path):
         + "\ncatalog:\n  servers:\n    atlas-800t-a2: {failure_rate_per_year: 0.008}\n"
         + "design:\n  failure_rates: {rack: 0, cdu: 0, cable: 0}\n"
     )
-    rev = failures.review(pipeline.run(bp, emit=False).cluster)
+    rev = pipeline.run(bp, emit=False).analysis.failures
     server = next(r for r in rev.rows if r.kind == "NPU server")
     assert server.rate == 0.008 and server.per_year == pytest.approx(16 * 0.008)

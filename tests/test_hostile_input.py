@@ -179,7 +179,7 @@ def _run(text: str, named: bool) -> None:
         for host in result.cluster.npu_servers:
             assert "/" not in host.name and ".." not in host.name, host.name
         if named:  # the emitted paths must stay inside the folder (output._files refuses)
-            output._files(pipeline.emit_all(result.cluster))
+            output._files(pipeline.emit_all(result.cluster, result.analysis))
     finally:
         _STATS["cases"] += 1
         _STATS["seconds"] += time.perf_counter() - start

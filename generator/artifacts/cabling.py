@@ -48,7 +48,7 @@ def rows(cluster: Cluster) -> Iterator[tuple]:
         )
 
 
-def emit(cluster: Cluster) -> Iterator[OutputFile]:
+def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
     table = list(rows(cluster))
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")

@@ -85,7 +85,7 @@ def reserved_ports_sysctl(cluster: Cluster) -> str:
     )
 
 
-def emit(cluster: Cluster) -> Iterator[OutputFile]:
+def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
     table = rank_table(cluster.npu_servers, cluster.host_settings.rank_table_version)
     found = rank_table_problems(table)
     if found:  # an internal bug, not a user mistake

@@ -57,7 +57,7 @@ def commands(server: NpuServer, lossless: Lossless) -> str:
     return "\n".join(out) + "\n"
 
 
-def emit(cluster: Cluster) -> Iterator[OutputFile]:
+def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
     lossless = cluster.lossless_of("parameter")
     for s in cluster.npu_servers:
         yield OutputFile(f"files/hccn/{s.name}.conf", conf(s, lossless).encode())

@@ -383,7 +383,7 @@ def _json_lines(groups: list[dict[str, Any]]) -> bytes:
     return ("[\n" + ",\n".join(lines) + "\n]\n").encode() if lines else b"[]\n"
 
 
-def emit(cluster: Cluster) -> Iterator[OutputFile]:
+def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
     yield OutputFile("files/monitoring/prometheus.yml", prometheus_config(cluster).encode())
     yield OutputFile("files/monitoring/rules/wanka.rules.yml", rules_text().encode())
     yield OutputFile(

@@ -415,7 +415,7 @@ def topology_yaml(
 # --- emit -----------------------------------------------------------------------------------
 
 
-def emit(cluster: Cluster) -> Iterator[OutputFile]:
+def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
     if cluster.fabric(PLANE) is None:
         return
     topo = topology(cluster)

@@ -434,7 +434,7 @@ def template_name(platform: str) -> str:
     return f"switches/{platform}/switch.cfg.j2"
 
 
-def emit(cluster: Cluster) -> Iterator[OutputFile]:
+def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
     cx = context(cluster)
     templates = {p: render.template(template_name(p)) for p in PLATFORMS}
     for dev in cluster.devices:

@@ -22,6 +22,7 @@ from generator.expand.planes import PLANE_CODE, PlaneSpec, lossless_classes, pla
 from generator.expand.racks import ZONES, assign_cdus, place_hosts
 from generator.expand.ranks import domain_namer, hccl_environment, npu_servers, rank_table_version
 from generator.expand.services import host_settings, scheduler_settings, services
+from generator.expand.settings import resolve_settings
 from generator.model import Cluster, Fabric
 
 __all__ = ["PLANE_CODE", "expand", "plane_specs"]
@@ -132,6 +133,7 @@ def expand(
         services=services(devs, pools),
         scheduler=scheduler_settings(bp, _fabric_of(fabrics, "parameter")),
         host_settings=host_settings(bp, version),
+        settings=resolve_settings(bp, catalog),
     )
 
 

@@ -69,9 +69,9 @@ def measure(path: Path, out: Path) -> dict:
     """One end-to-end run, stage by stage (child process entry point)."""
     sys.path.insert(0, str(ROOT))
     from generator import output
+    from generator.analysis import analyse
     from generator.blueprint.load import load_blueprint
     from generator.blueprint.validate import validate
-    from generator.checks import check
     from generator.expand import expand
     from generator.pipeline import emit_all
 
@@ -100,10 +100,10 @@ def measure(path: Path, out: Path) -> dict:
             f"{len(c.devices):,} devices, {len(c.links):,} links, {len(c.addresses):,} addresses"
         ),
     )
-    stage("check", lambda: check(cluster), lambda f: f"{len(f)} findings")
+    analysis = stage("analyse", lambda: analyse(cluster), lambda a: f"{len(a.findings)} findings")
     files = stage(
         "emit",
-        lambda: emit_all(cluster),
+        lambda: emit_all(cluster, analysis),
         lambda fs: f"{len(fs)} files, {sum(len(f.data) for f in fs) / 1e6:.1f} MB",
     )
     stage("write", lambda: output.write(out, files), lambda n: f"{n} files written")

@@ -1,4 +1,7 @@
-"""Design rules run on every generate: check(cluster) -> findings. Errors stop the run."""
+"""Design rules run on every generate: check(cluster, failures) -> findings. Errors stop the run.
+
+Each rule reads the Cluster and its settings (cluster.settings, resolved once in expand), never
+the blueprint itself."""
 
 from __future__ import annotations
 
@@ -6,9 +9,10 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from generator.analysis.failure_domains import Review
+from generator.analysis.failure_review import review, worst_share
 from generator.errors import YamlPath
 from generator.expand.fabric import parse_ratio
-from generator.failures import review, worst_share
 from generator.model import Cluster, ip
 from generator.placement import RequestError, placement
 
@@ -26,7 +30,9 @@ class Finding:
         return f"{self.severity}: [{self.code}] {self.message}"
 
 
-def check(cluster: Cluster) -> list[Finding]:
+def check(cluster: Cluster, failures: Review | None = None) -> list[Finding]:
+    """Every finding, errors first. `failures` is the failure-domain review when the caller
+    already has it (generator.analysis.analyse); otherwise it is computed here."""
     findings = [
         *oversubscription(cluster),
         *ports_left(cluster),
@@ -34,9 +40,9 @@ def check(cluster: Cluster) -> list[Finding]:
         *power_and_cooling(cluster),
         *business_spof(cluster),
         *legacy_design(cluster),
-        *lossless_agreement(cluster),
+        *lossless_class(cluster),
         *parallel_placement(cluster),
-        *failure_domains(cluster),
+        *failure_domains(cluster, failures or review(cluster)),
     ]
     order = {ERROR: 0, WARNING: 1, INFO: 2}
     return sorted(findings, key=lambda f: (order[f.severity], f.code, f.message))
@@ -185,9 +191,8 @@ def power_and_cooling(cluster: Cluster) -> Iterator[Finding]:
 
 
 def business_spof(cluster: Cluster) -> Iterator[Finding]:
-    bp = cluster.blueprint
-    biz = bp["networks"]["business"]
-    if not biz["leaf"]["mlag"]:
+    settings = cluster.settings
+    if not settings.business_leaf_mlag:
         yield Finding(
             WARNING,
             "business-spof",
@@ -201,8 +206,11 @@ def business_spof(cluster: Cluster) -> Iterator[Finding]:
             "one business spine: a single point of failure",
             ("networks", "business", "spine", "count"),
         )
-    for key in ("router", "firewall"):
-        if not bp["zones"]["border"][key]["pair"]:
+    for key, pair in (
+        ("router", settings.border_router_pair),
+        ("firewall", settings.firewall_pair),
+    ):
+        if not pair:
             yield Finding(
                 WARNING,
                 "business-spof",
@@ -213,8 +221,8 @@ def business_spof(cluster: Cluster) -> Iterator[Finding]:
 
 def legacy_design(cluster: Cluster) -> Iterator[Finding]:
     """The seeds' reasons for leaving the 百卡 design (seed 000: 参数面由多轨调整为单轨, NFS -> DPC)."""
-    bp = cluster.blueprint
-    if bp["networks"]["parameter"]["rail"] == "multi":
+    settings = cluster.settings
+    if settings.parameter_rail == "multi":
         yield Finding(
             WARNING,
             "multi-rail",
@@ -223,7 +231,7 @@ def legacy_design(cluster: Cluster) -> Iterator[Finding]:
             "IPs of a server also land in 8 subnets",
             ("networks", "parameter", "rail"),
         )
-    if bp["networks"]["storage"]["mode"] == "shared":
+    if settings.storage_mode == "shared":
         yield Finding(
             WARNING,
             "shared-storage-plane",
@@ -231,7 +239,7 @@ def legacy_design(cluster: Cluster) -> Iterator[Finding]:
             "business network through the border router, and sample reads compete with business traffic",
             ("networks", "storage", "mode"),
         )
-    if bp["zones"]["storage"]["access"] == "nfs":
+    if settings.storage_access == "nfs":
         yield Finding(
             WARNING,
             "nfs-access",
@@ -241,45 +249,25 @@ def legacy_design(cluster: Cluster) -> Iterator[Finding]:
         )
 
 
-def lossless_agreement(cluster: Cluster) -> Iterator[Finding]:
-    """NIC PFC bitmap, NIC DSCP->TC, HCCL_RDMA_SL/TC all carry the one lossless class."""
+def lossless_class(cluster: Cluster) -> Iterator[Finding]:
+    """States the parameter plane's one lossless class. Not a check: the NIC PFC bitmap and maps,
+    HCCL_RDMA_SL/TC and the switches' PFC queue are all derived from the one Lossless record in
+    the model, so they cannot disagree with each other (a comparison here could never fire)."""
     lossless = cluster.lossless_of("parameter")
-    env = dict(cluster.hccl_env)
-    where = ("networks", "parameter", "lossless")
-    wrong = []
-    if env.get("HCCL_RDMA_SL") != str(lossless.priority):
-        wrong.append(f"HCCL_RDMA_SL={env.get('HCCL_RDMA_SL')} but PFC priority {lossless.priority}")
-    if env.get("HCCL_RDMA_TC") != str(4 * lossless.dscp):
-        wrong.append(
-            f"HCCL_RDMA_TC={env.get('HCCL_RDMA_TC')} but DSCP {lossless.dscp} (TC = 4 x DSCP)"
-        )
-    if (
-        lossless.pfc_bitmap.split(",")[lossless.priority] != "1"
-        or lossless.pfc_bitmap.count("1") != 1
-    ):
-        wrong.append(
-            f"NIC PFC bitmap {lossless.pfc_bitmap} does not enable exactly priority {lossless.priority}"
-        )
-    if (
-        lossless.prio_tc.split(",")[lossless.priority] != str(lossless.tc)
-        or lossless.dscp_tc != f"{lossless.dscp}:{lossless.tc},"
-    ):
-        wrong.append("NIC priority->TC and DSCP->TC maps disagree")
-    if wrong:
-        yield Finding(ERROR, "lossless", "; ".join(wrong), where)
-    else:
-        yield Finding(
-            INFO,
-            "lossless",
-            f"one lossless class: priority {lossless.priority}, DSCP {lossless.dscp} (HCCL_RDMA_TC "
-            f"{lossless.hccl_rdma_tc}), NIC TC {lossless.tc}, MTU {lossless.mtu}",
-            where,
-        )
+    if lossless is None:
+        return
+    yield Finding(
+        INFO,
+        "lossless",
+        f"one lossless class: priority {lossless.priority}, DSCP {lossless.dscp} (HCCL_RDMA_TC "
+        f"{lossless.hccl_rdma_tc}), NIC TC {lossless.tc}, MTU {lossless.mtu}",
+        ("networks", "parameter", "lossless"),
+    )
 
 
 def parallel_placement(cluster: Cluster) -> Iterator[Finding]:
     """The blueprint's hccl.parallelism laid over the whole cluster: heavy groups stay scaled up."""
-    sizes = cluster.blueprint["hccl"].get("parallelism")
+    sizes = cluster.settings.parallelism
     if not sizes:
         return
     where = ("hccl", "parallelism")
@@ -297,11 +285,10 @@ def parallel_placement(cluster: Cluster) -> Iterator[Finding]:
             )
 
 
-def failure_domains(cluster: Cluster) -> Iterator[Finding]:
+def failure_domains(cluster: Cluster, rev: Review) -> Iterator[Finding]:
     """No single failure (switch, cable, rack, CDU) interrupts more than design.max_failure_share
     of the cards; failures no larger than one server are inherent and not counted."""
-    rev = review(cluster)
-    limit = cluster.blueprint.get("design", {}).get("max_failure_share", 0.05)
+    limit = cluster.settings.max_failure_share
     where = ("design", "max_failure_share")
     over = [x for x in worst_share(rev) if x[3] > limit]
     if over:

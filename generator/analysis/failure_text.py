@@ -1,15 +1,13 @@
-"""files/failure-domains.csv and files/failure-domains.md: what one failure costs, per failure
-class, and the mean time between interruptions of a job (generator/failures.py computes them)."""
+"""The failure-domain review in words and table rows: the CSV columns and rows and the Markdown of
+files/failure-domains.*, shared by the failure report and the design review (docs), so both
+state the same figures the same way. Formatting only; failure_review computes the figures."""
 
 from __future__ import annotations
 
-import csv
-import io
 from collections import Counter
 from collections.abc import Iterator
 
-from generator.artifacts import OutputFile
-from generator.failures import ClassRow, Review, review
+from generator.analysis.failure_domains import ClassRow, Review
 from generator.model import Cluster
 
 PLANES = ("storage", "business", "inband", "oob")
@@ -133,7 +131,7 @@ def _table(head: list[str], body: list[list[str]]) -> list[str]:
 
 def markdown(cluster: Cluster, rev: Review) -> str:
     servers = len(cluster.npu_servers)
-    limit = cluster.blueprint.get("design", {}).get("max_failure_share", 0.05)
+    limit = cluster.settings.max_failure_share
     out = [
         f"# Failure domains: {cluster.name}",
         "",
@@ -253,13 +251,3 @@ def markdown(cluster: Cluster, rev: Review) -> str:
     if rev.unrated:
         out.append(f"- No failure rate in the catalog for {', '.join(rev.unrated)}: counted as 0.")
     return "\n".join(out) + "\n"
-
-
-def emit(cluster: Cluster) -> Iterator[OutputFile]:
-    rev = review(cluster)
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(columns(rev))
-    writer.writerows(rows(rev))
-    yield OutputFile("files/failure-domains.csv", buf.getvalue().encode())
-    yield OutputFile("files/failure-domains.md", markdown(cluster, rev).encode())

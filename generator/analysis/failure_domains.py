@@ -1,6 +1,7 @@
-"""Failure domains: what one failure costs, and how often a job of N cards is interrupted.
+"""Failure domains: what one failure costs (impact), over the topology indexed once (topology).
 
-Pure functions of the Cluster and the catalog's failure rates. The figures are analytic: each
+Pure functions of the Cluster (its settings hold the failure rates); failure_review builds the
+review of every failure class and the job interruption rates on top. The figures are analytic: each
 failure's effect is read from the model's adjacency (host port -> leaf -> spine -> core), never by
 searching a graph, so the review of 100k cards stays cheap. tests/test_failures.py checks them
 against brute-force reachability and max-flow on a networkx graph of the 10,240-card example.
@@ -25,8 +26,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from generator.catalog import build_catalog
-from generator.model import Cluster, Device
+from generator.model import Cluster
 
 HOURS_PER_YEAR = 8766.0  # 365.25 days
 LOWER_ROLES = ("leaf", "access")
@@ -95,7 +95,7 @@ class Review:
     rows: tuple[ClassRow, ...]
     jobs: tuple[JobRisk, ...]
     unrated: tuple[str, ...]  # catalog models without a failure rate (counted as 0)
-    rates: Mapping[str, float] = field(default_factory=dict)  # rack, cdu, cable (blueprint)
+    rates: Mapping[str, float] = field(default_factory=dict)  # rack, cdu, cable (settings)
 
 
 # --- the topology, indexed once ---------------------------------------------------------------
@@ -207,7 +207,7 @@ def topology(cluster: Cluster) -> _Index:
             par.pod_ports[pod] = par.pod_ports.get(pod, 0) + len(hosts)
 
     cards = {s.name: len(s.devices) for s in cluster.npu_servers}
-    shared = cluster.blueprint["networks"]["storage"]["mode"] == "shared"
+    shared = cluster.settings.storage_mode == "shared"
     storage_path = {}
     for s in cluster.npu_servers:
         if "storage" in planes and s.name in planes["storage"].host_ports:
@@ -427,278 +427,3 @@ def _jobs_lost(ix: _Index, interrupted: Iterable[str]) -> tuple[tuple[int, int],
         lost = sum(totals[d] // size - (totals[d] - g) // size for d, g in gone.items())
         out.append((size, lost))
     return tuple(out)
-
-
-# --- every failure ----------------------------------------------------------------------------
-
-
-def device_kind(d: Device) -> str:
-    if d.role == "npu-server":
-        return "NPU server"
-    if d.role in ("storage-node", "management-node"):
-        return d.role.replace("-", " ")
-    if d.role == "border-router":
-        return "border router"
-    if d.role == "firewall":
-        return "firewall"
-    return f"{d.plane} {d.role}"
-
-
-def failures(cluster: Cluster) -> list[Failure]:
-    """Every single failure the review considers, except cables (see `cable_failures`)."""
-    catalog = build_catalog(cluster.blueprint.get("catalog"))
-    rates = cluster.blueprint.get("design", {}).get("failure_rates", {})
-
-    def rate(model: str) -> float:
-        m = catalog.switches.get(model) or catalog.hosts.get(model)
-        return m.failure_rate_per_year if m else 0.0
-
-    out = [
-        Failure(device_kind(d), d.name, frozenset((d.name,)), rate=rate(d.model))
-        for d in cluster.devices
-    ]
-    by_rack: dict[str, list[str]] = defaultdict(list)
-    for d in cluster.devices:
-        by_rack[d.rack].append(d.name)
-    for r in cluster.racks:
-        if by_rack.get(r.name):
-            out.append(
-                Failure(
-                    f"rack ({r.kind})",
-                    r.name,
-                    frozenset(by_rack[r.name]),
-                    rate=rates.get("rack", 0.0),
-                )
-            )
-    for cdu in cluster.cdus:
-        devices = frozenset(n for rack in cdu.racks for n in by_rack.get(rack, ()))
-        out.append(Failure("CDU", cdu.name, devices, rate=rates.get("cdu", 0.0)))
-    return out
-
-
-def cable_failures(cluster: Cluster, plane: str, kind: str) -> list[Failure]:
-    """One failure per cable of `plane` and link kind (host | uplink)."""
-    rate = cluster.blueprint.get("design", {}).get("failure_rates", {}).get("cable", 0.0)
-    ids = dict.fromkeys(x.cable_id for x in cluster.links if x.plane == plane and x.kind == kind)
-    return [Failure(f"{plane} {kind} cable", c, frozenset(), frozenset((c,)), rate) for c in ids]
-
-
-CLASS_ORDER = (
-    "NPU server",
-    "parameter host cable",
-    "parameter leaf",
-    "parameter uplink cable",
-    "parameter spine",
-    "parameter core",
-    "storage leaf",
-    "storage spine",
-    "business leaf",
-    "business spine",
-    "inband access",
-    "inband core",
-    "oob access",
-    "oob core",
-    "border router",
-    "firewall",
-    "storage node",
-    "management node",
-    "rack (compute)",
-    "rack (network)",
-    "rack (storage)",
-    "rack (management)",
-    "CDU",
-)
-
-
-def _severity(i: Impact) -> tuple:
-    return (
-        i.cards_interrupted,
-        i.npu_ports_cut,
-        i.cards_slowed,
-        max(i.leaf_uplink_lost, i.pod_uplink_lost),
-        sum(i.hosts_cut.values()),
-        sum(i.hosts_degraded.values()),
-    )
-
-
-_LAST: list[tuple[Cluster, Review]] = []  # the design check and the emitter share one review
-
-
-def review(cluster: Cluster) -> Review:
-    """The failure-domain review: the worst failure of every class, and job interruption rates.
-    The last result is kept (by identity), so the design check and the emitter compute it once."""
-    if _LAST and _LAST[0][0] is cluster:
-        return _LAST[0][1]
-    result = _review(cluster)
-    _LAST[:] = [(cluster, result)]
-    return result
-
-
-def _review(cluster: Cluster) -> Review:
-    ix = topology(cluster)
-    catalog = build_catalog(cluster.blueprint.get("catalog"))
-    rates = dict(cluster.blueprint.get("design", {}).get("failure_rates", {}))
-    everything = failures(cluster)
-    worst: dict[str, tuple[Failure, Impact]] = {}
-    units: dict[str, int] = defaultdict(int)
-    per_year: dict[str, float] = defaultdict(float)
-    max_rate: dict[str, float] = defaultdict(float)
-    impacts: list[tuple[Failure, Impact]] = []
-    server_sample: dict[int, tuple[Failure, Impact]] = {}
-    for f in everything:
-        units[f.kind] += 1
-        per_year[f.kind] += f.rate
-        max_rate[f.kind] = max(max_rate[f.kind], f.rate)
-        if f.kind == "NPU server":  # each costs its own cards; one per size is enough
-            name = next(iter(f.devices))
-            n = ix.cards.get(name, 0)
-            if n not in server_sample:
-                server_sample[n] = (f, impact(cluster, f, ix))
-            i = server_sample[n][1]
-            if worst.get(f.kind) is None or n > worst[f.kind][1].cards_interrupted:
-                worst[f.kind] = server_sample[n]
-            continue
-        i = impact(cluster, f, ix)
-        impacts.append((f, i))
-        if f.kind not in worst or _severity(i) > _severity(worst[f.kind][1]):
-            worst[f.kind] = (f, i)
-
-    for kind, f, i in _cable_worst(cluster, ix):
-        worst[kind] = (f, i)
-    cable_rate = rates.get("cable", 0.0)
-    for plane, link_kind in (("parameter", "host"), ("parameter", "uplink")):
-        n = len({x.cable_id for x in cluster.links if x.plane == plane and x.kind == link_kind})
-        kind = f"{plane} {link_kind} cable"
-        units[kind], per_year[kind], max_rate[kind] = n, n * cable_rate, cable_rate
-
-    rows = []
-    for kind in sorted(worst, key=lambda k: (CLASS_ORDER.index(k) if k in CLASS_ORDER else 99, k)):
-        f, i = worst[kind]
-        plane = ""
-        if len(f.devices) == 1 and not kind.startswith(("rack", "CDU")):
-            plane = cluster.device_by_name[next(iter(f.devices))].plane
-        elif kind.endswith("cable"):
-            plane = kind.split()[0]
-        rows.append(ClassRow(kind, plane, units[kind], max_rate[kind], per_year[kind], f.name, i))
-
-    jobs = tuple(_job_risks(cluster, ix, everything, impacts))
-    used = {d.model for d in cluster.devices}
-    unrated = tuple(
-        sorted(
-            m
-            for m in used
-            if (catalog.switches.get(m) or catalog.hosts.get(m))
-            and not (catalog.switches.get(m) or catalog.hosts.get(m)).failure_rate_per_year
-        )
-    )
-    per = max(ix.cards.values(), default=0)
-    return Review(
-        sum(ix.cards.values()),
-        per,
-        tuple(ix.domains),
-        tuple(rows),
-        jobs,
-        unrated,
-        rates,
-    )
-
-
-def _cable_worst(cluster: Cluster, ix: _Index) -> Iterable[tuple[str, Failure, Impact]]:
-    """The worst parameter-plane host and uplink cable, found without evaluating every cable:
-    the host cable reaching the most servers (then legs), the uplink cable carrying the largest
-    share of its leaf's uplinks (ties: the lowest cable id)."""
-    par = ix.planes.get("parameter")
-    if par is None:
-        return
-    rate = cluster.blueprint.get("design", {}).get("failure_rates", {}).get("cable", 0.0)
-    if par.cable_legs:
-        legs = par.cable_legs
-        cable = min(legs, key=lambda c: (-len({h for h, _, _ in legs[c]}), -len(legs[c]), c))
-        f = Failure("parameter host cable", cable, frozenset(), frozenset((cable,)), rate)
-        yield f.kind, f, impact(cluster, f, ix)
-    best: tuple[float, str] | None = None
-    for sw, ups in par.up.items():
-        per_cable: dict[str, int] = defaultdict(int)
-        for _, speed, c in ups:
-            per_cable[c] += speed
-        for c, speed in per_cable.items():
-            key = (-speed / par.up_total[sw], c)
-            if best is None or key < best:
-                best = key
-    if best is not None:
-        f = Failure("parameter uplink cable", best[1], frozenset(), frozenset((best[1],)), rate)
-        yield f.kind, f, impact(cluster, f, ix)
-
-
-def _job_risks(
-    cluster: Cluster,
-    ix: _Index,
-    everything: list[Failure],
-    impacts: list[tuple[Failure, Impact]],
-) -> Iterable[JobRisk]:
-    """Interruptions per year of a job of one server and of each reviewed size, the job placed in
-    the first domain (in rank order) of its kind."""
-    server_rate = {f.name: f.rate for f in everything if f.kind == "NPU server"}
-    sizes: dict[int, tuple[list[str], str]] = {}
-    if cluster.npu_servers:
-        first = cluster.npu_servers[0]
-        sizes[ix.cards[first.name]] = ([first.name], f"one server ({first.name})")
-    for size, key in ix.domains.items():
-        target = next(k for k, total in ix.domain_cards[size].items() if total == size)
-        members = [s.name for s in cluster.npu_servers if key[s.name] == target]
-        sizes.setdefault(size, (members, _domain_label(ix.levels[size], target)))
-    cable_rate = cluster.blueprint.get("design", {}).get("failure_rates", {}).get("cable", 0.0)
-    for size in sorted(sizes):
-        members, where = sizes[size]
-        job = set(members)
-        by_kind: dict[str, float] = defaultdict(float)
-        for name in members:
-            by_kind["NPU server"] += server_rate.get(name, 0.0)
-        for f, i in impacts:
-            if f.rate and not i.interrupted.isdisjoint(job):
-                by_kind[f.kind] += f.rate
-        if cable_rate:
-            hit: set[tuple[str, str]] = set()
-            for h in members:
-                for plane, p in ix.planes.items():
-                    ports = p.host_ports.get(h)
-                    if not ports:
-                        continue
-                    if plane == "parameter":
-                        hit.update((plane, c) for _, c in ports)
-                    elif (plane == "inband" or ix.storage_path.get(h) == plane) and len(
-                        {c for _, c in ports}
-                    ) == 1:  # one cable carries every port of the plane
-                        hit.add((plane, ports[0][1]))
-            for plane, _ in hit:
-                by_kind[f"{plane} host cable"] += cable_rate
-        total = sum(by_kind.values())
-        ranked = tuple(
-            sorted(((k, v) for k, v in by_kind.items() if v), key=lambda kv: (-kv[1], kv[0]))
-        )
-        yield JobRisk(size, len(members), where, total, ranked)
-
-
-def _domain_label(level: str, target: object) -> str:
-    if level == "leaf":
-        leaves = tuple(target)  # type: ignore[call-overload]
-        return f"leaf {leaves[0]}" if len(leaves) == 1 else f"rail group {leaves[0]}.."
-    if level == "cluster":
-        return "the whole cluster"
-    return f"{level} {int(target) + 1:02d}"  # type: ignore[call-overload]
-
-
-def interruptions_per_day(rate_per_card_year: float, cards: int) -> float:
-    """Seed 001 sec. 2.2's arithmetic: expected card failures a day for `cards` cards."""
-    return rate_per_card_year * cards / 365.25
-
-
-def worst_share(rev: Review) -> list[tuple[str, str, int, float]]:
-    """(class, unit, cards interrupted, share) for every class whose worst failure interrupts more
-    than one server's cards, largest share first."""
-    out = []
-    for row in rev.rows:
-        n = row.impact.cards_interrupted
-        if rev.cards and n > rev.cards_per_server:
-            out.append((row.kind, row.worst, n, n / rev.cards))
-    return sorted(out, key=lambda x: (-x[3], x[0]))

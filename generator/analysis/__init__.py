@@ -1,0 +1,38 @@
+"""analyse(cluster) -> Analysis: the design findings, the failure-domain review and the shared
+rows (bill of materials, IP plan), computed once in the pipeline after expand and handed to every
+emitter (`emit(cluster, analysis)`). Pure: the same Cluster gives an equal Analysis, and nothing
+is kept between calls."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator.analysis.checks import ERROR, INFO, WARNING, Finding, check
+from generator.analysis.failure_domains import Review
+from generator.analysis.failure_review import review
+from generator.analysis.materials import BomRow, IpEntry, bom_rows, ip_entries
+from generator.model import Cluster
+
+__all__ = ["ERROR", "INFO", "WARNING", "Analysis", "Finding", "analyse"]
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    findings: tuple[Finding, ...]  # errors first, then warnings, then information
+    failures: Review  # what one failure costs, and how often a job is interrupted
+    bom: tuple[BomRow, ...]  # files/bom.csv rows, also in the design review
+    ip_plan: tuple[IpEntry, ...]  # files/ip-plan.csv entries, also in the design review
+
+    @property
+    def errors(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity == ERROR)
+
+
+def analyse(cluster: Cluster) -> Analysis:
+    failures = review(cluster)
+    return Analysis(
+        findings=tuple(check(cluster, failures)),
+        failures=failures,
+        bom=tuple(bom_rows(cluster)),
+        ip_plan=tuple(ip_entries(cluster)),
+    )

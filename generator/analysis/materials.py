@@ -1,0 +1,73 @@
+"""The bill of materials and the IP plan as rows: computed once, formatted by the BOM emitter
+(files/bom.csv, files/ip-plan.csv), the design review (docs) and `wanka diff` alike."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from generator.model import Cluster, network_of
+
+# Media whose two ends take pluggable transceivers (AOC and DAC carry their own ends; copper
+# patch cords plug into RJ45 ports).
+OPTICAL = frozenset({"MMF", "SMF"})
+
+BomRow = tuple[str, str, str, int, str, str]  # category, item, detail, quantity, unit W, total W
+IpEntry = tuple[int, int, int, int, str, str, str]  # address, prefix, network, gateway, device..
+
+
+def bom_rows(cluster: Cluster) -> list[BomRow]:
+    """(category, item, detail, quantity, unit power W, total power W), sorted."""
+    rows: list[BomRow] = []
+    devices: Counter[tuple[str, str, float]] = Counter(
+        (d.role, d.model, d.power_w) for d in cluster.devices
+    )
+    for (role, model, power), n in devices.items():
+        rows.append(("device", model, role, n, f"{power:g}", f"{power * n:g}"))
+    cable_ids: dict[str, tuple[str, int, int]] = {}
+    for link in cluster.links:  # breakout legs share one physical cable
+        cable_ids.setdefault(link.cable_id, (link.media, link.speed, link.length_m))
+    cables = Counter(cable_ids.values())
+    for (media, speed, length), n in cables.items():
+        rows.append(("cable", f"{media} {speed}G", f"{length} m", n, "", ""))
+    optics: Counter[tuple[str, int]] = Counter()
+    for media, speed, _length in cable_ids.values():
+        if media in OPTICAL:
+            optics[(media, speed)] += 2
+    for (media, speed), n in optics.items():
+        rows.append(("optic", f"{speed}G {media} transceiver", "", n, "", ""))
+    racks: Counter[tuple[str, int, float]] = Counter(
+        (r.kind, r.height_u, r.power_kw) for r in cluster.racks
+    )
+    for (kind, height, power_kw), n in racks.items():
+        rows.append(("rack", f"{height}U rack", f"{kind}, {power_kw:g} kW budget", n, "", ""))
+    for cdu in cluster.cdus:
+        rows.append(("cooling", "CDU", f"{cdu.name} {cdu.capacity_kw:g} kW", 1, "", ""))
+    order = {"device": 0, "cable": 1, "optic": 2, "rack": 3, "cooling": 4}
+    return sorted(
+        rows,
+        key=lambda r: (order[r[0]], r[1], float(r[2].split()[0]) if r[0] == "cable" else 0, r[2]),
+    )
+
+
+def ip_entries(cluster: Cluster) -> list[IpEntry]:
+    """(address, prefix, network, gateway, device, port, plane) as integers, sorted.
+
+    Host ports, switch gateways (SVI or routed host subnet), routed uplink ends and loopbacks."""
+    out: list[IpEntry] = []
+    for a in cluster.addresses:
+        out.append(
+            (a.ip, a.prefix, network_of(a.ip, a.prefix), a.gateway, a.device, a.port, a.plane)
+        )
+    for s in cluster.subnets:  # the gateway on each owner (both members of an M-LAG pair)
+        for owner in s.owners if s.gateway else ():
+            out.append((s.gateway, s.prefix, s.network, 0, owner, s.gateway_interface, s.plane))
+    for link in cluster.links:
+        if link.a_ip:
+            net = network_of(link.a_ip, link.prefix)
+            out.append((link.a_ip, link.prefix, net, 0, link.a_device, link.a_port, link.plane))
+            out.append((link.b_ip, link.prefix, net, 0, link.b_device, link.b_port, link.plane))
+    for d in cluster.devices:
+        if d.loopback:
+            out.append((d.loopback, 32, d.loopback, 0, d.name, "LoopBack0", d.plane))
+    out.sort()
+    return out
