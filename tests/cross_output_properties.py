@@ -137,6 +137,15 @@ def _named_devices(o: Outputs) -> dict[str, set[str]]:
         for key in ("SwitchName", "BlockName"):
             for hosts in o.slurm(path, key).values():
                 named[path] |= set(hosts)
+    for tor in o.mindcluster["server_list"]:  # ToRs and servers by address
+        owner = o.owner_of_address.get(tor["tor_ip"], (f"no device has {tor['tor_ip']}",))[0]
+        named["basic-tor-node-cm tor_ip"].add(owner)
+        for server in tor["server"]:
+            ip = server["server_ip"]
+            named["basic-tor-node-cm server_ip"].add(o.host_of_inband.get(ip, f"no host has {ip}"))
+    for server in o.rank_table["server_list"]:
+        ip = server["server_id"]
+        named["rank_table.json server_id"].add(o.host_of_inband.get(ip, f"no host has {ip}"))
     for r in o.failure_rows:
         if not r["class"].startswith(("rack", "CDU")) and not r["class"].endswith("cable"):
             named["failure-domains.csv"].add(r["worst"])
