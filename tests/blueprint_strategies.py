@@ -2,7 +2,7 @@
 
 Every blueprint drawn here is one the pipeline accepts (schema, semantics and design checks), so
 a property test sees a generated cluster every time, not a rejection. Sizes stay small (16 to
-2,048 cards, mostly under 512) so that hundreds of clusters generate in CI within a minute or two; the
+2,048 cards, mostly under 256) so that hundreds of clusters generate in CI within a minute or two; the
 shapes vary where outputs could disagree: server model (A2, legacy 910, A3 supernode node), rail
 mode, 2 or 3 tiers, M-LAG on or off, BGP or OSPF, management node mixes (including no monitoring
 node at all), storage present or not, dedicated or shared storage plane, hostname patterns.
@@ -51,10 +51,10 @@ def _a2_or_legacy(draw) -> dict[str, Any]:
     legacy = draw(st.integers(0, 5)) == 0
     server = "atlas-800-9000" if legacy else "atlas-800t-a2"
     rail = draw(st.sampled_from(("single", "multi")))
-    # mostly up to 64 servers (512 cards), some up to 192, rarely 256 (2,048 cards)
+    # mostly up to 32 servers (256 cards), some up to 160, rarely 256 (2,048 cards)
     size = draw(st.integers(0, 19))
     servers = draw(
-        st.integers(2, 64) if size < 14 else st.integers(65, 192) if size < 19 else st.just(256)
+        st.integers(2, 32) if size < 14 else st.integers(33, 160) if size < 19 else st.just(256)
     )
     parameter: dict[str, Any] = {"rail": rail}
     if legacy:

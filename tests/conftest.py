@@ -40,6 +40,15 @@ def max_examples(ci: int, dev: int = 10) -> int:
     return ci if PROFILE == "ci" else dev
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test parametrized with a large example (its own parameter or the `example` fixture's) is
+    slow: checking 10,240 cards' outputs costs seconds per test. CI runs them."""
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if any(isinstance(v, str) and v in LARGE_EXAMPLES for v in params.values()):
+            item.add_marker(pytest.mark.slow)
+
+
 @functools.cache
 def generated(name: str):
     """pipeline.Result of an example blueprint, computed once per test session."""
