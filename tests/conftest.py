@@ -1,12 +1,52 @@
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted(p.name for p in (ROOT / "blueprints").glob("*.yaml"))
+LARGE_EXAMPLES = {
+    "wanka-10k.yaml"
+}  # per-output checks of 10,240 cards: CI (slow), not the inner loop
+
+# Hypothesis profiles: `ci` runs the full example counts, `dev` a few so that `pytest -m "not
+# slow"` stays quick. HYPOTHESIS_PROFILE picks one; otherwise CI=true means ci, anything else dev.
+settings.register_profile(
+    "ci",
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    print_blob=True,
+)
+settings.register_profile(
+    "dev",
+    max_examples=10,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or (
+    "ci" if os.environ.get("CI", "").lower() == "true" else "dev"
+)
+settings.load_profile(PROFILE)
+
+
+def max_examples(ci: int, dev: int = 10) -> int:
+    """Examples for a property test: `ci` under the ci profile, `dev` otherwise (e.g. the hostile-
+    input test: max_examples(2000, 100))."""
+    return ci if PROFILE == "ci" else dev
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test parametrized with a large example (its own parameter or the `example` fixture's) is
+    slow: checking 10,240 cards' outputs costs seconds per test. CI runs them."""
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if any(isinstance(v, str) and v in LARGE_EXAMPLES for v in params.values()):
+            item.add_marker(pytest.mark.slow)
 
 
 @functools.cache
@@ -17,6 +57,8 @@ def generated(name: str):
     return pipeline.run(ROOT / "blueprints" / name)
 
 
-@pytest.fixture(params=EXAMPLES)
+@pytest.fixture(
+    params=[pytest.param(n, marks=pytest.mark.slow) if n in LARGE_EXAMPLES else n for n in EXAMPLES]
+)
 def example(request):
     return generated(request.param)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from generator.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 POD = (ROOT / "blueprints" / "pod-128.yaml").read_text()
@@ -17,17 +17,12 @@ def _line_of(text: str, needle: str) -> int:
     return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
 
 
-def _generate(tmp_path: Path, text: str) -> tuple[subprocess.CompletedProcess, Path]:
+def _generate(tmp_path: Path, text: str, capsys) -> tuple[int, str, Path]:
+    """`wanka generate` of the text, in this process: exit code, stderr, blueprint path."""
     bp = tmp_path / "bp.yaml"
     bp.write_text(text)
-    out = tmp_path / "out"
-    res = subprocess.run(
-        [sys.executable, "-m", "generator", "generate", str(bp), "-o", str(out)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
-    return res, bp
+    code = main(["generate", str(bp), "-o", str(tmp_path / "out")])
+    return code, capsys.readouterr().err, bp
 
 
 CASES = {
@@ -90,15 +85,14 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_impossible_design_is_refused_with_location(tmp_path, case):
+def test_impossible_design_is_refused_with_location(tmp_path, case, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     text, needle, path, message = CASES[case]
-    res, bp = _generate(tmp_path, text)
-    assert res.returncode == 2, res.stderr
-    assert "Traceback" not in res.stderr
+    code, err, bp = _generate(tmp_path, text, capsys)
+    assert code == 2, err
+    assert "Traceback" not in err
     line = _line_of(text, needle)
-    assert f"{bp}:{line}:" in res.stderr and path in res.stderr and message in res.stderr, (
-        res.stderr
-    )
+    assert f"{bp}:{line}:" in err and path in err and message in err, err
     assert not (tmp_path / "out").exists()
 
 

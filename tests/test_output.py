@@ -11,8 +11,10 @@ import pytest
 
 from generator import output
 from generator.artifacts import OutputFile
+from generator.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
+POD = str(ROOT / "blueprints" / "pod-128.yaml")
 
 
 def _run(
@@ -27,6 +29,13 @@ def _run(
     )
 
 
+def _wanka(capsys, *args: str) -> tuple[int, str, str]:
+    """`wanka ARGS` in this process: exit code, stdout, stderr."""
+    code = main(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
 def _tree(folder: Path) -> dict[str, bytes]:
     return {
         p.relative_to(folder).as_posix(): p.read_bytes()
@@ -35,10 +44,11 @@ def _tree(folder: Path) -> dict[str, bytes]:
     }
 
 
-def test_same_input_same_bytes_whatever_the_hash_seed(tmp_path):
-    bp = str(ROOT / "blueprints" / "pod-128.yaml")
+def test_same_input_same_bytes_whatever_the_hash_seed(tmp_path, capsys):
+    """This process (pytest's hash seed) and two others with other seeds, locales and zones."""
+    bp = POD
     a, b = tmp_path / "a", tmp_path / "b"
-    assert _run("generate", bp, "-o", str(a), env={"PYTHONHASHSEED": "1"}).returncode == 0
+    assert _wanka(capsys, "generate", bp, "-o", str(a))[0] == 0
     assert (
         _run(
             "generate",
@@ -59,21 +69,19 @@ def test_same_input_same_bytes_whatever_the_hash_seed(tmp_path):
     assert "files/cabling.csv" in _tree(a)
 
 
-def test_check_reports_drift_and_writes_nothing(tmp_path):
-    bp = str(ROOT / "blueprints" / "pod-128.yaml")
+def test_check_reports_drift_and_writes_nothing(tmp_path, capsys):
+    bp = POD
     out = tmp_path / "out"
-    first = _run("generate", bp, "-o", str(out), "--check")
-    assert first.returncode == 1 and "added    files/cabling.csv" in first.stdout
+    code, stdout, _ = _wanka(capsys, "generate", bp, "-o", str(out), "--check")
+    assert code == 1 and "added    files/cabling.csv" in stdout
     assert not out.exists()
-    assert _run("generate", bp, "-o", str(out)).returncode == 0
-    assert _run("generate", bp, "-o", str(out), "--check").returncode == 0
+    assert _wanka(capsys, "generate", bp, "-o", str(out))[0] == 0
+    assert _wanka(capsys, "generate", bp, "-o", str(out), "--check")[0] == 0
     (out / "files" / "cabling.csv").write_text("edited\n")
     (out / "files" / "stray.txt").write_text("x\n")
-    drift = _run("generate", bp, "-o", str(out), "--check")
-    assert drift.returncode == 1
-    assert (
-        "changed  files/cabling.csv" in drift.stdout and "removed  files/stray.txt" in drift.stdout
-    )
+    code, stdout, _ = _wanka(capsys, "generate", bp, "-o", str(out), "--check")
+    assert code == 1
+    assert "changed  files/cabling.csv" in stdout and "removed  files/stray.txt" in stdout
     assert (out / "files" / "cabling.csv").read_text() == "edited\n"
 
 
@@ -97,15 +105,15 @@ def test_failed_write_leaves_previous_output_intact(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name] == []
 
 
-def test_refuses_to_replace_a_folder_it_did_not_write(tmp_path):
+def test_refuses_to_replace_a_folder_it_did_not_write(tmp_path, capsys):
     foreign = tmp_path / "home"
     foreign.mkdir()
     (foreign / "thesis.tex").write_text("precious\n")
     with pytest.raises(output.OutputError, match="did not write"):
         output.write(foreign, [OutputFile("files/a.txt", b"x\n")])
     assert (foreign / "thesis.tex").read_text() == "precious\n"
-    res = _run("generate", str(ROOT / "blueprints" / "pod-128.yaml"), "-o", str(foreign))
-    assert res.returncode == 2 and "did not write" in res.stderr
+    code, _, err = _wanka(capsys, "generate", POD, "-o", str(foreign))
+    assert code == 2 and "did not write" in err
 
 
 def test_unsafe_output_paths_are_refused(tmp_path):

@@ -3,21 +3,33 @@ generates."""
 
 from __future__ import annotations
 
+import io
+import os
 import subprocess
-import sys
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 import yaml
 
 from generator import sizing
+from generator.cli import main
 from tests.conftest import ROOT
 
 
 def wanka(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "generator", *args], capture_output=True, text=True, cwd=cwd
-    )
+    """`wanka ARGS` run in this process (generator.cli.main), in `cwd`, as a CompletedProcess."""
+    out, err, before = io.StringIO(), io.StringIO(), os.getcwd()
+    os.chdir(cwd)
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exit_:  # argparse usage errors
+                code = exit_.code if isinstance(exit_.code, int) else 2
+    finally:
+        os.chdir(before)
+    return subprocess.CompletedProcess(["wanka", *args], code, out.getvalue(), err.getvalue())
 
 
 def test_seed_001_worked_example():
