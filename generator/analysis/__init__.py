@@ -23,10 +23,6 @@ class Analysis:
     bom: tuple[BomRow, ...]  # files/bom.csv rows, also in the design review
     ip_plan: tuple[IpEntry, ...]  # files/ip-plan.csv entries, also in the design review
 
-    @property
-    def errors(self) -> tuple[Finding, ...]:
-        return tuple(f for f in self.findings if f.severity == ERROR)
-
 
 def analyse(cluster: Cluster) -> Analysis:
     failures = review(cluster)
