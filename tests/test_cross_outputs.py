@@ -151,12 +151,10 @@ def test_ip_plan_addresses_are_configured_on_the_named_device_and_interface(swee
     _holds(sweep, "addresses_are_configured_where_the_ip_plan_says")
 
 
-@disagreement("subnet owner (ip-plan.csv names biz-leaf-0001+biz-leaf-0002)")
 def test_gateway_rows_of_the_ip_plan_name_one_cabled_device(sweep):
     _holds(sweep, "gateway_rows_name_one_cabled_device")
 
 
-@disagreement("host VLAN (ip-plan.csv puts the gateway on the leaf, the config on a Vlanif)")
 def test_gateways_are_configured_on_the_device_and_interface_the_ip_plan_names(sweep):
     _holds(sweep, "gateways_are_configured_where_the_ip_plan_says")
 
@@ -165,7 +163,6 @@ def test_devices_named_in_configs_inventory_scheduler_monitoring_and_failures_ar
     _holds(sweep, "devices_named_in_outputs_are_cabled")
 
 
-@disagreement("subnet owner (ip-plan.csv names biz-leaf-0001+biz-leaf-0002)")
 def test_devices_named_in_the_ip_plan_are_cabled(sweep):
     _holds(sweep, "ip_plan_devices_are_cabled")
 
@@ -187,12 +184,10 @@ def test_each_domain_has_one_name_in_every_output(sweep):
     _holds(sweep, "domain_names_are_spelled_alike")
 
 
-@disagreement("management address (OOB switches have no ansible_host)")
 def test_every_host_a_playbook_targets_has_a_management_ansible_host(sweep):
     _holds(sweep, "playbook_targets_have_a_reachable_ansible_host")
 
 
-@disagreement("routing protocol (hosts.yml carries bgp_asn under OSPF)")
 def test_ospf_clusters_carry_no_bgp_asn_in_the_inventory(sweep):
     _holds(sweep, "ospf_inventory_has_no_bgp_asn")
 
@@ -201,7 +196,6 @@ def test_ospf_clusters_have_no_bgp_block_in_parameter_switch_configs(sweep):
     _holds(sweep, "ospf_configs_have_no_bgp_block")
 
 
-@disagreement("NTP/syslog servers (switches fall back to management nodes, the inventory not)")
 def test_ntp_and_syslog_servers_of_the_inventory_are_the_switches(sweep):
     _holds(sweep, "services_agree_between_inventory_and_switches")
 
