@@ -1,0 +1,33 @@
+"""What verify found: problems with their file and line, and the counts it read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class NotAnOutput(Exception):
+    """The folder is not a wanka output folder."""
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    file: str
+    line: int
+    reason: str
+    path: tuple[str, ...] = ()
+
+    def render(self) -> str:
+        text = f"{self.file}:{self.line}: {self.reason}"
+        return text + "".join(f"\n    {step}" for step in self.path)
+
+
+@dataclass(slots=True)
+class Report:
+    problems: list[Problem] = field(default_factory=list)
+    switches: int = 0
+    hosts: int = 0
+    nodes: int = 0
+    edges: int = 0
+
+    def __bool__(self) -> bool:
+        return not self.problems
