@@ -1,0 +1,185 @@
+"""The command line's grammar: every command, its arguments and the help that teaches them."""
+
+from __future__ import annotations
+
+import argparse
+
+from generator import __version__
+
+EPILOG = """\
+examples:
+  wanka validate blueprints/pod-128.yaml
+  wanka generate blueprints/pod-128.yaml              # -> inventories/pod-128/
+  wanka generate blueprints/pod-128.yaml --check      # exit 1 and list files that would change
+  wanka schema > wanka-v1.schema.json                 # JSON Schema for editors
+  wanka catalog                                       # hardware models a blueprint can name
+  wanka size --params 1e12 --tokens 1e13 --days 30 --mfu 0.5 --write blueprints/my.yaml
+
+  wanka diff origin/main:blueprints/pod-128.yaml blueprints/pod-128.yaml   # for a PR comment
+
+exit codes: 0 ok, 1 --check found drift or diff found changes, 2 invalid blueprint (FILE:LINE:COL: yaml.path: problem (hint))
+"""
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="wanka",
+        description="Expand one cluster blueprint into cabling plans, configs, rank tables and inventories.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--version", action="version", version=f"wanka {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    g = sub.add_parser(
+        "generate",
+        help="expand a blueprint into its output folder",
+        description="Validate, expand, check and write every artifact of a blueprint.",
+    )
+    g.add_argument("blueprint", help="blueprint YAML file")
+    g.add_argument(
+        "-o", "--output", metavar="DIR", help="output folder (default inventories/<metadata.name>)"
+    )
+    g.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 and list files that would change",
+    )
+    g.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="stage progress on stderr (default: when stderr is a terminal)",
+    )
+    g.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no summary line (warnings and errors still print)",
+    )
+    g.add_argument(
+        "-v", "--verbose", action="store_true", help="also print informational design findings"
+    )
+
+    v = sub.add_parser(
+        "validate",
+        help="check blueprints without writing anything",
+        description="Schema, semantic and design checks; writes nothing.",
+    )
+    v.add_argument("blueprints", nargs="+", metavar="blueprint")
+    v.add_argument(
+        "-v", "--verbose", action="store_true", help="also print informational design findings"
+    )
+
+    r = sub.add_parser(
+        "ranktable",
+        help="write an HCCL rank table for a job, placed on the fewest leaves",
+        description="Choose servers for a job (fewest leaves, then fewest pods/supernodes) and write its "
+        "HCCL rank table. Prints the servers' spread and the tiers the job's traffic crosses on stderr.",
+    )
+    job_arguments(r)
+    r.add_argument(
+        "-o", "--output", metavar="FILE", help="write the rank table here (default: stdout)"
+    )
+
+    pl = sub.add_parser(
+        "placement",
+        help="which network tier each parallel group of a job crosses",
+        description="Lay a job's tp/sp/dp/pp/ep groups over its ranks (tp fastest, then sp, dp, pp) and report "
+        "the widest tier each kind crosses; warns when tp, sp or ep leave the server or supernode. "
+        "Defaults come from the blueprint's hccl.parallelism.",
+    )
+    job_arguments(pl)
+    for name, text in (
+        ("tp", "tensor"),
+        ("pp", "pipeline"),
+        ("dp", "data (default: what is left)"),
+        ("sp", "sequence"),
+        ("ep", "expert"),
+    ):
+        pl.add_argument(f"--{name}", type=int, metavar="N", help=f"{text} parallel size")
+
+    sz = sub.add_parser(
+        "size",
+        help="size a cluster from a model and write a starting blueprint",
+        description="Work (6 x N x D FLOPs), cards for a training window at an MFU, the memory floor "
+        "of weights + gradients + optimizer states, rounded up to whole leaves (or supernodes). "
+        "Prints the arithmetic; --write saves a blueprint that validates and generates.",
+    )
+    sz.add_argument("--params", type=float, required=True, metavar="N", help="model parameters")
+    sz.add_argument("--tokens", type=float, required=True, metavar="D", help="training tokens")
+    sz.add_argument("--days", type=float, required=True, help="training window in days")
+    sz.add_argument("--mfu", type=float, default=0.5, help="model FLOPs utilisation (default 0.5)")
+    sz.add_argument(
+        "--card-tflops",
+        type=float,
+        default=300.0,
+        metavar="T",
+        help="peak dense TFLOPS of one card at --precision (default 300)",
+    )
+    sz.add_argument(
+        "--overhead",
+        type=float,
+        default=1.3,
+        help="factor for restarts, checkpoints and idle time (default 1.3)",
+    )
+    sz.add_argument("--server", default="atlas-800t-a2", help="NPU server model (catalog name)")
+    sz.add_argument("--leaf", help="parameter leaf model (default: the schema's)")
+    sz.add_argument(
+        "--precision",
+        default="bf16",
+        choices=("fp32", "bf16", "fp16", "fp8", "mixed"),
+        help="training precision; mixed = bf16 + fp32 master weights and moments (default bf16)",
+    )
+    sz.add_argument(
+        "--hbm-gb", type=float, default=64.0, help="HBM per card in GB (default 64) [U]"
+    )
+    sz.add_argument(
+        "--supernode", type=int, default=0, metavar="SERVERS", help="servers per supernode"
+    )
+    sz.add_argument("--write", metavar="FILE", help="write the starting blueprint here")
+    sz.add_argument("--name", help="metadata.name (default: the file name)")
+    sz.add_argument("--force", action="store_true", help="replace an existing --write file")
+
+    df = sub.add_parser(
+        "diff",
+        help="what changes in the build between two blueprints (for pull requests)",
+        description="Compare the builds of two blueprints: cables added, removed or re-patched, devices, "
+        "addresses, ASNs, ranks and switch configuration lines. Each side is a file or REF:path "
+        "read with git show. Exit 1 when something changes, 0 when nothing does, 2 for invalid input.",
+    )
+    df.add_argument(
+        "old", help="blueprint file or REF:path (e.g. origin/main:blueprints/pod-128.yaml)"
+    )
+    df.add_argument("new", help="blueprint file or REF:path")
+    df.add_argument("--format", choices=("md", "json"), default="md", help="output (default md)")
+
+    vf = sub.add_parser(
+        "verify",
+        help="prove plane isolation, management ACLs, no clear secrets, no NFS in an output folder",
+        description="Read a generated folder (switch configs, hosts.yml, hccn files, cabling) and prove "
+        "that the parameter, storage, business, in-band and out-of-band planes reach one another "
+        "only through the border firewalls, that SSH/SNMP/VTY access is limited by an ACL to the "
+        "management pools, that no secret is in clear and that nothing mounts or exports NFS. "
+        "Exit 0 when all hold, 1 with each offending file:line (and graph path), 2 for a folder "
+        "wanka did not write.",
+    )
+    vf.add_argument("folders", nargs="+", metavar="folder", help="e.g. inventories/pod-128")
+
+    sub.add_parser("schema", help="print the blueprint JSON Schema (Draft 2020-12)")
+    c = sub.add_parser("catalog", help="list hardware models a blueprint can name")
+    c.add_argument("--json", action="store_true", help="machine-readable output")
+    return p
+
+
+def job_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("blueprint", help="blueprint YAML file")
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--servers", type=int, metavar="N", help="number of servers")
+    size.add_argument(
+        "--cards", type=int, metavar="N", help="number of cards (a multiple of NPUs per server)"
+    )
+    p.add_argument(
+        "--hosts", metavar="LIST", help="comma-separated servers to choose from (default: all)"
+    )
+    p.add_argument("--exclude", metavar="LIST", default="", help="comma-separated drained servers")
