@@ -81,9 +81,6 @@ def _imports(path: Path) -> set[str]:
     return out
 
 
-# Left for the switch/monitoring refactor (issue #12, another branch): delete when it lands.
-KNOWN_EMITTER_IMPORTS = {("monitoring", "switches")}
-
 
 def test_no_emitter_imports_another():
     folder = GENERATOR / "artifacts"
@@ -94,7 +91,7 @@ def test_no_emitter_imports_another():
     for path in folder.glob("*.py"):
         imported = {m.rsplit(".", 1)[-1] for m in _imports(path) if "generator.artifacts" in m}
         wrong = {(path.stem, m) for m in imported & (emitters - {path.stem})}
-        assert not (wrong - KNOWN_EMITTER_IMPORTS), wrong
+        assert not wrong, wrong
 
 
 def test_analysis_and_its_emitters_read_settings_not_the_blueprint():

@@ -6,9 +6,7 @@ profile), and runs every property of tests/cross_output_properties.py on each cl
 Each property is then one test below, failing with the smallest cluster that breaks it. The
 pipeline runs once per cluster, not once per property: that is what keeps 200 clusters cheap.
 
-Properties marked xfail(strict) fail today only because of one of the six disagreements listed
-in issue #12; the model work fixes them, and the strict mark then turns the pass into a failure
-so the mark is removed.
+Each of the six disagreements of issue #12 has a property here; all hold.
 """
 
 from __future__ import annotations
@@ -28,7 +26,7 @@ from tests.output_readers import Outputs
 
 DRAWN = max_examples(200, 10)
 
-# Shapes the random draw may miss in a short `dev` run, so the strict xfails below fail there too.
+# Shapes the random draw may miss in a short `dev` run, so every property sees them there too.
 HANDWRITTEN = {
     "ospf, 3 tiers, ops-only management, no M-LAG": """\
 apiVersion: wanka/v1
@@ -123,12 +121,6 @@ def _holds(sweep: Sweep, name: str) -> None:
         )
 
 
-def disagreement(which: str):
-    return pytest.mark.xfail(
-        strict=True, reason=f"#12 disagreement: {which}; fixed by the model work"
-    )
-
-
 def test_the_strategy_draws_only_blueprints_that_generate(sweep):
     assert sweep.invalid == [], sweep.invalid[:3]
 
@@ -179,7 +171,6 @@ def test_outputs_group_servers_into_the_same_leaves_pods_supernodes_racks_and_cd
     _holds(sweep, "domains_group_servers_alike")
 
 
-@disagreement("domain names (supernode 01 / supernode-000 / super_pod_id 0; rail-group names)")
 def test_each_domain_has_one_name_in_every_output(sweep):
     _holds(sweep, "domain_names_are_spelled_alike")
 

@@ -20,7 +20,7 @@ from generator.analysis.failure_domains import (
     impact,
     topology,
 )
-from generator.model import Cluster, Device
+from generator.model import Cluster, Device, NpuServer
 
 
 def device_kind(d: Device) -> str:
@@ -218,8 +218,9 @@ def _job_risks(
         sizes[ix.cards[first.name]] = ([first.name], f"one server ({first.name})")
     for size, key in ix.domains.items():
         target = next(k for k, total in ix.domain_cards[size].items() if total == size)
-        members = [s.name for s in cluster.npu_servers if key[s.name] == target]
-        sizes.setdefault(size, (members, _domain_label(ix.levels[size], target)))
+        servers = [s for s in cluster.npu_servers if key[s.name] == target]
+        label = _domain_label(servers[0], ix.levels[size])
+        sizes.setdefault(size, ([s.name for s in servers], label))
     cable_rate = cluster.settings.cable_failure_rate
     for size in sorted(sizes):
         members, where = sizes[size]
@@ -252,13 +253,14 @@ def _job_risks(
         yield JobRisk(size, len(members), where, total, ranked)
 
 
-def _domain_label(level: str, target: object) -> str:
-    if level == "leaf":
-        leaves = tuple(target)  # type: ignore[call-overload]
-        return f"leaf {leaves[0]}" if len(leaves) == 1 else f"rail group {leaves[0]}.."
-    if level == "cluster":
+def _domain_label(server: NpuServer, level: str) -> str:
+    """The domain a job is placed in, by the name every other output gives it."""
+    domain = server.domain(level)
+    if domain is None:  # level "cluster"
         return "the whole cluster"
-    return f"{level} {int(target) + 1:02d}"  # type: ignore[call-overload]
+    if level == "leaf" and len(server.leaves) > 1:
+        return f"rail group {domain.name}"
+    return f"{level} {domain.name}"
 
 
 def interruptions_per_day(rate_per_card_year: float, cards: int) -> float:

@@ -64,10 +64,9 @@ def npu_targets(cluster: Cluster) -> list[dict[str, Any]]:
             "host": s.name,
             "zone": cluster.rack_by_name[d.rack].zone,
             "rack": d.rack,
-            "leaf": ",".join(s.leaves),
             "pod": _spine_group(s),
         }
-        for kind in ("supernode", "cdu"):
+        for kind in ("leaf", "supernode", "cdu"):  # leaf: one leaf, or the multi-rail group
             domain = s.domain(kind)
             if domain is not None:
                 labels[kind] = domain.name
