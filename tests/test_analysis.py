@@ -81,7 +81,6 @@ def _imports(path: Path) -> set[str]:
     return out
 
 
-
 def test_no_emitter_imports_another():
     folder = GENERATOR / "artifacts"
     emitters = {
