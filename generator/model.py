@@ -120,6 +120,14 @@ class Subnet:
     vlan: int  # host-facing VLAN on the owners
     gateway_interface: str  # e.g. Vlanif10
 
+    @classmethod
+    def on_vlan(cls, plane: str, owners: tuple[str, ...], network: int, prefix: int, vlan: int):
+        """A subnet whose gateway is the first address, on the owners' Vlanif of `vlan`."""
+        return cls(
+            plane, f"{ip(network)}/{prefix}", owners, network, prefix, network + 1, vlan,
+            f"Vlanif{vlan}",
+        )  # fmt: skip
+
 
 @dataclass(frozen=True, slots=True)
 class Address:

@@ -69,11 +69,12 @@ def test_bad_input_is_refused_with_file_line_and_reason(
     monkeypatch.chdir(tmp_path)  # python-tag.yaml would `touch` a file here if it ever ran
     path = BAD_INPUT / name
     expected, line = BAD_INPUT_EXPECTED[name]
-    start = time.perf_counter()
+    start = time.process_time()
     with pytest.raises(BlueprintError) as caught:
         validate(load_blueprint(path))
-    elapsed = time.perf_counter() - start
-    assert elapsed < 2, f"{name} took {elapsed:.2f} s"  # hang guard only
+    elapsed = time.process_time() - start
+    # hang guard only, in CPU time: load on the machine does not count
+    assert elapsed < 2, f"{name} took {elapsed:.2f} s"
 
     lines = caught.value.render().splitlines()
     assert all(text.startswith(f"{path}:") for text in lines), lines
@@ -272,9 +273,9 @@ def test_invalid_utf8_after_multibyte_characters(tmp_path: Path) -> None:
 
 def test_file_over_the_size_limit_is_refused_before_parsing(tmp_path: Path) -> None:
     path = write(tmp_path, b"[" * (MAX_BYTES + 1))
-    start = time.perf_counter()
+    start = time.process_time()
     message, line, _ = only_problem(refused(path))
-    assert time.perf_counter() - start < 2
+    assert time.process_time() - start < 2
     assert f"{MAX_BYTES + 1:,} bytes" in message
     assert f"{MAX_BYTES:,}" in message
     assert line is None
@@ -336,9 +337,9 @@ def test_recursive_alias_is_refused(tmp_path: Path) -> None:
 def test_alias_bomb_is_refused_quickly_at_the_alias(tmp_path: Path) -> None:
     lines = ['l0: &l0 ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]']
     lines += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]" for i in range(1, 9)]
-    start = time.perf_counter()
+    start = time.process_time()
     error = refused(write(tmp_path, "\n".join(lines) + "\n"))
-    assert time.perf_counter() - start < 2
+    assert time.process_time() - start < 2
     message, line, _ = only_problem(error)
     assert "through aliases" in message
     # l4 expands to 111,111 values: reported at the alias inside it that crosses the limit
@@ -349,9 +350,9 @@ def test_alias_bomb_is_refused_quickly_at_the_alias(tmp_path: Path) -> None:
 
 def test_too_many_values_are_refused_before_composing(tmp_path: Path) -> None:
     path = write(tmp_path, "a: [" + "1," * ((MAX_BYTES - 10) // 2) + "]\n")
-    start = time.perf_counter()
+    start = time.process_time()
     message, line, _ = only_problem(refused(path))
-    assert time.perf_counter() - start < 2
+    assert time.process_time() - start < 2
     assert f"more than {MAX_VALUES:,} values" in message
     assert line == 1
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from generator.errors import BlueprintError, Problem, YamlPath
 from generator.expand.fabric import PlaneBuild
-from generator.model import Address, Pool, Subnet, ip
+from generator.model import Address, Pool, Subnet
 
 REGION_HOSTS = (0, 4)  # (start eighth, eighths)
 REGION_LEAF_P2P = (4, 1)
@@ -90,16 +90,7 @@ def allocate(
     base = network + REGION_HOSTS[0] * eighth
     for i, names in enumerate(owners):
         net = base + i * sub_size
-        sn = Subnet(
-            plane,
-            f"{ip(net)}/{sub_prefix}",
-            tuple(names),
-            net,
-            sub_prefix,
-            net + 1,
-            vlan,
-            f"Vlanif{vlan}",
-        )
+        sn = Subnet.on_vlan(plane, tuple(names), net, sub_prefix, vlan)
         subnets.append(sn)
         for name in names:
             owner_subnet[name] = sn

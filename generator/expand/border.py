@@ -14,7 +14,7 @@ from generator.expand.addressing import PlaneAddresses, block_prefix, parse_pool
 from generator.expand.fabric import PlaneBuild, Wire
 from generator.expand.planes import HOST_VLAN
 from generator.expand.racks import Hosts
-from generator.model import Address, Pool, Subnet, ip
+from generator.model import Address, Pool, Subnet
 
 BORDER = {"border-router": ("router", "rtr"), "firewall": ("firewall", "fw")}
 BORDER_SPEED = 100
@@ -144,16 +144,7 @@ def shared_storage_addresses(pool_text: str, wires: list[Wire], where: YamlPath)
     subnets, addresses = [], []
     for i, (spine, ws) in enumerate(ports.items()):
         net = network + i * size
-        sn = Subnet(
-            "storage",
-            f"{ip(net)}/{sub_prefix}",
-            (spine,),
-            net,
-            sub_prefix,
-            net + 1,
-            vlan,
-            f"Vlanif{vlan}",
-        )
+        sn = Subnet.on_vlan("storage", (spine,), net, sub_prefix, vlan)
         subnets.append(sn)
         addresses += [
             Address(w.a_device, w.a_port, "storage", net + 2 + k, sub_prefix, sn.gateway, sn.name)
