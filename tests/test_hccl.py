@@ -13,6 +13,7 @@ import pytest
 
 from generator import pipeline
 from generator.artifacts.hccl import rank_table, rank_table_problems
+from generator.cli import main
 from generator.model import ip
 from generator.placement import RequestError, placement, select_servers
 from tests.conftest import ROOT, generated
@@ -301,42 +302,26 @@ def test_job_inside_one_pod_when_it_fits():
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--servers", "2000"], "2000 servers requested but only 1280 available"),
+        (["--servers", "2000"], "2000 servers requested but only 128 available"),
         (["--hosts", "npu-0001,nope-1"], "unknown NPU server: nope-1"),
         (["--hosts", "npu-0001", "--exclude", "npu-0001"], "every candidate is excluded"),
         (["--cards", "12"], "not a whole number of 8-card servers"),
     ],
 )
-def test_bad_job_requests_are_refused_clearly(args, message):
-    res = subprocess.run(
-        [sys.executable, "-m", "generator", "ranktable", "blueprints/wanka-10k.yaml", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    assert res.returncode == 2 and message in res.stderr and "Traceback" not in res.stderr
+def test_bad_job_requests_are_refused_clearly(args, message, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    code = main(["ranktable", "blueprints/cluster-1k.yaml", *args])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err
 
 
-def test_ranktable_command_writes_a_valid_job_table(tmp_path):
+def test_ranktable_command_writes_a_valid_job_table(tmp_path, capsys, monkeypatch):
     out = tmp_path / "job.json"
-    res = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "generator",
-            "ranktable",
-            "blueprints/wanka-10k.yaml",
-            "--cards",
-            "512",
-            "-o",
-            str(out),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    assert res.returncode == 0, res.stderr
-    assert "64 servers on 16 leaf switches, 1 pod" in res.stderr
+    monkeypatch.chdir(ROOT)
+    code = main(["ranktable", "blueprints/wanka-10k.yaml", "--cards", "512", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "64 servers on 16 leaf switches, 1 pod" in err
     table = json.loads(out.read_text())
     assert rank_table_problems(table) == [] and len(table["server_list"]) == 64
 
