@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import re
 import shutil
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 from conftest import EXAMPLES, ROOT, generated
@@ -68,7 +70,11 @@ FLAGS = (
 )
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+# One example in the fast suite; a browser start costs seconds, the others run with the slow ones.
+@pytest.mark.parametrize(
+    "name",
+    [n if n == "cluster-1k.yaml" else pytest.param(n, marks=pytest.mark.slow) for n in EXAMPLES],
+)
 def test_report_opens_in_chromium(name, tmp_path):
     browser = _chromium()
     page = tmp_path / "report.html"
@@ -126,34 +132,47 @@ def _node() -> str:
     return node
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
-def test_readme_mermaid_parses(name, tmp_path):
+BROKEN = "```mermaid\nflowchart TB\n  a[[[ -->\n```\n"
+
+
+@pytest.fixture(scope="module")
+def mermaid_results(tmp_path_factory) -> dict[str, list[dict]]:
+    """Mermaid's parser run ONCE over every example's README and one broken diagram
+    (one node process: loading mermaid costs more than parsing): file stem -> block results."""
     node = _node()
+    folder = tmp_path_factory.mktemp("mermaid")
+    files = [folder / "broken.md"]
+    files[0].write_text(BROKEN)
+    for name in EXAMPLES:
+        files.append(folder / f"{Path(name).stem}.md")
+        files[-1].write_bytes(_file(generated(name), "docs/README.md"))
+    run = subprocess.run(
+        [node, str(NODE_DIR / "parse-mermaid.mjs"), *map(str, files)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode in (0, 1), run.stderr
+    results: dict[str, list[dict]] = {}
+    for line in run.stdout.splitlines():
+        row = json.loads(line)
+        results.setdefault(Path(row["file"]).stem, []).append(row)
+    return results
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_readme_mermaid_parses(name, mermaid_results):
     text = _file(generated(name), "docs/README.md").decode()
     for heading in README_HEADINGS:
         assert f"\n{heading}\n" in text, heading
     blocks = text.count("```mermaid")
     assert blocks == len({x.plane for x in generated(name).cluster.links})
-    readme = tmp_path / "README.md"
-    readme.write_text(text)
-    run = subprocess.run(
-        [node, str(NODE_DIR / "parse-mermaid.mjs"), str(readme)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert run.stdout.count('"ok":true') == blocks
+    rows = mermaid_results[Path(name).stem]
+    assert len(rows) == blocks and all(r["ok"] for r in rows), rows
 
 
-def test_parser_rejects_a_broken_diagram(tmp_path):
-    node = _node()
-    bad = tmp_path / "bad.md"
-    bad.write_text("```mermaid\nflowchart TB\n  a[[[ -->\n```\n")
-    run = subprocess.run(
-        [node, str(NODE_DIR / "parse-mermaid.mjs"), str(bad)], capture_output=True, text=True
-    )
-    assert run.returncode == 1
+def test_parser_rejects_a_broken_diagram(mermaid_results):
+    assert [r["ok"] for r in mermaid_results["broken"]] == [False]
 
 
 def test_findings_and_failure_domains_are_the_pipelines(example):
