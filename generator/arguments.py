@@ -21,6 +21,12 @@ exit codes: 0 ok, 1 --check found drift or diff found changes, 2 invalid bluepri
 """
 
 
+STRICT = (
+    "warnings fail too (exit 2, nothing written): for CI; each warning's hint names the "
+    "blueprint setting that removes it"
+)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="wanka",
@@ -60,6 +66,7 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument(
         "-v", "--verbose", action="store_true", help="also print informational design findings"
     )
+    g.add_argument("--strict", action="store_true", help=STRICT)
 
     v = sub.add_parser(
         "validate",
@@ -70,6 +77,7 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument(
         "-v", "--verbose", action="store_true", help="also print informational design findings"
     )
+    v.add_argument("--strict", action="store_true", help=STRICT)
 
     r = sub.add_parser(
         "ranktable",
@@ -146,13 +154,22 @@ def parser() -> argparse.ArgumentParser:
         help="what changes in the build between two blueprints (for pull requests)",
         description="Compare the builds of two blueprints: cables added, removed or re-patched, devices, "
         "addresses, ASNs, ranks and switch configuration lines. Each side is a file or REF:path "
-        "read with git show. Exit 1 when something changes, 0 when nothing does, 2 for invalid input.",
+        "read with git show. Every change is an addition or a disturbance of installed gear (a moved "
+        "device, a re-patched cable, a changed address, ASN or rank, a switch config losing lines); "
+        "disturbances are listed first. Exit 1 when something changes (with --fail-on disturbance: "
+        "only when installed gear is disturbed), 0 otherwise, 2 for invalid input.",
     )
     df.add_argument(
         "old", help="blueprint file or REF:path (e.g. origin/main:blueprints/pod-128.yaml)"
     )
     df.add_argument("new", help="blueprint file or REF:path")
     df.add_argument("--format", choices=("md", "json"), default="md", help="output (default md)")
+    df.add_argument(
+        "--fail-on",
+        choices=("change", "disturbance"),
+        default="change",
+        help="exit 1 on any change (default), or only on a disturbance (for CI on a phased build)",
+    )
 
     vf = sub.add_parser(
         "verify",

@@ -50,12 +50,14 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-def _report(findings: list[Finding], verbose: bool) -> int:
-    """Print design findings on stderr (info only when verbose); return the number of errors."""
+def _report(findings: list[Finding], verbose: bool, strict: bool = False) -> int:
+    """Print design findings on stderr (info only with --verbose); return how many fail the run:
+    errors, and warnings too with --strict."""
     for f in findings:
         if f.severity != "info" or verbose:
             print(f.line(), file=sys.stderr)
-    return sum(f.severity == "error" for f in findings)
+    failing = ("error", "warning") if strict else ("error",)
+    return sum(f.severity in failing for f in findings)
 
 
 def _generate(args: argparse.Namespace) -> int:
@@ -69,8 +71,9 @@ def _generate(args: argparse.Namespace) -> int:
     except BlueprintError as err:
         print(err.render(), file=sys.stderr)
         return EXIT_INVALID
-    if _report(result.findings, args.verbose):
-        print(f"{args.blueprint}: design checks failed; nothing written", file=sys.stderr)
+    if _report(result.findings, args.verbose, args.strict):
+        strict = " (--strict: warnings fail too)" if args.strict else ""
+        print(f"{args.blueprint}: design checks failed{strict}; nothing written", file=sys.stderr)
         return EXIT_INVALID
     folder = Path(args.output) if args.output else Path("inventories") / result.cluster.name
     if args.check:
@@ -109,7 +112,7 @@ def _validate(args: argparse.Namespace) -> int:
             print(err.render(), file=sys.stderr)
             status = EXIT_INVALID
             continue
-        if _report(result.findings, args.verbose):
+        if _report(result.findings, args.verbose, args.strict):
             status = EXIT_INVALID
         else:
             c = result.cluster
@@ -308,7 +311,8 @@ def _diff(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=1, sort_keys=True))
     else:
         sys.stdout.write(diff.markdown(report))
-    return EXIT_DRIFT if diff.changed(report) else EXIT_OK
+    failed = report["disturbances"] if args.fail_on == "disturbance" else diff.changed(report)
+    return EXIT_DRIFT if failed else EXIT_OK
 
 
 def _verify(args: argparse.Namespace) -> int:

@@ -174,9 +174,54 @@ def configs(old_files, new_files) -> list[dict[str, Any]]:
     return out
 
 
+def disturbances(report: dict[str, Any]) -> list[dict[str, str]]:
+    """Changes to what is already installed, as opposed to additions: a device moved, changed
+    or removed; a cable re-patched, changed or removed; an address, ASN or rank changed or
+    removed; a switch whose configuration loses lines (only adding ports and peers is an
+    addition). Each as {kind, item, old, new}."""
+    r = report
+    d, c, a = r["devices"], r["cables"], r["addresses"]
+    out: list[dict[str, str]] = []
+
+    def add(kind: str, item: str, old: Any, new: Any) -> None:
+        out.append({"kind": kind, "item": item, "old": str(old), "new": str(new)})
+
+    for x in d["changed"]:
+        o, n = x["old"], x["new"]
+        add("device moved" if (o["rack"], o["u"]) != (n["rack"], n["u"]) else "device changed",
+            x["name"], f"{o['model']} {o['rack']} U{o['u']}", f"{n['model']} {n['rack']} U{n['u']}")  # fmt: skip
+    for x in d["removed"]:
+        add("device removed", x["name"], f"{x['model']} {x['rack']} U{x['u']}", "-")
+    for x in c["repatched"]:
+        o, n = x["old"], x["new"]
+        add("cable re-patched", n["cable_id"], f"{o['a']} - {o['b']}", f"{n['a']} - {n['b']}")
+    for x in c["changed"]:
+        o, n = x["old"], x["new"]
+        add("cable changed", f"{o['a']} - {o['b']}",
+            f"{o['speed']}G {o['media']} {o['length_m']} m",
+            f"{n['speed']}G {n['media']} {n['length_m']} m")  # fmt: skip
+    for x in c["removed"]:
+        add("cable removed", x["cable_id"], f"{x['a']} - {x['b']}", "-")
+    for x in a["changed"]:
+        add("address changed", f"{x['device']} {x['port']}", x["old"], x["new"])
+    for x in a["removed"]:
+        add("address removed", f"{x['device']} {x['port']}", x["address"], "-")
+    for x in r["asns"]:
+        if x["old"]:
+            add("ASN changed", x["device"], x["old"], x["new"] or "-")
+    for x in r["ranks"]["moved"]:
+        add("rank changed", f"{x['server']} device {x['device_id']}", x["old"], x["new"])
+    for x in r["configs"]:
+        if x["status"] == "removed" or (x["status"] == "changed" and x["removed"]):
+            add("switch config changed", x["switch"], f"{x['removed']:,} lines removed",
+                f"{x['added']:,} lines added")  # fmt: skip
+    return out
+
+
 def compare(old, new) -> dict[str, Any]:
-    """Everything that differs between two pipeline Results, as plain data (JSON-ready)."""
-    return {
+    """Everything that differs between two pipeline Results, as plain data (JSON-ready), with
+    the changes to installed gear listed under `disturbances`."""
+    report = {
         "old": old.cluster.name,
         "new": new.cluster.name,
         "devices": devices(old.cluster, new.cluster),
@@ -186,6 +231,8 @@ def compare(old, new) -> dict[str, Any]:
         "ranks": ranks(old.cluster, new.cluster),
         "configs": configs(old.files, new.files),
     }
+    report["disturbances"] = disturbances(report)
+    return report
 
 
 def changed(report: dict[str, Any]) -> bool:
@@ -218,8 +265,20 @@ def markdown(report: dict[str, Any]) -> str:
         return "### wanka diff: no change to the build\n"
     d, c, a = r["devices"], r["cables"], r["addresses"]
     k = r["ranks"]
+    dist = r["disturbances"]
+    kinds = Counter(x["kind"] for x in dist)
     out = [
         "### wanka diff",
+        "",
+        f"**{len(dist):,} disturbances** of installed gear"
+        + (": " + ", ".join(f"{n:,} {k}" for k, n in sorted(kinds.items())) if dist else "")
+        + "; everything else is an addition.",
+    ]
+    if dist:
+        out += ["", "#### Disturbances", ""]
+        out += _rows(["kind", "what", "old", "new"],
+                     [[x["kind"], x["item"], x["old"], x["new"]] for x in dist])  # fmt: skip
+    out += [
         "",
         "| what | added | removed | changed |",
         "|---|---|---|---|",

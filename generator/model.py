@@ -333,6 +333,7 @@ class Cluster:
     scheduler: SchedulerSettings = SchedulerSettings()
     host_settings: HostSettings = HostSettings()
     settings: Settings = field(default_factory=lambda: Settings())  # design-review settings
+    growth: Growth = field(default_factory=lambda: Growth())
     device_by_name: Mapping[str, Device] = field(init=False, repr=False, compare=False)
     rack_by_name: Mapping[str, Rack] = field(init=False, repr=False, compare=False)
 
@@ -353,6 +354,22 @@ class Cluster:
 
     def lossless_of(self, plane: str) -> Lossless | None:
         return next((x for x in self.lossless if x.plane == plane), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Growth:
+    """The planned final size (blueprint `growth.cards`) against what is built now.
+
+    Inside the plan the cluster is a stable prefix of the planned build; beyond it, `moved`
+    lists the devices of the planned build that the larger build places elsewhere."""
+
+    planned_servers: int = 0  # 0: no plan given
+    servers: int = 0  # NPU servers built now
+    moved: tuple[str, ...] = ()  # "name rack Uu -> rack Uu", beyond the plan only
+
+    @property
+    def beyond(self) -> bool:
+        return 0 < self.planned_servers < self.servers
 
 
 @dataclass(frozen=True, slots=True)

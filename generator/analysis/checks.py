@@ -6,7 +6,7 @@ the blueprint itself."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from generator.analysis.failure_domains import Review
@@ -17,6 +17,12 @@ from generator.model import Cluster, ip
 from generator.placement import RequestError, placement
 
 ERROR, WARNING, INFO = "error", "warning", "info"
+MANAGEMENT = ("inband", "oob")
+RACK_BUDGET = {  # the blueprint setting that budgets a rack's power, by rack kind
+    "compute": "zones.training.rack.power_kw",
+    "network": "zones.training.network_rack.power_kw",
+    "storage": "zones.storage.rack.power_kw",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +48,7 @@ def check(cluster: Cluster, failures: Review | None = None) -> list[Finding]:
         *legacy_design(cluster),
         *lossless_class(cluster),
         *parallel_placement(cluster),
+        *growth(cluster),
         *failure_domains(cluster, failures or review(cluster)),
     ]
     order = {ERROR: 0, WARNING: 1, INFO: 2}
@@ -89,8 +96,13 @@ def oversubscription(cluster: Cluster) -> Iterator[Finding]:
                 where,
             )
         spines = cluster.devices_with("spine", fabric.plane)
-        if fabric.tiers == 3:
-            unequal = [d.name for d in spines if down[d.name] != up[d.name]]
+        if fabric.tiers == 3:  # a pod still filling up (growth) has spare uplinks, never fewer
+            growing = cluster.growth.planned_servers > cluster.growth.servers
+            unequal = [
+                d.name
+                for d in spines
+                if down[d.name] > up[d.name] or (down[d.name] < up[d.name] and not growing)
+            ]
             if unequal:
                 yield Finding(
                     ERROR,
@@ -119,13 +131,16 @@ def ports_left(cluster: Cluster) -> Iterator[Finding]:
             for d in cluster.devices_with(role, fabric.plane)
             if host_lanes[d.name] < fabric.down_lanes
         ]
-        if partial and fabric.plane == "parameter":
+        growing = cluster.growth.planned_servers > cluster.growth.servers
+        if partial and fabric.plane == "parameter" and not growing:  # a plan fills them later
             name, used = partial[0]
+            full = fabric.down_lanes * fabric.rails  # cards that fill one leaf (group)
             yield Finding(
                 WARNING,
                 "ports-left",
                 f"{len(partial)} parameter leaves are not full (e.g. {name} uses {used} of "
-                f"{fabric.down_lanes} host lanes): a job there gets fewer cards per leaf",
+                f"{fabric.down_lanes} host lanes): a job there gets fewer cards per leaf (make "
+                f"compute.cards a multiple of {full}, or plan the rest with growth.cards)",
                 ("compute",),
             )
         free = sum(fabric.down_lanes - n for _, n in partial)
@@ -138,6 +153,10 @@ def pool_usage(cluster: Cluster) -> Iterator[Finding]:
     for pool in cluster.pools:
         pct = 100 * pool.used / pool.size
         text = f"{pool.plane} pool {ip(pool.network)}/{pool.prefix}: {pool.used:,} of {pool.size:,} addresses ({pct:.1f}%)"
+        if pct > 80:
+            where = (*(("networks", "management") if pool.plane in MANAGEMENT else ("networks",)),
+                     pool.plane, "pool")  # fmt: skip
+            text += f" (give {'.'.join(where)} a shorter prefix)"
         yield Finding(WARNING if pct > 80 else INFO, "pool-usage", text)
 
 
@@ -148,6 +167,7 @@ def power_and_cooling(cluster: Cluster) -> Iterator[Finding]:
     zone_load: dict[str, float] = defaultdict(float)
     zone_budget: dict[str, float] = defaultdict(float)
     tight: list[str] = []
+    zones_tight: set[str] = set()
     for rack in cluster.racks:
         kw = load[rack.name]
         zone_load[rack.zone] += kw
@@ -162,10 +182,16 @@ def power_and_cooling(cluster: Cluster) -> Iterator[Finding]:
             )
         elif kw > 0.9 * limit:
             tight.append(f"{rack.name} ({kw:.1f}/{limit:g} kW)")
+            zones_tight.add(
+                RACK_BUDGET.get((rack.zone, rack.kind), f"zones.{rack.zone}.rack.power_kw")
+            )
     if tight:
         shown = ", ".join(tight[:3]) + (f" and {len(tight) - 3} more" if len(tight) > 3 else "")
         yield Finding(
-            WARNING, "rack-power", f"{len(tight)} racks have less than 10% power headroom: {shown}"
+            WARNING,
+            "rack-power",
+            f"{len(tight)} racks have less than 10% power headroom: {shown} (raise "
+            f"{' and '.join(sorted(zones_tight))}, or put fewer servers in a rack)",
         )
     for zone in sorted(zone_load):
         yield Finding(
@@ -196,14 +222,15 @@ def business_spof(cluster: Cluster) -> Iterator[Finding]:
         yield Finding(
             WARNING,
             "business-spof",
-            "business leaves are not M-LAG pairs: one leaf failure cuts its servers off",
+            "business leaves are not M-LAG pairs: one leaf failure cuts its servers off (set "
+            "networks.business.leaf.mlag: true)",
             ("networks", "business", "leaf", "mlag"),
         )
     if len(cluster.devices_with("spine", "business")) < 2:
         yield Finding(
             WARNING,
             "business-spof",
-            "one business spine: a single point of failure",
+            "one business spine: a single point of failure (set networks.business.spine.count: 2)",
             ("networks", "business", "spine", "count"),
         )
     for key, pair in (
@@ -214,7 +241,8 @@ def business_spof(cluster: Cluster) -> Iterator[Finding]:
             yield Finding(
                 WARNING,
                 "business-spof",
-                f"a single border {key}: the only way in has no redundancy",
+                f"a single border {key}: the only way in has no redundancy (set "
+                f"zones.border.{key}.pair: true)",
                 ("zones", "border", key, "pair"),
             )
 
@@ -228,7 +256,7 @@ def legacy_design(cluster: Cluster) -> Iterator[Finding]:
             "multi-rail",
             "multi-rail parameter plane: each server is cabled to 8 different leaves, so maintenance "
             "cost is high and availability drops (the seeds moved to single-rail for this); the 8 NPU "
-            "IPs of a server also land in 8 subnets",
+            "IPs of a server also land in 8 subnets (set networks.parameter.rail: single)",
             ("networks", "parameter", "rail"),
         )
     if settings.storage_mode == "shared":
@@ -236,7 +264,8 @@ def legacy_design(cluster: Cluster) -> Iterator[Finding]:
             WARNING,
             "shared-storage-plane",
             "storage traffic shares the business plane: data is exposed to everything that reaches the "
-            "business network through the border router, and sample reads compete with business traffic",
+            "business network through the border router, and sample reads compete with business "
+            "traffic (set networks.storage.mode: dedicated)",
             ("networks", "storage", "mode"),
         )
     if settings.storage_access == "nfs":
@@ -244,7 +273,7 @@ def legacy_design(cluster: Cluster) -> Iterator[Finding]:
             WARNING,
             "nfs-access",
             "storage reached over NFS: an open file protocol (data-leak risk) and slower than the DPC "
-            "client; use access: dpc",
+            "client (set zones.storage.access: dpc)",
             ("zones", "storage", "access"),
         )
 
@@ -285,6 +314,52 @@ def parallel_placement(cluster: Cluster) -> Iterator[Finding]:
             )
 
 
+def growth(cluster: Cluster) -> Iterator[Finding]:
+    """Inside the planned size the build is a stable prefix of the plan; beyond it, say what
+    the larger build moves (generator.expand.growth)."""
+    g, where = cluster.growth, ("growth", "cards")
+    npus = cluster.npu_servers[0].npus if cluster.npu_servers else 0
+    if g.beyond and g.moved:
+        shown = ", ".join(g.moved[:4]) + (
+            f" and {len(g.moved) - 4} more" if len(g.moved) > 4 else ""
+        )
+        yield Finding(
+            WARNING,
+            "growth",
+            f"{g.servers * npus:,} cards is beyond the planned {g.planned_servers * npus:,}: the "
+            f"fabric is re-planned for the larger size and {len(g.moved):,} devices of the planned "
+            f"build move: {shown} (raise growth.cards to at least {g.servers * npus:,} before the "
+            "first phase is installed, or re-cable as `wanka diff` lists)",
+            where,
+        )
+    elif g.planned_servers > g.servers:
+        yield Finding(
+            INFO,
+            "growth",
+            f"built now: {g.servers:,} of {g.planned_servers:,} planned servers; spines, cores, "
+            "racks, pools and ASNs are laid out for the planned size",
+            where,
+        )
+
+
+# The blueprint setting that shrinks each kind of failure domain; switches serve what they serve.
+FAILURE_SETTINGS = {
+    "CDU": "zones.training.cdu.capacity_kw (smaller CDUs)",
+    "rack (compute)": "zones.training.rack.servers",
+}
+
+
+def _failure_hint(kinds: Iterable[str]) -> str:
+    kinds = list(kinds)
+    parts = [f"lower {FAILURE_SETTINGS[k]}" for k in dict.fromkeys(kinds) if k in FAILURE_SETTINGS]
+    if any(k not in FAILURE_SETTINGS for k in kinds):
+        parts.append(
+            "a switch, or the network rack holding it, stops every server it serves (hosts are "
+            "single-homed to their in-band access switch)"
+        )
+    return "; ".join([*parts, "or raise design.max_failure_share to accept them"])
+
+
 def failure_domains(cluster: Cluster, rev: Review) -> Iterator[Finding]:
     """No single failure (switch, cable, rack, CDU) interrupts more than design.max_failure_share
     of the cards; failures no larger than one server are inherent and not counted."""
@@ -300,8 +375,7 @@ def failure_domains(cluster: Cluster, rev: Review) -> Iterator[Finding]:
             WARNING,
             "failure-domain",
             f"one failure interrupts more than {limit:.1%} of the {rev.cards:,} cards: {shown}{more} "
-            "(files/failure-domains.md says why; spread each plane's spines and cores over racks, "
-            "use smaller CDUs, or raise design.max_failure_share)",
+            f"(files/failure-domains.md says why; {_failure_hint(k for k, *_ in over)})",
             where,
         )
     if rev.jobs:

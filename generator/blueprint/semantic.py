@@ -163,6 +163,15 @@ def server_count(data: Data, catalog: Catalog) -> int | None:
     return compute["cards"] // model.npus
 
 
+def planned_servers(data: Data, catalog: Catalog) -> int:
+    """NPU servers of the planned final build (`growth.cards`), 0 without a plan."""
+    model = server_model(data, catalog)
+    cards = data.get("growth", {}).get("cards", 0)
+    if not cards or model is None or not model.npus or cards % model.npus:
+        return 0
+    return cards // model.npus
+
+
 def cards_problems(data: Data, catalog: Catalog) -> list[Problem]:
     """compute.cards is a whole number of servers."""
     compute, model = data["compute"], server_model(data, catalog)
@@ -187,6 +196,31 @@ def cards_problems(data: Data, catalog: Catalog) -> list[Problem]:
             f"use {nearest}",
         )
     ]
+
+
+def growth_problems(data: Data, catalog: Catalog) -> list[Problem]:
+    """growth.cards is a whole number of servers, and of supernodes when there are any."""
+    cards = data.get("growth", {}).get("cards")
+    model = server_model(data, catalog)
+    if cards is None or model is None or not model.npus:
+        return []
+    where = ("growth", "cards")
+    if cards % model.npus:
+        nearest = " or ".join(str(n) for n in nearest_multiples(cards, model.npus))
+        return [
+            Problem(where, f"{cards} cards is not a multiple of {model.npus}, the NPUs in one "
+                    f"{model.name}", f"use {nearest}")
+        ]  # fmt: skip
+    supernode = data["compute"].get("supernode")
+    servers = cards // model.npus
+    if supernode and servers % supernode["servers"]:
+        size = supernode["servers"] * model.npus
+        nearest = " or ".join(str(n) for n in nearest_multiples(cards, size))
+        return [
+            Problem(where, f"{servers} servers do not split evenly into supernodes of "
+                    f"{supernode['servers']}", f"use {nearest}")
+        ]  # fmt: skip
+    return []
 
 
 def supernode_problems(data: Data, catalog: Catalog) -> list[Problem]:
@@ -324,6 +358,7 @@ def _as_int(value: Any) -> int | None:
 CHECKS: tuple[Check, ...] = (
     model_problems,
     cards_problems,
+    growth_problems,
     supernode_problems,
     cooling_problems,
     pool_problems,

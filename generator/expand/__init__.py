@@ -10,8 +10,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, TypeVar
 
+from generator.blueprint.semantic import planned_servers, server_count
 from generator.catalog import Catalog, build_catalog
 from generator.errors import BlueprintError, Problem
+from generator.expand import growth
 from generator.expand.addressing import PlaneAddresses, allocate
 from generator.expand.border import attach, shared_storage_addresses
 from generator.expand.devices import Placer, build, devices, host_endpoints
@@ -23,7 +25,7 @@ from generator.expand.racks import ZONES, assign_cdus, place_hosts
 from generator.expand.ranks import domain_namer, hccl_environment, npu_servers, rank_table_version
 from generator.expand.services import host_settings, scheduler_settings, services
 from generator.expand.settings import resolve_settings
-from generator.model import Cluster, Fabric
+from generator.model import Cluster, Fabric, Growth
 
 __all__ = ["PLANE_CODE", "expand", "plane_specs"]
 Progress = Callable[[str], None]
@@ -55,8 +57,38 @@ class Problems:
 def expand(
     bp: Mapping[str, Any], catalog: Catalog | None = None, progress: Progress = _noop
 ) -> Cluster:
-    """The whole cluster from a validated blueprint (defaults filled)."""
+    """The whole cluster from a validated blueprint (defaults filled). With `growth.cards`, the
+    planned final build is laid out and the part built now kept (generator.expand.growth)."""
     catalog = catalog or build_catalog(bp.get("catalog"))
+    servers = server_count(bp, catalog) or 0
+    planned = planned_servers(bp, catalog)
+    if not planned or planned == servers:
+        return _expand(bp, catalog, progress, Growth(planned, servers))
+    final = _at_planned_size(bp, catalog, progress, planned)
+    if planned > servers:
+        progress(f"keeping the {servers:,} servers built now")
+        return replace(growth.prefix(final, servers, Growth(planned, servers)), blueprint=bp)
+    cluster = _expand(bp, catalog, progress, Growth(planned, servers))
+    return replace(cluster, growth=Growth(planned, servers, growth.moved(final, cluster)))
+
+
+def _at_planned_size(
+    bp: Mapping[str, Any], catalog: Catalog, progress: Progress, planned: int
+) -> Cluster:
+    """The cluster at its planned final size; its design errors say they are the plan's."""
+    compute = {k: v for k, v in bp["compute"].items() if k != "cards"}
+    sized = {**bp, "compute": {**compute, "servers": planned}}
+    try:
+        return _expand(sized, catalog, progress, Growth(planned, planned))
+    except BlueprintError as e:
+        cards = bp["growth"]["cards"]
+        raise BlueprintError(
+            [replace(p, message=f"{p.message} (at the planned size, growth.cards {cards:,})")
+             for p in e.problems]
+        ) from None  # fmt: skip
+
+
+def _expand(bp: Mapping[str, Any], catalog: Catalog, progress: Progress, grown: Growth) -> Cluster:
     problems = Problems()
     specs = plane_specs(bp)
     floor = Floor()
@@ -134,6 +166,7 @@ def expand(
         scheduler=scheduler_settings(bp, _fabric_of(fabrics, "parameter")),
         host_settings=host_settings(bp, version),
         settings=resolve_settings(bp, catalog),
+        growth=grown,
     )
 
 
