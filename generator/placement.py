@@ -190,6 +190,9 @@ def placement(
     sp: int = 1,
     ep: int = 1,
 ) -> list[GroupReport]:
+    for name, size in (("tp", tp), ("pp", pp), ("dp", dp), ("sp", sp), ("ep", ep)):
+        if size is not None and size < 1:
+            raise RequestError(f"--{name} {size}: a parallel size is a whole number from 1")
     devices = len(servers[0].devices) if servers else 0
     world = len(servers) * devices
     fixed = tp * sp * pp

@@ -286,7 +286,7 @@ def size(
             raise SizingError(f"{label} must be a positive number, not {value:g}")
     if not 0 < mfu <= 1:
         raise SizingError(f"--mfu is a fraction of peak: 0 < mfu <= 1, not {mfu:g}")
-    if overhead < 1:
+    if not 1 <= overhead < math.inf:
         raise SizingError(f"--overhead is a factor >= 1, not {overhead:g}")
     if precision not in PRECISIONS:
         raise SizingError(f"--precision: one of {', '.join(PRECISIONS)}")
@@ -297,7 +297,7 @@ def size(
     if supernode < 0:
         raise SizingError("--supernode is a number of servers")
     leaf = leaf or default_leaf()
-    return Sizing(
+    sizing = Sizing(
         params=params,
         tokens=tokens,
         days=days,
@@ -313,3 +313,11 @@ def size(
         servers_per_leaf=servers_per_leaf(catalog, server, leaf),
         server_rate=host.failure_rate_per_year,
     )
+    try:  # every figure once: one out of floating-point range is refused here, in words
+        sizing.lines()
+    except (OverflowError, ValueError, ZeroDivisionError) as error:
+        raise SizingError(
+            f"these inputs give figures out of range ({error}); "
+            "check the orders of magnitude of --params, --tokens and --days"
+        ) from None
+    return sizing
