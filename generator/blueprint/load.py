@@ -134,8 +134,11 @@ def _decode(raw: bytes) -> str:
     bad = Reader.NON_PRINTABLE.search(text)
     at = bad.start() if bad else first_unicode_break(text)
     if at >= 0:
-        what = "is not allowed in YAML" if bad else "is a line break only some YAML readers see"
-        message = f"the character {describe(text[at])} {what}"
+        message = (
+            f"control character U+{ord(text[at]):04X} is not allowed in YAML"
+            if bad
+            else f"the character {describe(text[at])} is a line break only some YAML readers see"
+        )
         raise _Refused(Problem((), message, "remove it", *_line_column(text, at)))
     return text
 

@@ -44,7 +44,8 @@ def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise ReadRefused(
-                f"this is {kind_of(info.st_mode)}, not a regular file", "give the path of a file"
+                f"cannot read the file: it is {kind_of(info.st_mode)}, not a regular file",
+                "give the path of a file",
             )
         if info.st_size > limit:
             raise _too_large(info.st_size, limit)
