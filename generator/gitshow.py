@@ -29,7 +29,9 @@ def split_spec(spec: str) -> tuple[str, str]:
         raise GitError(f"{spec}: not a file, nor REF:path")
     for part, word in ((ref, "ref"), (path, "path")):
         if part.startswith("-"):
-            raise GitError(f"{spec}: a {word} cannot start with '-' (it would be read as an option)")
+            raise GitError(
+                f"{spec}: a {word} cannot start with '-' (it would be read as an option)"
+            )
         if "\0" in part or "\n" in part:
             raise GitError(f"{spec}: a {word} cannot hold a NUL or line break")
     return ref, path

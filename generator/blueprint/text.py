@@ -22,7 +22,11 @@ from typing import Any
 
 from generator.errors import Problem, YamlPath
 
-UNICODE_BREAKS = {"\u0085": "NEXT LINE", "\u2028": "LINE SEPARATOR", "\u2029": "PARAGRAPH SEPARATOR"}
+UNICODE_BREAKS = {
+    "\u0085": "NEXT LINE",
+    "\u2028": "LINE SEPARATOR",
+    "\u2029": "PARAGRAPH SEPARATOR",
+}
 FREE_TEXT: tuple[YamlPath, ...] = (("metadata", "description"),)  # stated in no output
 _FREE_TEXT_ALLOWS = "\n\t"
 _REFUSED_CATEGORIES = ("Cc", "Zl", "Zp")

@@ -59,8 +59,13 @@ def file_text(folder: Path, path: Path) -> str:
 
 def file_yaml(folder: Path, path: Path) -> Any:
     """A YAML file's data; Damaged for a syntax error, an alias, or nesting too deep."""
-    where = rel(folder, path)
-    loader = yaml.SafeLoader(file_text(folder, path))  # pure Python: deep nesting cannot crash it
+    return yaml_text(rel(folder, path), file_text(folder, path))
+
+
+def yaml_text(where: str, text: str) -> Any:
+    """YAML text's data (`where` names it in errors); Damaged for a syntax error, an alias
+    (an alias bomb would make every walk over the data exponential), or nesting too deep."""
+    loader = yaml.SafeLoader(text)  # pure Python: deep nesting raises instead of crashing libyaml
     try:
         node = loader.get_single_node()
         if node is not None and _has_alias(node):
@@ -95,27 +100,32 @@ def _has_alias(root: yaml.Node) -> bool:
 _DATA_ERRORS = (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError)
 
 
-def located(reader: Callable[..., T]) -> Callable[..., T]:
-    """`reader(g, folder, path, ...)` with bad data reported as Damaged at its file and line."""
+def located(file: str = "") -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """A reader `reader(..., folder, [path], ...)` of `file` (default: its path argument) with
+    bad data reported as Damaged at its file and line."""
 
-    @functools.wraps(reader)
-    def read(*args: Any, **kwargs: Any) -> T:
-        try:
-            return reader(*args, **kwargs)
-        except Damaged:
-            raise
-        except _DATA_ERRORS as error:
-            folder = next(a for a in args if isinstance(a, Path))
-            raise Damaged(_where(reader, folder, args, error.__traceback__) + _say(error)) from None
+    def wrap(reader: Callable[..., T]) -> Callable[..., T]:
+        @functools.wraps(reader)
+        def read(*args: Any, **kwargs: Any) -> T:
+            try:
+                return reader(*args, **kwargs)
+            except Damaged:
+                raise
+            except _DATA_ERRORS as error:
+                where = _where(reader, file, args, error.__traceback__)
+                raise Damaged(where + _say(error)) from None
 
-    return read
+        return read
+
+    return wrap
 
 
-def _where(reader: Callable, folder: Path, args: tuple, tb: TracebackType | None) -> str:
+def _where(reader: Callable, file: str, args: tuple, tb: TracebackType | None) -> str:
     """`file:line: ` of the failing read, from the reader's own locals where it has them: `where`
     as a file name or (file, line), and the line number `n`; else the path argument."""
     paths = [a for a in args if isinstance(a, Path)]
-    file, line = (rel(folder, paths[1]) if len(paths) > 1 else reader.__name__), None
+    file = file or (rel(paths[0], paths[1]) if len(paths) > 1 else reader.__name__)
+    line = None
     while tb is not None:
         if tb.tb_frame.f_code is reader.__code__:
             names = tb.tb_frame.f_locals
@@ -166,17 +176,15 @@ def network(address: str, prefix: int | str) -> ipaddress.IPv4Network:
     return ipaddress.ip_interface(f"{address}/{prefix}").network
 
 
-@located
+@located("group_vars/all.yml")
 def pools(folder: Path) -> dict[str, ipaddress.IPv4Network]:
-    where = ("group_vars/all.yml", None)
     data = file_yaml(folder, folder / "group_vars" / "all.yml") or {}
     return {p: ipaddress.ip_network(data["pools"][p]) for p in PLANES if p in data.get("pools", {})}
 
 
-@located
+@located("hosts.yml")
 def hosts(folder: Path) -> tuple[dict[str, dict], dict[str, set[str]]]:
     """host -> vars, group -> hosts (recursively), from hosts.yml."""
-    where = ("hosts.yml", None)
     data = file_yaml(folder, folder / "hosts.yml") or {}
     hostvars: dict[str, dict] = {}
     groups: dict[str, set[str]] = {}
@@ -205,7 +213,7 @@ def _host_line(folder: Path) -> dict[str, int]:
     return lines
 
 
-@located
+@located()
 def switch(g: Graph, folder: Path, path: Path) -> tuple[dict[str, str], Access]:
     """Add one switch config to the graph; returns physical port -> logical interface and how
     the switch restricts management access."""
@@ -300,7 +308,7 @@ def _vlan_list(text: str) -> set[int]:
     return out
 
 
-@located
+@located()
 def hccn(g: Graph, folder: Path, path: Path) -> None:
     where = rel(folder, path)
     host = path.stem
@@ -326,7 +334,7 @@ def gateway(g: Graph, node: tuple, address: str, prefix, gw: str, where) -> None
         g.edge(node, ("net", f"{gw}/32"), where)
 
 
-@located
+@located()
 def host_interfaces(g: Graph, folder: Path, hostvars: dict[str, dict]) -> dict[str, str]:
     """Host interfaces from hosts.yml; returns (host, port) -> logical interface (bonds)."""
     fold: dict[str, str] = {}
@@ -360,7 +368,7 @@ def host_interfaces(g: Graph, folder: Path, hostvars: dict[str, dict]) -> dict[s
     return fold
 
 
-@located
+@located()
 def cabling(g: Graph, folder: Path, fold: dict[str, str]) -> None:
     path = folder / "files" / "cabling.csv"
     where = rel(folder, path)
@@ -377,4 +385,3 @@ def cabling(g: Graph, folder: Path, fold: dict[str, str]) -> None:
                 fold.get(f"{row['b_device']}\0{row['b_port']}", row["b_port"]),
             )
             g.edge(a, b, (where, n))
-
