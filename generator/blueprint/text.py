@@ -48,7 +48,8 @@ def bad_character(value: str, allowed: str = "") -> str | None:
 
 def describe(char: str) -> str:
     """`U+000A (LINE FEED)` for a refused character."""
-    name = unicodedata.name(char, "") or _CONTROL_NAMES.get(char, "a control character")
+    name = UNICODE_BREAKS.get(char) or unicodedata.name(char, "")
+    name = name or _CONTROL_NAMES.get(char, "a control character")
     return f"U+{ord(char):04X} ({name})"
 
 
