@@ -260,6 +260,9 @@ def _size(args: argparse.Namespace) -> int:
     if not args.write:
         return EXIT_OK
     path = Path(args.write)
+    if path.is_dir():
+        print(f"wanka: {path} is a folder; give a file name", file=sys.stderr)
+        return EXIT_INVALID
     if path.exists() and not args.force:
         print(f"wanka: {path} exists; add --force to replace it", file=sys.stderr)
         return EXIT_INVALID
