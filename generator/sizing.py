@@ -249,13 +249,15 @@ def servers_per_leaf(catalog: Catalog, server: str, leaf: str) -> int:
     host = catalog.hosts[server]
     npu = host.port("npu")
     if npu is None:
-        raise SizingError(f"{server} has no NPU ports")
+        raise SizingError(f"--server: {server} has no NPU ports")
     if leaf not in catalog.switches:
-        raise SizingError(f"unknown leaf model {leaf!r} (see `wanka catalog`)")
+        raise SizingError(f"--leaf: unknown leaf model {leaf!r} (see `wanka catalog`)")
     plan = leaf_port_plan(catalog.switches[leaf], npu.speed, (1, 1), "auto", 0, None, ())
     per = len(plan.lanes) // npu.count
     if per < 1:
-        raise SizingError(f"{leaf} has {len(plan.lanes)} host lanes, {server} needs {npu.count}")
+        raise SizingError(
+            f"--leaf: {leaf} has {len(plan.lanes)} host lanes, {server} needs {npu.count}"
+        )
     return per
 
 
@@ -293,7 +295,7 @@ def size(
     host = catalog.hosts.get(server)
     if host is None or host.kind != "npu-server":
         choices = ", ".join(n for n, h in catalog.hosts.items() if h.kind == "npu-server")
-        raise SizingError(f"unknown NPU server {server!r}; one of {choices}")
+        raise SizingError(f"--server: unknown NPU server {server!r}; one of {choices}")
     if supernode < 0:
         raise SizingError("--supernode is a number of servers")
     leaf = leaf or default_leaf()
