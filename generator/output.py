@@ -123,7 +123,7 @@ def write(folder: Path, files: Iterable[OutputFile]) -> int:
     try:
         return _write(folder, new)
     except OSError as err:
-        raise OutputError(f"cannot write {folder}: {_os_words(err)}") from None
+        raise OutputError(f"cannot write {folder}: {_os_words(err)}") from err
 
 
 def _no_folder_in_the_way(path: Path) -> None:
@@ -179,7 +179,7 @@ def write_file(path: Path, data: bytes) -> None:
     try:
         _write_file(path, data)
     except OSError as err:
-        raise OutputError(f"cannot write {path}: {_os_words(err)}") from None
+        raise OutputError(f"cannot write {path}: {_os_words(err)}") from err
 
 
 def _write_file(path: Path, data: bytes) -> None:
