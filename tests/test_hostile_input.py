@@ -25,6 +25,7 @@ import copy
 import io
 import os
 import re
+import shlex
 import shutil
 import signal
 import tempfile
@@ -38,6 +39,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from generator import cli, output, pipeline
+from generator.artifacts import hccl
 from generator.blueprint.load import MAX_BYTES
 from generator.errors import BlueprintError
 
@@ -120,7 +122,7 @@ def blueprints(draw) -> tuple[str, bool]:
     for _ in range(draw(st.integers(1, 3))):
         kind = draw(
             st.sampled_from(
-                ["replace", "delete", "extra", "empty", "pool", "name", "alias", "recursive"]
+                [*"replace delete extra empty pool name alias recursive inject".split()]
             )
         )
         try:
@@ -151,6 +153,12 @@ def blueprints(draw) -> tuple[str, bool]:
             elif kind == "recursive":
                 path = draw(st.sampled_from(DICT_PATHS))
                 _get(bp, path)["self"] = _get(bp, path)
+            elif kind == "inject":  # a string in the syntax of the file it lands in
+                where, key = draw(st.sampled_from(INJECTION_POINTS))
+                node = bp
+                for part in where:
+                    node = node.setdefault(part, {})
+                node[key] = draw(st.sampled_from(INJECTIONS) | st.text(max_size=12))
         except (KeyError, IndexError, TypeError):
             pass  # an earlier mutation removed or replaced the parent; keep what we have
     text = yaml.safe_dump(bp, allow_unicode=True, sort_keys=False, default_flow_style=False)
@@ -170,7 +178,42 @@ def blueprints(draw) -> tuple[str, bool]:
     return text + tail, named
 
 
+INJECTIONS = [
+    "a; touch /tmp/wanka-hostile-pwned",
+    "$(touch /tmp/wanka-hostile-pwned)",
+    "x\ntelnet server enable",
+    "MEth0/0/0\r\nip route-static 0.0.0.0 0 192.0.2.1",
+    "x\u2028y",
+    "<script>alert(1)</script>",
+    "`id`",
+    "' \" \\",
+]
+INJECTION_POINTS = [  # (mapping path, key): strings that reach env files, switch configs, docs
+    (("hccl", "env"), "HCCL_HOSTILE"),
+    (("catalog", "switches", "ce9860-4c-ei"), "mgmt_port"),
+    (("catalog", "switches", "ce9860-4c-ei"), "description"),
+    (("catalog", "servers", "atlas-800t-a2"), "description"),
+    (("metadata",), "site"),
+    (("metadata",), "description"),
+]
 _DIR = tempfile.mkdtemp(prefix="wanka-hostile-")
+
+
+def _no_injection(result: pipeline.Result) -> None:
+    """A valid blueprint's strings stay data: every env line is `export NAME=WORD` to a shell,
+    and no string a switch config states holds a line break or control character."""
+    server = result.cluster.npu_servers[0]
+    for line in hccl.environment(result.cluster, server).splitlines():
+        if not line.startswith("#"):
+            assert len(shlex.split(line)) == 2, line
+    names = [(d.name, d.mgmt.interface if d.mgmt else "") for d in result.cluster.devices]
+    names += [(link.a_port, link.b_port) for link in result.cluster.links]
+    for text in {n for pair in names for n in pair}:
+        assert _CLI_WORD.fullmatch(text), repr(text)  # one word on a config line
+    assert result.cluster.site.isprintable(), repr(result.cluster.site)
+
+
+_CLI_WORD = re.compile(r"[A-Za-z0-9/:._-]*")
 
 
 def _run(text: str, named: bool) -> None:
@@ -185,6 +228,7 @@ def _run(text: str, named: bool) -> None:
         assert err.problems, "an error without a problem"
         assert any(p.line is not None for p in err.problems), err.render()
     else:
+        _no_injection(result)
         name = result.cluster.name
         assert name and "/" not in name and "\\" not in name and name not in (".", "..")
         for host in result.cluster.npu_servers:
