@@ -120,11 +120,7 @@ def blueprints(draw) -> tuple[str, bool]:
     bp = copy.deepcopy(BASE)
     named = False
     for _ in range(draw(st.integers(1, 3))):
-        kind = draw(
-            st.sampled_from(
-                [*"replace delete extra empty pool name alias recursive inject".split()]
-            )
-        )
+        kind = draw(st.sampled_from(MUTATIONS))
         try:
             if kind == "replace":
                 path = draw(st.sampled_from(ALL_PATHS))
@@ -178,6 +174,7 @@ def blueprints(draw) -> tuple[str, bool]:
     return text + tail, named
 
 
+MUTATIONS = ["replace", "delete", "extra", "empty", "pool", "name", "alias", "recursive", "inject"]
 INJECTIONS = [
     "a; touch /tmp/wanka-hostile-pwned",
     "$(touch /tmp/wanka-hostile-pwned)",
