@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -32,6 +33,8 @@ class Progress:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; every OS error ends in a one-line message and exit 2, a closed output
+    pipe ends the command quietly."""
     args = arguments.parser().parse_args(argv)
     try:
         return {
@@ -48,6 +51,30 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("wanka: interrupted; previous output left as it was", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `wanka diff ... | head`: the reader has gone; so do we, quietly
+        _silence_stdout()
+        return EXIT_PIPE
+    except OSError as err:
+        print(f"wanka: {os_error(err)}", file=sys.stderr)
+        return EXIT_INVALID
+
+
+EXIT_PIPE = 141  # as a shell reports a command ended by SIGPIPE (128 + 13)
+
+
+def os_error(err: OSError) -> str:
+    """`cannot write out/x: Permission denied` from an OSError, without a traceback."""
+    names = " -> ".join(str(f) for f in (err.filename, err.filename2) if f is not None)
+    return f"{names}: {err.strerror or err}" if names else str(err.strerror or err)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot raise again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real file descriptor (stdout captured in-process)
+        pass
 
 
 def _report(findings: list[Finding], verbose: bool, strict: bool = False) -> int:
@@ -162,9 +189,13 @@ def _ranktable(args: argparse.Namespace) -> int:
     cluster, selection = chosen
     data = hccl.dumps(hccl.rank_table(selection.servers, hccl.rank_table_version(cluster)))
     if args.output:
-        from generator.output import write_file
+        from generator.output import OutputError, write_file
 
-        write_file(Path(args.output), data)
+        try:
+            write_file(Path(args.output), data)
+        except OutputError as err:
+            print(f"wanka: {err}", file=sys.stderr)
+            return EXIT_INVALID
     else:
         sys.stdout.write(data.decode())
     print(f"rank table: {selection.summary()}", file=sys.stderr)
@@ -201,12 +232,11 @@ def _placement(args: argparse.Namespace) -> int:
 
 
 def _size(args: argparse.Namespace) -> int:
-    import os
     import tempfile
 
     from generator import pipeline, sizing
     from generator.errors import BlueprintError
-    from generator.output import write_file
+    from generator.output import OutputError, write_file
 
     try:
         result = sizing.size(
@@ -230,6 +260,9 @@ def _size(args: argparse.Namespace) -> int:
     if not args.write:
         return EXIT_OK
     path = Path(args.write)
+    if path.is_dir():
+        print(f"wanka: {path} is a folder; give a file name", file=sys.stderr)
+        return EXIT_INVALID
     if path.exists() and not args.force:
         print(f"wanka: {path} exists; add --force to replace it", file=sys.stderr)
         return EXIT_INVALID
@@ -250,38 +283,19 @@ def _size(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_INVALID
-    write_file(path, text.encode())
+    try:
+        write_file(path, text.encode())
+    except OutputError as err:
+        print(f"wanka: {err}", file=sys.stderr)
+        return EXIT_INVALID
     print(f"{path}: written ({result.cards:,} cards); next: wanka generate {path}", file=sys.stderr)
     return EXIT_OK
-
-
-def _git_blueprint(spec: str, folder: Path) -> Path:
-    """REF:path from git into `folder` (same file name); ValueError says what is wrong."""
-    import subprocess
-
-    ref, _, path = spec.partition(":")
-    if not ref or not path:
-        raise ValueError(f"{spec}: not a file, nor REF:path")
-    try:
-        inside = subprocess.run(
-            ["git", "rev-parse", "--is-inside-work-tree"], capture_output=True, text=True
-        )
-    except FileNotFoundError:
-        raise ValueError(f"{spec}: git is not installed") from None
-    if inside.returncode != 0:
-        raise ValueError(f"{spec}: not a file, and {Path.cwd()} is not in a git repository")
-    shown = subprocess.run(["git", "show", f"{ref}:{path}"], capture_output=True)
-    if shown.returncode != 0:
-        raise ValueError(f"{spec}: {shown.stderr.decode(errors='replace').strip()}")
-    target = folder / Path(path).name
-    target.write_bytes(shown.stdout)
-    return target
 
 
 def _diff(args: argparse.Namespace) -> int:
     import tempfile
 
-    from generator import diff, pipeline
+    from generator import diff, gitshow, pipeline
     from generator.errors import BlueprintError
 
     results = []
@@ -292,8 +306,8 @@ def _diff(args: argparse.Namespace) -> int:
                 folder = Path(tmp) / str(i)
                 folder.mkdir()
                 try:
-                    source = _git_blueprint(spec, folder)
-                except ValueError as err:
+                    source = gitshow.show(spec, folder)
+                except gitshow.GitError as err:
                     print(f"wanka: {err}", file=sys.stderr)
                     return EXIT_INVALID
             try:

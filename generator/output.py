@@ -13,6 +13,7 @@ import contextlib
 import ctypes
 import ctypes.util
 import fcntl
+import glob
 import os
 import shutil
 import tempfile
@@ -60,9 +61,22 @@ def _files(files: Iterable[OutputFile]) -> dict[str, bytes]:
 
 
 def existing(folder: Path) -> dict[str, Path]:
-    if not folder.is_dir():
+    """Every entry under `folder` that is not a real folder: regular files, and also symlinks,
+    FIFOs, sockets and devices (which `check` reports as drift; a real file is never one)."""
+    if not folder.is_dir() or folder.is_symlink():
         return {}
-    return {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): p
+        for p in sorted(folder.rglob("*"))
+        if p.is_symlink() or not p.is_dir()
+    }
+
+
+def _differs(path: Path, data: bytes) -> bool:
+    """True unless `path` is a regular file (not a symlink) holding exactly `data`."""
+    if path.is_symlink() or not path.is_file():
+        return True
+    return path.read_bytes() != data
 
 
 def check(folder: Path, files: Iterable[OutputFile]) -> Drift:
@@ -72,7 +86,7 @@ def check(folder: Path, files: Iterable[OutputFile]) -> Drift:
     return Drift(
         added=tuple(sorted(set(new) - set(old))),
         removed=tuple(sorted(set(old) - set(new))),
-        changed=tuple(sorted(p for p in set(new) & set(old) if old[p].read_bytes() != new[p])),
+        changed=tuple(sorted(p for p in set(new) & set(old) if _differs(old[p], new[p]))),
     )
 
 
@@ -102,7 +116,30 @@ def _exchange(a: Path, b: Path) -> bool:
 def write(folder: Path, files: Iterable[OutputFile]) -> int:
     """Replace `folder` with exactly `files` (plus the marker), atomically. Returns the file count."""
     new = _files(files)
-    folder = folder.absolute()
+    folder = Path(os.path.abspath(folder))  # also resolves `..`, so the name is a real name
+    if folder == folder.parent:
+        raise OutputError(f"{folder} is the root folder; choose an output folder with -o")
+    _no_folder_in_the_way(folder)
+    try:
+        return _write(folder, new)
+    except OSError as err:
+        raise OutputError(f"cannot write {folder}: {_os_words(err)}") from err
+
+
+def _no_folder_in_the_way(path: Path) -> None:
+    for parent in path.parents:
+        if parent.exists() or parent.is_symlink():
+            if not parent.is_dir():
+                raise OutputError(f"{parent} is a file, not a folder: cannot write {path}")
+            return
+
+
+def _os_words(err: OSError) -> str:
+    where = f" ({err.filename})" if err.filename else ""
+    return f"{err.strerror or err}{where}"
+
+
+def _write(folder: Path, new: dict[str, bytes]) -> int:
     folder.parent.mkdir(parents=True, exist_ok=True)
     lock_path = folder.parent / f".{folder.name}.lock"
     with open(lock_path, "w") as lock:
@@ -134,7 +171,18 @@ def write(folder: Path, files: Iterable[OutputFile]) -> int:
 
 
 def write_file(path: Path, data: bytes) -> None:
-    """One file, atomically: a temporary sibling renamed over the target."""
+    """One file, atomically: a temporary sibling renamed over the target. OutputError when it
+    cannot be written (a folder is in the way, the parent is a file or read-only, disk full)."""
+    if path.is_dir():
+        raise OutputError(f"{path} is a folder; give a file name")
+    _no_folder_in_the_way(Path(os.path.abspath(path)))
+    try:
+        _write_file(path, data)
+    except OSError as err:
+        raise OutputError(f"cannot write {path}: {_os_words(err)}") from err
+
+
+def _write_file(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
     try:
@@ -152,12 +200,13 @@ def write_file(path: Path, data: bytes) -> None:
 
 def _clean_leftovers(folder: Path) -> None:
     """Remove temporary folders a killed run left beside `folder`; restore a half-swapped one."""
-    for p in folder.parent.glob(f".{folder.name}.old-*"):
+    name = glob.escape(folder.name)  # `-o 'out*'` must not match another run's folders
+    for p in folder.parent.glob(f".{name}.old-*"):
         if not folder.exists():
             os.rename(p, folder)
         else:
             shutil.rmtree(p, ignore_errors=True)
-    for p in folder.parent.glob(f".{folder.name}.tmp-*"):
+    for p in folder.parent.glob(f".{name}.tmp-*"):
         shutil.rmtree(p, ignore_errors=True)
 
 

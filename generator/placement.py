@@ -84,7 +84,8 @@ def select_servers(
         close = difflib.get_close_matches(unknown[0], list(by_name), n=1)
         hint = f" (did you mean {close[0]}?)" if close else ""
         raise RequestError(
-            f"unknown NPU server{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}{hint}"
+            f"--hosts/--exclude: unknown NPU server{'s' if len(unknown) > 1 else ''}: "
+            f"{', '.join(unknown)}{hint}"
         )
     wanted = set(hosts) if hosts is not None else None
     drained = set(exclude)
@@ -95,14 +96,15 @@ def select_servers(
     ]
     if not pool:
         raise RequestError(
-            "no NPU server is left to place the job on (every candidate is excluded)"
+            "--hosts/--exclude: no NPU server is left to place the job on "
+            "(every candidate is excluded)"
         )
     count = len(pool) if count is None else count
     if count < 1:
-        raise RequestError("a job needs at least one server")
+        raise RequestError(f"--servers/--cards: {count}: a job needs at least one server")
     if count > len(pool):
         raise RequestError(
-            f"{count} servers requested but only {len(pool)} available"
+            f"--servers/--cards: {count} servers requested but only {len(pool)} available"
             + (f" ({len(drained)} excluded)" if drained else "")
         )
 
@@ -190,20 +192,25 @@ def placement(
     sp: int = 1,
     ep: int = 1,
 ) -> list[GroupReport]:
+    for name, size in (("tp", tp), ("pp", pp), ("dp", dp), ("sp", sp), ("ep", ep)):
+        if size is not None and size < 1:
+            raise RequestError(f"--{name} {size}: a parallel size is a whole number from 1")
     devices = len(servers[0].devices) if servers else 0
     world = len(servers) * devices
     fixed = tp * sp * pp
     if dp is None:
         if world % fixed:
-            raise RequestError(f"{world} ranks are not a multiple of tp*sp*pp = {fixed}")
+            raise RequestError(
+                f"--tp/--sp/--pp: {world} ranks are not a multiple of tp*sp*pp = {fixed}"
+            )
         dp = world // fixed
     if fixed * dp != world:
         raise RequestError(
-            f"tp*sp*dp*pp = {fixed * dp} but the job has {world} ranks ({len(servers)} servers x {devices})"
+            f"--dp: tp*sp*dp*pp = {fixed * dp} but the job has {world} ranks ({len(servers)} servers x {devices})"
         )
     if dp % ep:
         raise RequestError(
-            f"ep = {ep} must divide dp = {dp} (expert groups are carved from data-parallel ranks)"
+            f"--ep: ep = {ep} must divide dp = {dp} (expert groups are carved from data-parallel ranks)"
         )
     where = [(s, d) for s in servers for d in range(devices)]
     scale_up = "supernode" if any(s.supernode >= 0 for s in servers) else "server"

@@ -249,13 +249,15 @@ def servers_per_leaf(catalog: Catalog, server: str, leaf: str) -> int:
     host = catalog.hosts[server]
     npu = host.port("npu")
     if npu is None:
-        raise SizingError(f"{server} has no NPU ports")
+        raise SizingError(f"--server: {server} has no NPU ports")
     if leaf not in catalog.switches:
-        raise SizingError(f"unknown leaf model {leaf!r} (see `wanka catalog`)")
+        raise SizingError(f"--leaf: unknown leaf model {leaf!r} (see `wanka catalog`)")
     plan = leaf_port_plan(catalog.switches[leaf], npu.speed, (1, 1), "auto", 0, None, ())
     per = len(plan.lanes) // npu.count
     if per < 1:
-        raise SizingError(f"{leaf} has {len(plan.lanes)} host lanes, {server} needs {npu.count}")
+        raise SizingError(
+            f"--leaf: {leaf} has {len(plan.lanes)} host lanes, {server} needs {npu.count}"
+        )
     return per
 
 
@@ -286,18 +288,18 @@ def size(
             raise SizingError(f"{label} must be a positive number, not {value:g}")
     if not 0 < mfu <= 1:
         raise SizingError(f"--mfu is a fraction of peak: 0 < mfu <= 1, not {mfu:g}")
-    if overhead < 1:
+    if not 1 <= overhead < math.inf:
         raise SizingError(f"--overhead is a factor >= 1, not {overhead:g}")
     if precision not in PRECISIONS:
         raise SizingError(f"--precision: one of {', '.join(PRECISIONS)}")
     host = catalog.hosts.get(server)
     if host is None or host.kind != "npu-server":
         choices = ", ".join(n for n, h in catalog.hosts.items() if h.kind == "npu-server")
-        raise SizingError(f"unknown NPU server {server!r}; one of {choices}")
+        raise SizingError(f"--server: unknown NPU server {server!r}; one of {choices}")
     if supernode < 0:
         raise SizingError("--supernode is a number of servers")
     leaf = leaf or default_leaf()
-    return Sizing(
+    sizing = Sizing(
         params=params,
         tokens=tokens,
         days=days,
@@ -313,3 +315,11 @@ def size(
         servers_per_leaf=servers_per_leaf(catalog, server, leaf),
         server_rate=host.failure_rate_per_year,
     )
+    try:  # every figure once: one out of floating-point range is refused here, in words
+        sizing.lines()
+    except (OverflowError, ValueError, ZeroDivisionError) as error:
+        raise SizingError(
+            f"these inputs give figures out of range ({error}); "
+            "check the orders of magnitude of --params, --tokens and --days"
+        ) from None
+    return sizing

@@ -150,10 +150,17 @@ def test_byte_order_mark_is_accepted(tmp_path: Path) -> None:
     assert loaded.positions[("apiVersion",)] == (1, 1)
 
 
-def test_yaml_1_1_numbers_are_kept_with_what_was_written(tmp_path: Path) -> None:
-    loaded = load_blueprint(write(tmp_path, 'ratio: 1:1\ncann: 8.10\nquoted: "1:1"\npair: yes\n'))
-    assert loaded.data == {"ratio": 61, "cann": 8.1, "quoted": "1:1", "pair": True}
-    assert loaded.plain_scalars == {("ratio",): "1:1", ("cann",): "8.10", ("pair",): "yes"}
+def test_yaml_1_1_scalars_are_kept_with_what_was_written(tmp_path: Path) -> None:
+    loaded = load_blueprint(write(tmp_path, 'cann: 8.10\nquoted: "1:1"\npair: yes\n'))
+    assert loaded.data == {"cann": 8.1, "quoted": "1:1", "pair": True}
+    assert loaded.plain_scalars == {("cann",): "8.10", ("pair",): "yes"}
+
+
+def test_yaml_1_1_base_60_numbers_are_refused_with_the_quoting_hint(tmp_path: Path) -> None:
+    text, line, column = only_problem(refused(write(tmp_path, "ratio: 1:1\n")))
+    assert (line, column) == (1, 8)
+    assert "1:1 is a YAML 1.1 base-60 number (61)" in text
+    assert 'quote it if it is text ("1:1")' in text
 
 
 def test_timestamps_stay_strings(tmp_path: Path) -> None:

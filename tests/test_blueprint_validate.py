@@ -144,12 +144,15 @@ def test_default_values_are_copies(tmp_path: Path) -> None:
 
 
 def test_unquoted_ratio_explains_the_yaml_trap(tmp_path: Path) -> None:
-    problem = one(tmp_path, MINIMAL + "networks:\n  parameter:\n    oversubscription: 1:1\n")
+    path = tmp_path / "blueprint.yaml"
+    path.write_text(MINIMAL + "networks:\n  parameter:\n    oversubscription: 1:1\n")
+    with pytest.raises(BlueprintError) as caught:  # refused when read, before the schema
+        load_blueprint(path)
+    [problem] = caught.value.problems
     assert problem.path == ("networks", "parameter", "oversubscription")
-    assert problem.message == "expected a string, got the number 61"
-    assert "YAML reads 1:1 as the number 61" in problem.hint
-    assert 'write "1:1"' in problem.hint
-    assert (problem.line, problem.column) == (9, 5)
+    assert problem.message.startswith("1:1 is a YAML 1.1 base-60 number (61)")
+    assert 'quote it if it is text ("1:1")' in problem.hint
+    assert (problem.line, problem.column) == (9, 23)
 
 
 def test_unquoted_version_explains_the_yaml_trap(tmp_path: Path) -> None:
@@ -512,7 +515,7 @@ def test_port_name_that_cannot_expand_is_reported(tmp_path: Path) -> None:
     )
     problem = one(tmp_path, text)
     assert problem.path == ("catalog", "switches", "ce16816", "ports", 0, "name")
-    assert "unknown placeholder {card}" in problem.message
+    assert "an interface name is letters, digits and '/:._-' with {port}" in problem.message
     assert problem.line == 10
 
 

@@ -130,9 +130,9 @@ def test_disk_full_at_the_nth_file(tmp_path, monkeypatch, nth):
         return real_open(path, mode, *a, **k)
 
     monkeypatch.setattr(output, "open", full_open, raising=False)
-    with pytest.raises(OSError) as err:
+    with pytest.raises(output.OutputError, match="No space left on device") as err:
         output.write(out, files)
-    assert err.value.errno == errno.ENOSPC
+    assert err.value.__cause__.errno == errno.ENOSPC
     monkeypatch.undo()
     assert count[0] == limit
     assert _tree(out) == old

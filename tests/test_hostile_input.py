@@ -1,29 +1,45 @@
-"""Hostile blueprints: every mutation of a valid example ends in a result or a located BlueprintError.
+"""Hostile input: every command ends in exit 0, 1 or 2 with no traceback, and exit 2 says where.
 
-Hypothesis mutates the small pod-128 blueprint (wrong types, missing and extra keys, huge and
-negative numbers, empty lists, unicode, path separators and `..` in names, overlapping pools,
-YAML anchors/aliases including a recursive one, duplicate keys) and runs load -> validate ->
-expand in-process. Never another exception; nothing is written beside the blueprint; a blueprint
-that passes has a name and host names that cannot leave the output folder.
+Two properties, each run for the Hypothesis profile's count of examples (tests/conftest.py:
+`ci` 200, `dev` 10):
 
-Numbers are drawn small (0..64), negative, or beyond every schema maximum (>= 2**31): a valid
+- mutated blueprints through load -> validate -> expand: a result or a located BlueprintError,
+  nothing written beside the blueprint, names that cannot leave the output folder. Hypothesis
+  mutates the small pod-128 blueprint (wrong types, missing and extra keys, huge and negative
+  numbers, floats, NaN, empty lists, unicode, path separators and `..` in names, overlapping
+  pools, YAML anchors/aliases including a recursive one, duplicate keys, tags, tabs).
+- every command (validate, generate, ranktable, placement, size, diff, verify, schema, catalog)
+  run in-process through `generator.cli.main` with hostile arguments and files: mutated
+  blueprints, hostile numbers and words, `REF:path` specs that look like git options, output
+  paths onto folders and below files, and verify on a copied output folder with damaged files
+  (cut, spliced bytes, hostile lines, FIFOs, folders and device symlinks in place of files).
+  Each case has a SIGALRM deadline, so a hang fails instead of blocking the run.
+
+Numbers in blueprints are drawn small (0..64), negative, or beyond every schema maximum: a valid
 but huge cluster (a million cards is allowed) would be a slow case, not a hostile one.
 """
 
 from __future__ import annotations
 
 import copy
+import io
 import os
+import re
+import shlex
+import shutil
+import signal
 import tempfile
 import time
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from generator import output, pipeline
+from generator import cli, output, pipeline
+from generator.artifacts import hccl
 from generator.blueprint.load import MAX_BYTES
 from generator.errors import BlueprintError
 
@@ -104,11 +120,7 @@ def blueprints(draw) -> tuple[str, bool]:
     bp = copy.deepcopy(BASE)
     named = False
     for _ in range(draw(st.integers(1, 3))):
-        kind = draw(
-            st.sampled_from(
-                ["replace", "delete", "extra", "empty", "pool", "name", "alias", "recursive"]
-            )
-        )
+        kind = draw(st.sampled_from(MUTATIONS))
         try:
             if kind == "replace":
                 path = draw(st.sampled_from(ALL_PATHS))
@@ -137,6 +149,12 @@ def blueprints(draw) -> tuple[str, bool]:
             elif kind == "recursive":
                 path = draw(st.sampled_from(DICT_PATHS))
                 _get(bp, path)["self"] = _get(bp, path)
+            elif kind == "inject":  # a string in the syntax of the file it lands in
+                where, key = draw(st.sampled_from(INJECTION_POINTS))
+                node = bp
+                for part in where:
+                    node = node.setdefault(part, {})
+                node[key] = draw(st.sampled_from(INJECTIONS) | st.text(max_size=12))
         except (KeyError, IndexError, TypeError):
             pass  # an earlier mutation removed or replaced the parent; keep what we have
     text = yaml.safe_dump(bp, allow_unicode=True, sort_keys=False, default_flow_style=False)
@@ -156,8 +174,43 @@ def blueprints(draw) -> tuple[str, bool]:
     return text + tail, named
 
 
+MUTATIONS = ["replace", "delete", "extra", "empty", "pool", "name", "alias", "recursive", "inject"]
+INJECTIONS = [
+    "a; touch /tmp/wanka-hostile-pwned",
+    "$(touch /tmp/wanka-hostile-pwned)",
+    "x\ntelnet server enable",
+    "MEth0/0/0\r\nip route-static 0.0.0.0 0 192.0.2.1",
+    "x\u2028y",
+    "<script>alert(1)</script>",
+    "`id`",
+    "' \" \\",
+]
+INJECTION_POINTS = [  # (mapping path, key): strings that reach env files, switch configs, docs
+    (("hccl", "env"), "HCCL_HOSTILE"),
+    (("catalog", "switches", "ce9860-4c-ei"), "mgmt_port"),
+    (("catalog", "switches", "ce9860-4c-ei"), "description"),
+    (("catalog", "servers", "atlas-800t-a2"), "description"),
+    (("metadata",), "site"),
+    (("metadata",), "description"),
+]
 _DIR = tempfile.mkdtemp(prefix="wanka-hostile-")
-_STATS = {"cases": 0, "valid": 0, "seconds": 0.0}
+
+
+def _no_injection(result: pipeline.Result) -> None:
+    """A valid blueprint's strings stay data: every env line is `export NAME=WORD` to a shell,
+    and no string a switch config states holds a line break or control character."""
+    server = result.cluster.npu_servers[0]
+    for line in hccl.environment(result.cluster, server).splitlines():
+        if not line.startswith("#"):
+            assert len(shlex.split(line)) == 2, line
+    names = [(d.name, d.mgmt.interface if d.mgmt else "") for d in result.cluster.devices]
+    names += [(link.a_port, link.b_port) for link in result.cluster.links]
+    for text in {n for pair in names for n in pair}:
+        assert _CLI_WORD.fullmatch(text), repr(text)  # one word on a config line
+    assert result.cluster.site.isprintable(), repr(result.cluster.site)
+
+
+_CLI_WORD = re.compile(r"[A-Za-z0-9/:._-]*")
 
 
 def _run(text: str, named: bool) -> None:
@@ -165,7 +218,6 @@ def _run(text: str, named: bool) -> None:
     path = folder / "bp.yaml"
     path.write_text(text, encoding="utf-8", errors="surrogatepass")
     before = set(os.listdir(folder))
-    start = time.perf_counter()
     try:
         result = pipeline.run(path, emit=False)
     except BlueprintError as err:
@@ -173,36 +225,243 @@ def _run(text: str, named: bool) -> None:
         assert err.problems, "an error without a problem"
         assert any(p.line is not None for p in err.problems), err.render()
     else:
-        _STATS["valid"] += 1
+        _no_injection(result)
         name = result.cluster.name
         assert name and "/" not in name and "\\" not in name and name not in (".", "..")
         for host in result.cluster.npu_servers:
             assert "/" not in host.name and ".." not in host.name, host.name
         if named:  # the emitted paths must stay inside the folder (output._files refuses)
             output._files(pipeline.emit_all(result.cluster, result.analysis))
-    finally:
-        _STATS["cases"] += 1
-        _STATS["seconds"] += time.perf_counter() - start
     assert set(os.listdir(folder)) == before, "something was written beside the blueprint"
 
 
-@settings(
-    max_examples=2000,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-@given(blueprints())
+@given(blueprints())  # examples: the Hypothesis profile's count (tests/conftest.py)
 def test_mutated_blueprints_end_in_a_result_or_a_located_error(case):
     _run(*case)
 
 
-def test_report_the_hypothesis_figures():
-    """Not a check: prints how many cases ran and how long (run after the property test)."""
-    if _STATS["cases"]:
-        print(
-            f"\nhostile input: {_STATS['cases']} cases, {_STATS['valid']} valid, "
-            f"{_STATS['seconds']:.1f}s in the pipeline"
+# --- every command, in-process ------------------------------------------------------------------
+
+COMMANDS = ("validate", "generate", "ranktable", "placement", "size", "diff", "verify", "schema")
+COMMANDS += ("catalog",)
+CASE_SECONDS = 60  # a case that runs longer is a hang
+TINY = """\
+apiVersion: wanka/v1
+kind: Cluster
+metadata:
+  name: tiny
+compute:
+  cards: 16
+zones:
+  storage: {nodes: {count: 1}}
+  management: {nodes: {controller: 1}}
+  border: {router: {pair: false}, firewall: {pair: false}}
+"""
+HOSTILE_WORDS = [
+    "-",
+    "--",
+    "-x",
+    "--output=/tmp/wanka-hostile-pwned",
+    "HEAD:--output=/tmp/wanka-hostile-pwned",
+    "-p:x",
+    "HEAD:",
+    ":x",
+    "HEAD:blueprints/pod-128.yaml",
+    "nosuchref:blueprints/pod-128.yaml",
+    "HEAD:blueprints",
+    "HEAD:../../etc/passwd",
+    "/dev/null",
+    "/dev/zero",
+    "/",
+    ".",
+    "",
+    "\x00",
+    "a\nb",
+    "ｐｏｄ",
+    "x" * 300,
+]
+numbers = st.one_of(
+    st.integers(-(2**70), 2**70).map(str),
+    st.integers(-3, 300).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.sampled_from(["nan", "inf", "-inf", "1e308", "1e-308", "0", "-0", "0x10", "1_0", "١٢"]),
+)
+words = st.sampled_from(HOSTILE_WORDS) | st.text(max_size=12)
+
+
+def _tiny_output() -> Path:
+    """One generated 16-card folder for the verify cases (copied and damaged per case)."""
+    folder = Path(_DIR) / "tiny-output"
+    if not folder.is_dir():
+        bp = Path(_DIR) / "tiny.yaml"
+        bp.write_text(TINY)
+        output.write(folder, pipeline.run(bp).files)
+    return folder
+
+
+@st.composite
+def damage(draw, folder: Path) -> None:
+    """Damage one file of a copied output folder: cut it, splice in bytes or hostile lines,
+    remove it, or put a FIFO, a folder or a symlink to a device in its place."""
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    path = draw(st.sampled_from(files))
+    data = path.read_bytes()
+    at = draw(st.integers(0, len(data)))
+    how = draw(st.sampled_from(["cut", "splice", "line", "remove", "fifo", "dir", "device"]))
+    if how == "cut":
+        path.write_bytes(data[:at])
+    elif how == "splice":
+        path.write_bytes(data[:at] + draw(st.binary(max_size=24)) + data[at:])
+    elif how == "line":
+        line = draw(
+            st.sampled_from(
+                [
+                    "a: &a [1, *a]",
+                    "x: [[[[[[",
+                    " ip address 1.2.3.4 255.0.255.0",
+                    " ip address 999.0.0.1 24",
+                    "interface Vlanif99999999999999999999",
+                    "vlan batch 1 to 99999999999",
+                    "address_0=10.0.0.300",
+                    "netmask_0=33",
+                    "gateway_0=::1",
+                    "a_device,a_port",
+                    "\ufeff\u2028",
+                ]
+            )
+            | st.text(max_size=40)
         )
+        cut = data.rfind(b"\n", 0, at) + 1
+        path.write_bytes(data[:cut] + line.encode("utf-8", "surrogatepass") + b"\n" + data[cut:])
+    else:
+        path.unlink()
+        if how == "fifo":
+            os.mkfifo(path)
+        elif how == "dir":
+            path.mkdir()
+        elif how == "device":
+            path.symlink_to("/dev/zero")
+
+
+@st.composite
+def invocations(draw, folder: Path) -> list[str]:
+    """One command line, its files made inside `folder`."""
+    command = draw(st.sampled_from(COMMANDS))
+    bp = folder / "bp.yaml"
+    if command in ("validate", "generate", "ranktable", "placement", "diff"):
+        text, _ = draw(blueprints())
+        bp.write_text(text, encoding="utf-8", errors="surrogatepass")
+    if command == "validate":
+        return ["validate", str(bp)]
+    if command == "generate":
+        extra = draw(st.sampled_from([[], ["--check"], ["-o", str(bp)], ["-o", str(bp / "x")]]))
+        return ["generate", str(bp), "-q", *(extra or ["-o", str(folder / "out")])]
+    if command in ("ranktable", "placement"):
+        argv = [command, str(bp)]
+        size = draw(st.sampled_from([None, "--servers", "--cards"]))
+        if size:
+            argv += [size, draw(numbers)]
+        for option in ("--hosts", "--exclude"):
+            if draw(st.booleans()):
+                argv += [option, draw(words | st.sampled_from(["npu-001,npu-002", "npu-999"]))]
+        if command == "placement":
+            for option in draw(st.sets(st.sampled_from(["--tp", "--pp", "--dp", "--sp", "--ep"]))):
+                argv += [option, draw(numbers)]
+        elif draw(st.booleans()):
+            argv += ["-o", draw(st.sampled_from([str(folder), str(folder / "rt.json")]))]
+        return argv
+    if command == "size":
+        argv = ["size"]
+        for option in ("--params", "--tokens", "--days"):
+            argv += [option, draw(numbers)]
+        for option in ("--mfu", "--overhead", "--card-tflops", "--hbm-gb", "--supernode"):
+            if draw(st.booleans()):
+                argv += [option, draw(numbers)]
+        for option in ("--server", "--leaf", "--name"):
+            if draw(st.booleans()):
+                argv += [option, draw(words | st.sampled_from(["atlas-800t-a2", "ce9860-4c-ei"]))]
+        if draw(st.booleans()):
+            argv += ["--force", "--write", str(folder / draw(st.sampled_from(["s.yaml", ""])))]
+        return argv
+    if command == "diff":
+        other = draw(st.sampled_from([str(ROOT / "blueprints" / "pod-128.yaml")]) | words)
+        pair = draw(st.permutations([str(bp), other]))
+        return ["diff", *draw(st.sampled_from([[], ["--format", "json"]])), "--", *pair]
+    if command == "verify":
+        target = folder / "out"
+        shutil.copytree(_tiny_output(), target, symlinks=True)
+        for _ in range(draw(st.integers(1, 2))):
+            draw(damage(target))
+        return ["verify", str(target)]
+    extra = draw(st.sampled_from([[], ["--json"], [draw(words)]]))
+    return [command, *extra] if command == "catalog" else [command, *extra[1:2]]
+
+
+def _located(err: str, argv: list[str]) -> bool:
+    """An exit-2 message names where the problem is: a file or argument given on the command
+    line (FILE:LINE:COL: ..., `wanka: FILE: ...`), an option (`wanka: --tp 0: ...`), a file in
+    the verified folder, or argparse's `usage:` line."""
+    lines = [line for line in err.splitlines() if line and not line.startswith("warning:")]
+    if not lines:
+        return False
+    given = [a for a in argv[1:] if a]
+    options = re.compile(r"--[a-z][a-z-]+")
+
+    def names_a_place(line: str) -> bool:
+        if line.startswith("usage:") or ": error: " in line:
+            return True
+        body = line.removeprefix("wanka: ")
+        return (
+            any(body.startswith(a) for a in given)
+            or bool(options.search(body))
+            or (argv[0] == "verify" and re.match(r"[\w./-]+(:\d+)?: ", body) is not None)
+        )
+
+    return any(names_a_place(line) for line in lines)
+
+
+class Hang(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise Hang(f"a case ran longer than {CASE_SECONDS} s")
+
+
+@given(st.data())  # examples: the Hypothesis profile's count (tests/conftest.py)
+def test_every_command_fails_cleanly_on_hostile_input(data):
+    """Exit 0, 1 or 2; no exception escapes main; no traceback; exit 2 says where; git never
+    takes a user argument as an option; nothing hangs (SIGALRM per case)."""
+    with tempfile.TemporaryDirectory(dir=_DIR) as tmp:
+        argv = data.draw(invocations(Path(tmp)), label="argv")
+        stdout, stderr = io.StringIO(), io.StringIO()
+        previous = signal.signal(signal.SIGALRM, _alarm)
+        signal.alarm(CASE_SECONDS)
+        try:
+            with redirect_stdout(stdout), redirect_stderr(stderr):
+                try:
+                    code = cli.main(argv)
+                except SystemExit as exit_:  # argparse refusing the command line
+                    code = exit_.code if isinstance(exit_.code, int) else 2
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, previous)
+        err = stderr.getvalue()
+        _STATS[argv[0]] = _STATS.get(argv[0], 0) + 1
+        assert code in (0, 1, 2), (argv, code, err[-2000:])
+        assert "Traceback" not in err, (argv, err[-2000:])
+        if code == 2:
+            assert _located(err, argv), (argv, err[-2000:])
+        assert not Path("/tmp/wanka-hostile-pwned").exists(), argv
+
+
+_STATS: dict[str, int] = {}
+
+
+def test_the_command_mix_reaches_every_command():
+    """Runs after the property test: with the ci profile's count every command was drawn."""
+    if sum(_STATS.values()) >= 100:
+        assert set(_STATS) == set(COMMANDS), _STATS
 
 
 def test_a_50_mb_file_is_refused_by_the_size_limit_fast(tmp_path):

@@ -98,7 +98,7 @@ def test_failed_write_leaves_previous_output_intact(tmp_path, monkeypatch):
         return real_open(path, mode, *a, **k)
 
     monkeypatch.setattr("builtins.open", failing_open)
-    with pytest.raises(OSError):
+    with pytest.raises(output.OutputError, match="No space left on device"):
         output.write(out, [OutputFile("files/a.txt", b"new\n"), OutputFile("files/b.txt", b"b\n")])
     monkeypatch.undo()
     assert _tree(out) == before

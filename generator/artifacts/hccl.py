@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import shlex
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -73,7 +74,7 @@ def environment(cluster: Cluster, server: NpuServer) -> str:
     ]
     env = dict(cluster.hccl_env)
     env["HCCL_IF_IP"] = ip(server.host_ip)
-    lines += [f"export {k}={v}" for k, v in sorted(env.items())]
+    lines += [f"export {k}={shlex.quote(str(v))}" for k, v in sorted(env.items())]  # sh syntax
     return "\n".join(lines) + "\n"
 
 

@@ -28,6 +28,9 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.reader import Reader
 
+from generator.blueprint.numbers import NumberRefused, check_float, check_int, check_length
+from generator.blueprint.readfile import ReadRefused, read_regular
+from generator.blueprint.text import describe, first_unicode_break
 from generator.errors import BlueprintError, Problem, YamlPath
 
 MAX_BYTES = 4 * 1024 * 1024
@@ -59,6 +62,7 @@ _SCALAR_BUILDERS: dict[str, Callable[[SafeConstructor, yaml.ScalarNode], Any] | 
     "null": SafeConstructor.construct_yaml_null,
 }
 
+_NUMBER_CHECKS: dict[str, Callable[[str, Any], None]] = {"int": check_int, "float": check_float}
 _KIND_WORDS = {"int": "a number", "float": "a number", "bool": "true/false", "null": "null"}
 
 
@@ -99,22 +103,15 @@ class _Refused(Exception):
 
 
 def _read(file: str) -> bytes:
+    """A regular file's bytes (FIFOs and devices are refused without blocking on them)."""
     try:
-        with open(file, "rb") as stream:
-            size = os.fstat(stream.fileno()).st_size
-            raw = b"" if size > MAX_BYTES else stream.read(MAX_BYTES + 1)
-    except OSError as error:
-        raise _Refused(Problem((), f"cannot read the file: {error.strerror or error}")) from None
-    size = max(size, len(raw))
-    if size > MAX_BYTES:
-        raise _Refused(
-            Problem(
-                (),
-                f"the file is too large: {size:,} bytes, the limit is {MAX_BYTES:,} bytes (4 MiB)",
-                "a blueprint is a few dozen lines; is this the right file?",
-            )
-        )
-    return raw
+        return read_regular(file, MAX_BYTES)
+    except ReadRefused as refused:
+        hint = refused.hint if "too large" not in refused.message else _SIZE_HINT
+        raise _Refused(Problem((), refused.message, hint)) from None
+
+
+_SIZE_HINT = "a blueprint is a few dozen lines (the limit is 4 MiB); is this the right file?"
 
 
 def _decode(raw: bytes) -> str:
@@ -135,17 +132,14 @@ def _decode(raw: bytes) -> str:
             )
         ) from None
     bad = Reader.NON_PRINTABLE.search(text)
-    if bad:
-        line, column = _line_column(text, bad.start())
-        raise _Refused(
-            Problem(
-                (),
-                f"control character U+{ord(bad.group()):04X} is not allowed in YAML",
-                "remove it",
-                line,
-                column,
-            )
+    at = bad.start() if bad else first_unicode_break(text)
+    if at >= 0:
+        message = (
+            f"control character U+{ord(text[at]):04X} is not allowed in YAML"
+            if bad
+            else f"the character {describe(text[at])} is a line break only some YAML readers see"
         )
+        raise _Refused(Problem((), message, "remove it", *_line_column(text, at)))
     return text
 
 
@@ -421,9 +415,15 @@ class _Builder:
         if construct is None:
             return node.value
         try:
+            if kind == "int":
+                check_length(node.value)
             value = construct(self._constructor, node)
-        except (ValueError, KeyError):
-            return self._problem(path, node, f"{node.value!r} is not a valid {kind}")
+            if kind in _NUMBER_CHECKS:
+                _NUMBER_CHECKS[kind](node.value, value)
+        except NumberRefused as refused:
+            return self._problem(path, node, refused.message, refused.hint)
+        except (ValueError, KeyError, OverflowError):
+            return self._problem(path, node, f"{node.value[:40]!r} is not a valid {kind}")
         self.plain_scalars[path] = node.value
         return value
 

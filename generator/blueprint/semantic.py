@@ -13,6 +13,7 @@ import string
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from generator.blueprint.refusals import mountpoint_problems, pool_kind_problems
 from generator.catalog import Catalog, HostModel, build_catalog
 from generator.errors import Problem, YamlPath, format_path
 
@@ -364,4 +365,6 @@ CHECKS: tuple[Check, ...] = (
     pool_problems,
     hostname_problems,
     hccl_problems,
+    lambda data, _: pool_kind_problems((p, get(data, p)) for p in POOL_PATHS),
+    lambda data, _: mountpoint_problems(data),
 )

@@ -19,12 +19,13 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError, best_match
 
 from generator.blueprint.defaults import Schema, fill_defaults, resolve
 from generator.blueprint.load import LoadedBlueprint
 from generator.blueprint.semantic import semantic_problems
+from generator.blueprint.text import string_problems
 from generator.catalog import merged_data
 from generator.errors import BlueprintError, Problem, YamlPath
 
@@ -56,7 +57,13 @@ PATTERN_MEANINGS: Mapping[str, str] = {
     "^([0-9]{1,3}\\.){3}[0-9]{1,3}/([0-9]|[12][0-9]|3[0-2])$": "write an IPv4 prefix such as "
     "10.64.0.0/12",
     _VERSION: "write a version such as \"8.0.0\" (letters, digits, '.', '_' and '-'), quoted",
-    "\\{port\\}": "an interface name must contain {port} (and may contain {slot})",
+    "^[A-Za-z0-9][A-Za-z0-9/:._-]*(\\{slot\\}[A-Za-z0-9/:._-]*)?\\{port\\}[A-Za-z0-9/:._-]*$": "an "
+    "interface name is letters, digits and '/:._-' with {port} (and {slot} before it), "
+    'e.g. "400GE{slot}/0/{port}"',
+    "^[A-Za-z0-9][A-Za-z0-9/:._-]*$": "an interface name is letters, digits and '/:._-', "
+    "e.g. MEth0/0/0",
+    "^[A-Za-z0-9][A-Za-z0-9/:._-]*(\\{n\\}[A-Za-z0-9/:._-]*)?$": "a port name is letters, "
+    "digits and '/:._-' with an optional {n}, e.g. npu{n}",
     "^[1-8]x[0-9]+GE$": "use a breakout such as 4x100GE",
 }
 _QUOTING_ADVICE: Mapping[str, str] = {_RATIO: "quote ratios", _VERSION: "quote versions"}
@@ -85,7 +92,7 @@ def validate(loaded: LoadedBlueprint) -> dict[str, Any]:
     """The blueprint's data with every schema default filled in, or BlueprintError listing
     every problem, each located in the file."""
     data = with_merged_catalog(loaded.data)
-    problems = schema_problems(data, loaded.plain_scalars)
+    problems = string_problems(loaded.data) + schema_problems(data, loaded.plain_scalars)
     if not problems:
         data = fill_defaults(data, SCHEMA)
         problems = semantic_problems(data)
@@ -124,9 +131,21 @@ def schema_problems(data: Any, plain_scalars: Mapping[YamlPath, str]) -> list[Pr
     ]
 
 
+def _is_integer(_checker: Any, instance: Any) -> bool:
+    """JSON Schema counts 100.0 as an integer; a blueprint does not (`vlan: 100.0` would be
+    rendered as `interface Vlanif100.0`), nor true/false."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+_StrictValidator = validators.extend(
+    Draft202012Validator,
+    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer),
+)
+
+
 @cache
 def _validator() -> Draft202012Validator:
-    return Draft202012Validator(SCHEMA)
+    return _StrictValidator(SCHEMA)
 
 
 def _located(problems: Sequence[Problem], loaded: LoadedBlueprint) -> BlueprintError:
@@ -239,6 +258,8 @@ def _wrong_type(
         )
     if isinstance(value, str) and {"integer", "number"} & set(expected) and _is_number(value):
         return Problem(path, message, f"remove the quotes: {value}")
+    if isinstance(value, float) and "integer" in expected and value.is_integer():
+        return Problem(path, message, f"write {int(value)}, without a decimal point")
     return Problem(path, message)
 
 

@@ -18,6 +18,7 @@ from generator.expand.racks import ZONES, Hosts
 from generator.model import MGMT_VRF, Address, Device, Management, port_sort_key
 
 ASN_OFFSET = {"parameter": 0, "storage": 100_000}  # BGP planes; cores, spines per pod, leaves
+MAX_ASN = 4_294_967_294  # 2**32 - 1 is reserved (RFC 7300)
 
 
 def switch_model(catalog: Catalog, name: str, where: YamlPath) -> SwitchModel:
@@ -195,6 +196,19 @@ def devices(
             asn[sw.name] = {"core": base, "spine": base + 1 + max(sw.pod, 0)}.get(
                 sw.role, base + 1000 + sw.index
             )
+    if asn and max(asn.values()) > MAX_ASN:
+        highest = max(asn, key=asn.__getitem__)
+        raise BlueprintError(
+            [
+                Problem(
+                    ("networks", "parameter", "routing", "asn_base"),
+                    f"{highest} would get AS number {asn[highest]:,}, above {MAX_ASN:,}, the "
+                    "highest usable 4-byte ASN (RFC 6793; 4294967295 is reserved, RFC 7300)",
+                    f"lower asn_base to at most {asn_base - (asn[highest] - MAX_ASN):,}; "
+                    "4200000000 starts the private range (RFC 6996)",
+                )
+            ]
+        )
     pod = {sw.name: sw.pod for b in builds.values() for sw in (*b.leaves, *b.spines, *b.cores)}
     loopbacks = {k: v for a in addrs.values() for k, v in a.loopbacks.items()}
     by_device: dict[tuple[str, str], list[Address]] = {}

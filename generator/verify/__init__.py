@@ -59,8 +59,8 @@ def verify(folder: Path) -> Report:
     rules.isolation(g.g, pools, firewalls, report)
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
+            text = read.file_text(folder, path)
+        except read.NotText:
             continue
         rules.secrets(read.rel(folder, path), text, report)
     report.nodes, report.edges = g.g.number_of_nodes(), g.g.number_of_edges()

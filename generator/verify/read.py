@@ -8,13 +8,138 @@ each keeps the file and line it came from.
 from __future__ import annotations
 
 import csv
+import functools
+import io
 import ipaddress
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
 
 import networkx as nx
 import yaml
+
+from generator.blueprint.readfile import ReadRefused, read_regular
+from generator.verify.report import NotAnOutput
+
+T = TypeVar("T")
+
+# Safe reading. An output folder may be damaged or hostile: a FIFO or device where a file should
+# be, bytes that are not UTF-8, YAML that does not parse or expands through aliases (wanka never
+# writes anchors), values that are not addresses, CSV columns renamed. Every reader goes through
+# `file_text`/`file_yaml`, and `located` turns what a reader raises on bad data into one `Damaged`
+# error naming the file (and the line, where the reader numbers its lines `n`).
+MAX_FILE_BYTES = 256 * 1024 * 1024
+
+
+class Damaged(NotAnOutput):
+    """A file in the folder cannot be read as wanka writes it; the message is located."""
+
+
+class NotText(Damaged):
+    """A file that is not UTF-8 text."""
+
+
+def file_text(folder: Path, path: Path) -> str:
+    """A regular file of at most MAX_FILE_BYTES as UTF-8; Damaged otherwise (never blocks)."""
+    try:
+        raw = read_regular(path, MAX_FILE_BYTES)
+    except ReadRefused as refused:
+        raise Damaged(f"{rel(folder, path)}: {refused.message}") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        raise NotText(
+            f"{rel(folder, path)}:{line}: byte 0x{raw[error.start]:02x} is not UTF-8"
+        ) from None
+
+
+def file_yaml(folder: Path, path: Path) -> Any:
+    """A YAML file's data; Damaged for a syntax error, an alias, or nesting too deep."""
+    return yaml_text(rel(folder, path), file_text(folder, path))
+
+
+def yaml_text(where: str, text: str) -> Any:
+    """YAML text's data (`where` names it in errors); Damaged for a syntax error, an alias
+    (an alias bomb would make every walk over the data exponential), or nesting too deep."""
+    loader = yaml.SafeLoader(text)  # pure Python: deep nesting raises instead of crashing libyaml
+    try:
+        node = loader.get_single_node()
+        if node is not None and _has_alias(node):
+            raise Damaged(f"{where}: uses YAML aliases, which wanka never writes")
+        return None if node is None else loader.construct_document(node)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line = f"{mark.line + 1}:{mark.column + 1}:" if mark else ""
+        raise Damaged(f"{where}:{line} invalid YAML: {error.problem or error}") from None
+    except (yaml.YAMLError, RecursionError) as error:
+        raise Damaged(f"{where}: invalid YAML: {type(error).__name__}") from None
+    finally:
+        loader.dispose()
+
+
+def _has_alias(root: yaml.Node) -> bool:
+    """True when a node is reached twice (an alias), walking without recursion."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            return True
+        seen.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            stack.extend(n for pair in node.value for n in pair)
+    return False
+
+
+_DATA_ERRORS = (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError)
+
+
+def located(file: str = "") -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """A reader `reader(..., folder, [path], ...)` of `file` (default: its path argument) with
+    bad data reported as Damaged at its file and line."""
+
+    def wrap(reader: Callable[..., T]) -> Callable[..., T]:
+        @functools.wraps(reader)
+        def read(*args: Any, **kwargs: Any) -> T:
+            try:
+                return reader(*args, **kwargs)
+            except Damaged:
+                raise
+            except _DATA_ERRORS as error:
+                where = _where(reader, file, args, error.__traceback__)
+                raise Damaged(where + _say(error)) from None
+
+        return read
+
+    return wrap
+
+
+def _where(reader: Callable, file: str, args: tuple, tb: TracebackType | None) -> str:
+    """`file:line: ` of the failing read, from the reader's own locals where it has them: `where`
+    as a file name or (file, line), and the line number `n`; else the path argument."""
+    paths = [a for a in args if isinstance(a, Path)]
+    file = file or (rel(paths[0], paths[1]) if len(paths) > 1 else reader.__name__)
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code is reader.__code__:
+            names = tb.tb_frame.f_locals
+            where, n = names.get("where"), names.get("n")
+            file, line = where if isinstance(where, tuple) else (where or file, n)
+        tb = tb.tb_next
+    return f"{file}:{line}: " if isinstance(line, int) else f"{file}: "
+
+
+def _say(error: BaseException) -> str:
+    if isinstance(error, KeyError):
+        return f"missing {error.args[0]!r} (a column or key wanka writes); damaged or not ours"
+    return f"cannot read it: {error}"
+
 
 PLANES = ("parameter", "storage", "business", "inband", "oob")
 DEFAULT_VRF = "_public_"
@@ -51,14 +176,16 @@ def network(address: str, prefix: int | str) -> ipaddress.IPv4Network:
     return ipaddress.ip_interface(f"{address}/{prefix}").network
 
 
+@located("group_vars/all.yml")
 def pools(folder: Path) -> dict[str, ipaddress.IPv4Network]:
-    data = yaml.safe_load((folder / "group_vars" / "all.yml").read_text(encoding="utf-8")) or {}
+    data = file_yaml(folder, folder / "group_vars" / "all.yml") or {}
     return {p: ipaddress.ip_network(data["pools"][p]) for p in PLANES if p in data.get("pools", {})}
 
 
+@located("hosts.yml")
 def hosts(folder: Path) -> tuple[dict[str, dict], dict[str, set[str]]]:
     """host -> vars, group -> hosts (recursively), from hosts.yml."""
-    data = yaml.safe_load((folder / "hosts.yml").read_text(encoding="utf-8")) or {}
+    data = file_yaml(folder, folder / "hosts.yml") or {}
     hostvars: dict[str, dict] = {}
     groups: dict[str, set[str]] = {}
 
@@ -79,19 +206,20 @@ def hosts(folder: Path) -> tuple[dict[str, dict], dict[str, set[str]]]:
 
 def _host_line(folder: Path) -> dict[str, int]:
     lines: dict[str, int] = {}
-    for n, line in enumerate((folder / "hosts.yml").read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(file_text(folder, folder / "hosts.yml").splitlines(), 1):
         m = re.match(r"\s+([A-Za-z0-9_.-]+):\s*\{", line)
         if m:
             lines.setdefault(m.group(1), n)
     return lines
 
 
+@located()
 def switch(g: Graph, folder: Path, path: Path) -> tuple[dict[str, str], Access]:
     """Add one switch config to the graph; returns physical port -> logical interface and how
     the switch restricts management access."""
     where = rel(folder, path)
     device = path.stem
-    text = path.read_text(encoding="utf-8")
+    text = file_text(folder, path)
     lines = text.splitlines()
     fold: dict[str, str] = {}
     vlans: set[int] = set()
@@ -180,11 +308,12 @@ def _vlan_list(text: str) -> set[int]:
     return out
 
 
+@located()
 def hccn(g: Graph, folder: Path, path: Path) -> None:
     where = rel(folder, path)
     host = path.stem
     values: dict[tuple[str, int], tuple[str, int]] = {}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(file_text(folder, path).splitlines(), 1):
         m = re.fullmatch(r"(address|netmask|gateway)_(\d+)=(\S+)", line.strip())
         if m:
             values[(m.group(1), int(m.group(2)))] = (m.group(3), n)
@@ -205,6 +334,7 @@ def gateway(g: Graph, node: tuple, address: str, prefix, gw: str, where) -> None
         g.edge(node, ("net", f"{gw}/32"), where)
 
 
+@located()
 def host_interfaces(g: Graph, folder: Path, hostvars: dict[str, dict]) -> dict[str, str]:
     """Host interfaces from hosts.yml; returns (host, port) -> logical interface (bonds)."""
     fold: dict[str, str] = {}
@@ -238,10 +368,11 @@ def host_interfaces(g: Graph, folder: Path, hostvars: dict[str, dict]) -> dict[s
     return fold
 
 
+@located()
 def cabling(g: Graph, folder: Path, fold: dict[str, str]) -> None:
     path = folder / "files" / "cabling.csv"
     where = rel(folder, path)
-    with path.open(encoding="utf-8", newline="") as fh:
+    with io.StringIO(file_text(folder, path), newline="") as fh:
         for n, row in enumerate(csv.DictReader(fh), 2):
             a = (
                 "if",

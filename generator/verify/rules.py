@@ -14,7 +14,6 @@ import itertools
 import re
 
 import networkx as nx
-import yaml
 
 from generator.verify import read
 from generator.verify.report import Problem, Report
@@ -171,7 +170,7 @@ def secrets(rel: str, text: str, report: Report) -> None:
         if NFS.search(line):
             report.problems.append(Problem(rel, n, f"NFS mount or export: {line.strip()!r}"))
     if rel.startswith("files/switches/") and rel.endswith(".yml"):
-        for key, value in _secret_values(yaml.safe_load(text)):
+        for key, value in _secret_values(read.yaml_text(rel, text)):
             if not (isinstance(value, str) and VAULT.fullmatch(value)):
                 report.problems.append(Problem(rel, 1, f"{key} in clear"))
 

@@ -1,0 +1,74 @@
+"""Read `REF:path` from git for `wanka diff`, without letting the argument become a git option.
+
+`git show <arg>` takes an argument starting with `-` as an option (`--output=FILE` writes a
+file), so a ref or path starting with `-` is refused, the object name is resolved with
+`git rev-parse --verify --end-of-options` (an option after it is a name, git >= 2.24) and the
+blob is read with `git cat-file blob <object id>`, where the id is 40 (or 64) hex digits.
+Git never runs a pager or asks for input here: stdin is closed and GIT_PAGER is cat.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+MAX_BYTES = 4 * 1024 * 1024  # the blueprint loader's limit; git output beyond it is refused
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+class GitError(ValueError):
+    """A REF:path that cannot be read; the message says why."""
+
+
+def split_spec(spec: str) -> tuple[str, str]:
+    """`REF:path` -> (ref, path); GitError when it is not one, or a part starts with `-`."""
+    ref, _, path = spec.partition(":")
+    if not ref or not path:
+        raise GitError(f"{spec}: not a file, nor REF:path")
+    for part, word in ((ref, "ref"), (path, "path")):
+        if part.startswith("-"):
+            raise GitError(
+                f"{spec}: a {word} cannot start with '-' (it would be read as an option)"
+            )
+        if "\0" in part or "\n" in part:
+            raise GitError(f"{spec}: a {word} cannot hold a NUL or line break")
+    return ref, path
+
+
+def show(spec: str, folder: Path) -> Path:
+    """The file REF:path written into `folder` under its own name; GitError says what is wrong."""
+    ref, path = split_spec(spec)
+    oid = _git(spec, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}:{path}")
+    oid = oid.decode("ascii", errors="replace").strip()
+    if not _OBJECT_ID.fullmatch(oid):
+        raise GitError(f"{spec}: git gave no object id for it")
+    data = _git(spec, "cat-file", "blob", oid)
+    name = Path(path).name
+    if name in ("", ".", ".."):
+        raise GitError(f"{spec}: not a file path")
+    target = folder / name
+    target.write_bytes(data)
+    return target
+
+
+def _git(spec: str, *args: str) -> bytes:
+    env = {**os.environ, "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+    try:
+        done = subprocess.run(
+            ["git", *args], capture_output=True, stdin=subprocess.DEVNULL, env=env, timeout=60
+        )
+    except FileNotFoundError:
+        raise GitError(f"{spec}: git is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise GitError(f"{spec}: git did not answer within 60 s") from None
+    if done.returncode != 0:
+        said = done.stderr.decode(errors="replace").strip().splitlines()
+        reason = said[-1] if said else f"no such ref or path (git exit {done.returncode})"
+        if "not a git repository" in reason:
+            reason = f"not a file, and {Path.cwd()} is not in a git repository"
+        raise GitError(f"{spec}: {reason}")
+    if len(done.stdout) > MAX_BYTES:
+        raise GitError(f"{spec}: larger than {MAX_BYTES:,} bytes; not a blueprint")
+    return done.stdout
