@@ -15,6 +15,7 @@ from generator.analysis import Analysis, Finding, analyse
 from generator.artifacts import (
     OutputFile,
     bom,
+    border,
     cabling,
     docs,
     failure_report,
@@ -42,6 +43,7 @@ EMITTERS = (  # the slowest first, so parallel workers finish together
     monitoring.emit,
     scheduler.emit,
     failure_report.emit,
+    border.emit,
 )
 
 

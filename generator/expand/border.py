@@ -163,7 +163,10 @@ def border_routing(
     border = bp["zones"]["border"]
     bases = {plane: parse_pool(pools[plane]) for plane in FIREWALL_PLANES}
     net, prefix = parse_pool(border["pool"])
-    nxt = {plane: net + (((1 << (32 - pre)) // 8) * BORDER_REGION) for plane, (net, pre) in bases.items()}
+    nxt = {
+        plane: net + (((1 << (32 - pre)) // 8) * BORDER_REGION)
+        for plane, (net, pre) in bases.items()
+    }
     nxt["border"] = net
     p2p: dict[int, tuple[int, int]] = {}
     for i, w in enumerate(attached.border):
@@ -171,7 +174,15 @@ def border_routing(
         p2p[i] = (nxt[plane], nxt[plane] + 1)
         nxt[plane] += 2
     if nxt["border"] > net + (1 << (32 - prefix)):
-        raise BlueprintError([Problem(("zones", "border", "pool"), "too small for the firewall links", "use a /28 or larger")])
+        raise BlueprintError(
+            [
+                Problem(
+                    ("zones", "border", "pool"),
+                    "too small for the firewall links",
+                    "use a /28 or larger",
+                )
+            ]
+        )
     firewalls = sorted({w.a_device for w in attached.border})
     rank = {fw: i for i, fw in enumerate(firewalls)}
     want = {"business": (0, 0), "inband": bases["oob"], "oob": bases["inband"]}
@@ -191,7 +202,15 @@ def border_routing(
     uplinks = []
     for k, (router, port) in enumerate(sorted(attached.uplinks.items())):
         if 2 * k + 2 > 1 << (32 - pprefix):
-            raise BlueprintError([Problem(("zones", "border", "provider"), "too small: one /31 per border router", "use a /30 or larger")])
+            raise BlueprintError(
+                [
+                    Problem(
+                        ("zones", "border", "provider"),
+                        "too small: one /31 per border router",
+                        "use a /30 or larger",
+                    )
+                ]
+            )
         uplinks.append(Uplink(router, port, pnet + 2 * k, 31, pnet + 2 * k + 1))
         routes.append(Route(router, 0, 0, pnet + 2 * k + 1))
     routes.sort(key=lambda r: (r.device, r.vrf, r.network, r.prefix, r.preference, r.next_hop))
