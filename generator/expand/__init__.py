@@ -114,7 +114,7 @@ def expand(
     racks = tuple(replace(r, cdu=cdu_of[r.name]) if r.name in cdu_of else r for r in racks)
     lossless = lossless_classes(bp)
     fabrics = tuple(fabric(specs[plane], b) for plane, b in builds.items())
-    pools = (*(a.pool for a in addrs.values()), routing.pool)
+    pools = (*(a.pool for a in addrs.values()), *routing.pools)
     by_name = {d.name: d for d in devs}
     namer = domain_namer(by_name, racks, cdus, _fabric_of(fabrics, "parameter"))
     servers = npu_servers(devs, links, addrs, hosts.model, namer)

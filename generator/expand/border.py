@@ -146,7 +146,7 @@ class BorderRouting:
     p2p: dict[int, tuple[int, int]]  # border wire index -> (firewall address, far address)
     routes: tuple[Route, ...]
     uplinks: tuple[Uplink, ...]
-    pool: Pool
+    pools: tuple[Pool, ...]  # the border pool and the provider hand-off
 
 
 def border_routing(
@@ -215,7 +215,8 @@ def border_routing(
         routes.append(Route(router, 0, 0, pnet + 2 * k + 1))
     routes.sort(key=lambda r: (r.device, r.vrf, r.network, r.prefix, r.preference, r.next_hop))
     used = nxt["border"] - net
-    return BorderRouting(p2p, tuple(routes), tuple(uplinks), Pool("border", net, prefix, used))
+    pools_out = (Pool("border", net, prefix, used), Pool("provider", pnet, pprefix, 2 * len(uplinks)))
+    return BorderRouting(p2p, tuple(routes), tuple(uplinks), pools_out)
 
 
 def shared_storage_addresses(pool_text: str, wires: list[Wire], where: YamlPath) -> PlaneAddresses:

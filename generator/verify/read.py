@@ -16,7 +16,7 @@ from pathlib import Path
 import networkx as nx
 import yaml
 
-PLANES = ("parameter", "storage", "business", "inband", "oob")
+PLANES = ("parameter", "storage", "business", "inband", "oob", "border", "provider")
 DEFAULT_VRF = "_public_"
 
 
@@ -32,6 +32,45 @@ class Access:
     )
     snmp: bool = False
     telnet: list[int] = field(default_factory=list)
+    vty: list[tuple[int, bool]] = field(default_factory=list)  # (line, has an inbound ACL)
+    clear_snmp: list[int] = field(default_factory=list)  # SNMP v1/v2c communities
+
+
+@dataclass(frozen=True, slots=True)
+class StaticRoute:
+    device: str
+    vrf: str
+    network: ipaddress.IPv4Network
+    next_hop: int
+    preference: int
+    where: tuple[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One firewall security-policy rule."""
+
+    name: str
+    source_zone: str
+    destination_zone: str
+    sources: tuple[tuple[int, int], ...]  # (low, high) address ranges; empty = any
+    destinations: tuple[tuple[int, int], ...]
+    services: tuple[tuple[str, int], ...]  # (protocol, port); empty = any
+    permit: bool
+    where: tuple[str, int]
+
+
+@dataclass(slots=True)
+class Routing:
+    """What the configs say about routing: static routes, who advertises them, BGP peers, and
+    the firewalls' interfaces, zones and policies."""
+
+    routes: list[StaticRoute] = field(default_factory=list)
+    advertises: set[str] = field(default_factory=set)  # devices importing static routes
+    peers: list[tuple[str, str, int, tuple[str, int]]] = field(default_factory=list)
+    addresses: dict[int, tuple[str, str, int]] = field(default_factory=dict)  # ip -> dev, if, plen
+    zones: dict[tuple[str, str], str] = field(default_factory=dict)  # (fw, interface) -> zone
+    rules: dict[str, list[Rule]] = field(default_factory=dict)  # firewall -> rules in order
 
 
 def rel(folder: Path, path: Path) -> str:
@@ -51,8 +90,13 @@ def network(address: str, prefix: int | str) -> ipaddress.IPv4Network:
     return ipaddress.ip_interface(f"{address}/{prefix}").network
 
 
-def pools(folder: Path) -> dict[str, ipaddress.IPv4Network]:
-    data = yaml.safe_load((folder / "group_vars" / "all.yml").read_text(encoding="utf-8")) or {}
+def settings(folder: Path) -> dict:
+    """group_vars/all.yml: the pools, storage mode and access the output was built with."""
+    return yaml.safe_load((folder / "group_vars" / "all.yml").read_text(encoding="utf-8")) or {}
+
+
+def pools(folder: Path, data: dict | None = None) -> dict[str, ipaddress.IPv4Network]:
+    data = settings(folder) if data is None else data
     return {p: ipaddress.ip_network(data["pools"][p]) for p in PLANES if p in data.get("pools", {})}
 
 
@@ -86,9 +130,27 @@ def _host_line(folder: Path) -> dict[str, int]:
     return lines
 
 
-def switch(g: Graph, folder: Path, path: Path) -> tuple[dict[str, str], Access]:
-    """Add one switch config to the graph; returns physical port -> logical interface and how
-    the switch restricts management access."""
+ROUTE = re.compile(
+    r"ip route-static (?:vpn-instance (\S+) )?(\S+) (\S+) (\d+\.\d+\.\d+\.\d+)(?: preference (\d+))?"
+)
+PROTOCOLS = {"tcp", "udp", "icmp"}
+
+
+def _prefix(text: str) -> int:
+    return ipaddress.ip_network(f"0.0.0.0/{text}").prefixlen if "." in text else int(text)
+
+
+def _range(address: str, prefix: str) -> tuple[int, int]:
+    net = ipaddress.ip_network(f"{address}/{_prefix(prefix)}", strict=False)
+    return int(net.network_address), int(net.broadcast_address)
+
+
+def switch(
+    g: Graph, folder: Path, path: Path, routing: Routing, gateway: bool = False
+) -> tuple[dict[str, str], Access]:
+    """Add one device config (switch, router, or with `gateway` a firewall, whose interfaces
+    are never joined) to the graph; returns physical port -> logical interface and how the
+    device restricts management access. Routes, peers, zones and policies go to `routing`."""
     where = rel(folder, path)
     device = path.stem
     text = path.read_text(encoding="utf-8")
@@ -101,22 +163,42 @@ def switch(g: Graph, folder: Path, path: Path) -> tuple[dict[str, str], Access]:
     access = Access(where, device)
     acls, uses = access.acls, access.uses
     acl: str | None = None
-    in_vty = False
+    block = ""
+    zone = ""
+    rule: dict | None = None
+    rules = routing.rules.setdefault(device, []) if gateway else []
     for n, line in enumerate(lines, 1):
         s = line.strip()
-        if m := re.match(r"vlan batch (.+)", s):
-            vlans |= _vlan_list(m.group(1))
         if not line.startswith(" "):
-            iface, acl, in_vty = None, None, False
+            if rule is not None:
+                rules.append(_rule(rule))
+                rule = None
+            iface, acl, block = None, None, ""
             if m := re.match(r"interface (\S+)", line):
                 iface, vrf = m.group(1), DEFAULT_VRF
                 if v := re.fullmatch(r"Vlanif(\d+)", iface):
                     g.edge(("if", device, iface), ("vlan", device, int(v.group(1))), (where, n))
+            elif m := re.match(r"vlan batch (.+)", line):
+                vlans |= _vlan_list(m.group(1))
+            elif m := ROUTE.match(line):
+                net = ipaddress.ip_network(f"{m.group(2)}/{_prefix(m.group(3))}", strict=False)
+                hop = int(ipaddress.ip_address(m.group(4)))
+                pref = int(m.group(5) or 60)
+                routing.routes.append(
+                    StaticRoute(device, m.group(1) or DEFAULT_VRF, net, hop, pref, (where, n))
+                )
             elif m := re.match(r"acl (?:number |name )?(\S+)", line):
                 acl = m.group(1)
                 acls.setdefault(acl, [])
             elif line.startswith("user-interface vty"):
-                in_vty = True
+                block = "vty"
+                access.vty.append((n, False))
+            elif line.startswith(("bgp ", "ospf ")):
+                block = "routing"
+            elif m := re.match(r"firewall zone (?:name )?(\S+)", line):
+                block, zone = "zone", m.group(1)
+            elif line.startswith("security-policy"):
+                block = "policy"
             elif m := re.match(r"ssh server acl (\S+)", line):
                 uses["ssh server acl"].append(n)
                 acls.setdefault("@ssh", []).append((n, m.group(1)))
@@ -125,15 +207,38 @@ def switch(g: Graph, folder: Path, path: Path) -> tuple[dict[str, str], Access]:
                 acls.setdefault("@snmp", []).append((n, m.group(1)))
             elif line.startswith("snmp-agent"):
                 access.snmp = True
+                if re.match(r"snmp-agent (?:community|sys-info version (?:v1|v2c|all))", line):
+                    access.clear_snmp.append(n)
             elif line.startswith("telnet server enable"):
                 access.telnet.append(n)
             continue
-        if acl is not None and s.startswith("rule "):
-            acls[acl].append((n, s))
+        if acl is not None:
+            if s.startswith("rule "):
+                acls[acl].append((n, s))
             continue
-        if in_vty and (m := re.match(r"acl (\S+) inbound", s)):
-            uses["vty acl"].append(n)
-            acls.setdefault("@vty", []).append((n, m.group(1)))
+        if block == "vty":
+            if m := re.match(r"acl (\S+) inbound", s):
+                uses["vty acl"].append(n)
+                access.vty[-1] = (access.vty[-1][0], True)
+                acls.setdefault("@vty", []).append((n, m.group(1)))
+            continue
+        if block == "routing":
+            if m := re.match(r"peer (\S+) as-number", s):
+                routing.peers.append((device, m.group(1), n, (where, n)))
+            elif s.startswith(("default-route-advertise", "import-route static")):
+                routing.advertises.add(device)
+            continue
+        if block == "zone":
+            if m := re.match(r"add interface (\S+)", s):
+                routing.zones[(device, m.group(1))] = zone
+            continue
+        if block == "policy":
+            if m := re.match(r"rule name (\S+)", s):
+                if rule is not None:
+                    rules.append(_rule(rule))
+                rule = {"name": m.group(1), "where": (where, n), "src": [], "dst": [], "svc": []}
+            elif rule is not None:
+                _policy_line(rule, s)
             continue
         if iface is None:
             continue
@@ -141,12 +246,12 @@ def switch(g: Graph, folder: Path, path: Path) -> tuple[dict[str, str], Access]:
         if m := re.match(r"ip binding vpn-instance (\S+)", s):
             vrf = m.group(1)
         elif m := re.match(r"ip address (\S+) (\S+)(?: sub)?$", s):
-            prefix = m.group(2)
-            if "." in prefix:
-                prefix = str(ipaddress.ip_network(f"0.0.0.0/{prefix}").prefixlen)
+            prefix = _prefix(m.group(2))
             net = network(m.group(1), prefix)
             g.edge(node, ("net", str(net)), (where, n))
-            g.edge(node, ("vrf", device, vrf), (where, n))
+            routing.addresses[int(ipaddress.ip_address(m.group(1)))] = (device, iface, prefix)
+            if not gateway:
+                g.edge(node, ("vrf", device, vrf), (where, n))
         elif m := re.match(r"eth-trunk (\d+)", s):
             fold[iface] = f"Eth-Trunk{m.group(1)}"
             g.edge(node, ("if", device, f"Eth-Trunk{m.group(1)}"), (where, n))
@@ -157,10 +262,42 @@ def switch(g: Graph, folder: Path, path: Path) -> tuple[dict[str, str], Access]:
                 g.edge(node, ("vlan", device, v), (where, n))
         elif s.startswith("port vlan exclude") or s == "port trunk allow-pass vlan all":
             all_vlan_ifaces.append((iface, n))
+    if rule is not None:
+        rules.append(_rule(rule))
     for name, n in all_vlan_ifaces:  # a peer-link carries every VLAN but the excluded ones
         for v in sorted(vlans):
             g.edge(("if", device, name), ("vlan", device, v), (where, n))
     return fold, access
+
+
+def _policy_line(rule: dict, s: str) -> None:
+    words = s.split()
+    if words[0] in ("source-zone", "destination-zone") and len(words) > 1:
+        rule[words[0]] = words[1]
+    elif words[0] in ("source-address", "destination-address") and len(words) > 2:
+        try:
+            rng = _range(words[1], words[2])
+        except ValueError:
+            return
+        rule["src" if words[0] == "source-address" else "dst"].append(rng)
+    elif words[:2] == ["service", "protocol"] and len(words) > 2:
+        port = int(words[4]) if len(words) > 4 and words[4].isdigit() else 0
+        rule["svc"].append((words[2], port))
+    elif words[0] == "action" and len(words) > 1:
+        rule["action"] = words[1]
+
+
+def _rule(r: dict) -> Rule:
+    return Rule(
+        r["name"],
+        r.get("source-zone", ""),
+        r.get("destination-zone", ""),
+        tuple(r["src"]),
+        tuple(r["dst"]),
+        tuple(r["svc"]),
+        r.get("action") == "permit",
+        r["where"],
+    )
 
 
 def _vlan_list(text: str) -> set[int]:
@@ -238,19 +375,29 @@ def host_interfaces(g: Graph, folder: Path, hostvars: dict[str, dict]) -> dict[s
     return fold
 
 
-def cabling(g: Graph, folder: Path, fold: dict[str, str]) -> None:
+@dataclass(slots=True)
+class Cabling:
+    """What files/cabling.csv says: the line each cabled port and device first appears on, and
+    the rows that cable a port already cabled."""
+
+    ports: dict[tuple[str, str], int] = field(default_factory=dict)
+    devices: dict[str, int] = field(default_factory=dict)
+    twice: list[tuple[str, str, int, int]] = field(default_factory=list)  # dev, port, line, first
+
+
+def cabling(g: Graph, folder: Path, fold: dict[str, str]) -> Cabling:
     path = folder / "files" / "cabling.csv"
     where = rel(folder, path)
+    out = Cabling()
     with path.open(encoding="utf-8", newline="") as fh:
         for n, row in enumerate(csv.DictReader(fh), 2):
-            a = (
-                "if",
-                row["a_device"],
-                fold.get(f"{row['a_device']}\0{row['a_port']}", row["a_port"]),
-            )
-            b = (
-                "if",
-                row["b_device"],
-                fold.get(f"{row['b_device']}\0{row['b_port']}", row["b_port"]),
-            )
-            g.edge(a, b, (where, n))
+            ends = []
+            for side in ("a", "b"):
+                dev, port = row[f"{side}_device"], row[f"{side}_port"]
+                first = out.ports.setdefault((dev, port), n)
+                if first != n:
+                    out.twice.append((dev, port, n, first))
+                out.devices.setdefault(dev, n)
+                ends.append(("if", dev, fold.get(f"{dev}\0{port}", port)))
+            g.edge(ends[0], ends[1], (where, n))
+    return out
