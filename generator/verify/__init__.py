@@ -67,7 +67,7 @@ def verify(folder: Path) -> Report:
     rules.completeness(cabled, configured, hosts, report)
     rules.routing(routing, pools, g.g, report)
     rules.isolation(g.g, pools, firewalls, report, shared=settings.get("storage_mode") == "shared")
-    flows.prove(folder, g.g, routing, cabled, hostvars, groups, report)
+    flows.prove(folder, g.g, pools, routing, cabled, hostvars, groups, report)
     rules.settings(folder, settings, report)
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         rules.secrets(folder, path, report)

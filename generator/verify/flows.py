@@ -108,7 +108,7 @@ def endpoints(hostvars: dict, groups: dict) -> dict[str, list[tuple[str, int]]]:
 
 
 class Prover:
-    def __init__(self, g, routing: read.Routing, cabled: read.Cabling, firewalls, routers):
+    def __init__(self, g, pools, routing: read.Routing, cabled: read.Cabling, firewalls, routers):
         self.g, self.routing, self.firewalls, self.routers = g, routing, firewalls, routers
         self.cabled = cabled.ports
         self.comp: dict[tuple, int] = {}
@@ -121,6 +121,13 @@ class Prover:
                 net = ipaddress.ip_network(node[1])
                 self.nets.setdefault(net.prefixlen, {})[int(net.network_address)] = node
         self.lengths = sorted(self.nets, reverse=True)
+        self.planes: dict[int, str] = {}
+        for plen, nets in self.nets.items():
+            for address, node in nets.items():
+                for plane, pool in pools.items():
+                    lo, hi = int(pool.network_address), int(pool.broadcast_address)
+                    if plen >= pool.prefixlen and lo <= address <= hi:
+                        self.planes.setdefault(self.comp[node], plane)
         # crossing routes per domain: routes toward a firewall or on a router, announced
         self.crossing: dict[int, list[read.StaticRoute]] = {}
         self.own: dict[str, list[read.StaticRoute]] = {}
@@ -133,6 +140,9 @@ class Prover:
             if node in self.comp:
                 self.crossing.setdefault(self.comp[node], []).append(r)
         self.memo: dict[tuple, str | None] = {}
+
+    def plane(self, domain: int) -> str:
+        return self.planes.get(domain, "unnamed")
 
     def net_of(self, address: int) -> tuple | None:
         for plen in self.lengths:
@@ -170,14 +180,14 @@ class Prover:
     def _prove(self, flow: FlowRow, src: tuple[int, int], dst: tuple[int, int]) -> str | None:
         here = self.domain(src[0])
         if here is None:
-            return f"{ipaddress.ip_address(src[0])} is on no subnet a rendered config serves"
+            return f"the {flow.source} are on no subnet a rendered config serves"
         target = None if dst[0] == OUTSIDE else self.domain(dst[0])
         for _ in range(MAX_HOPS):
             if target is not None and here == target:
-                return self._back(src[0], dst[0], here)
+                return self._back(flow, src[0], here)
             routes = self.best(self.crossing.get(here, []), dst[0])
             if not routes:
-                return f"no route toward {ipaddress.ip_address(dst[0])} leaves the domain of {ipaddress.ip_address(src[0])}"
+                return f"no route toward the {flow.destination} leaves the {self.plane(here)} plane"
             why = None
             for r in routes:
                 hop = self.routing.addresses.get(r.next_hop)
@@ -224,7 +234,7 @@ class Prover:
                 return f"{fw}: next hop {ipaddress.ip_address(r.next_hop)} is no rendered interface"
             node = self.net_of(r.next_hop)
             return self.comp[node]
-        return f"{fw} has no route toward {ipaddress.ip_address(dst[0])} out of a cabled interface"
+        return f"{fw} has no route toward the {flow.destination} out of a cabled interface"
 
     def _egress(self, fw: str, hop: int) -> str | None:
         for address, (dev, port, plen) in self.routing.addresses.items():
@@ -252,17 +262,17 @@ class Prover:
             return f"{rule.where[0]}:{rule.where[1]}: {fw} rule {rule.name} denies it"
         return f"{fw} denies {zin} -> {zout} {flow.protocol} {' '.join(map(str, flow.ports))} (no rule permits it)"
 
-    def _back(self, src: int, dst: int, here: int) -> str | None:
+    def _back(self, flow: FlowRow, src: int, here: int) -> str | None:
         """The destination's domain routes back toward the source."""
         if self.domain(src) == here:
             return None
         for r in self.best(self.crossing.get(here, []), src):
             if r.next_hop in self.routing.addresses:
                 return None
-        return f"no route back toward {ipaddress.ip_address(src)} from the domain of {ipaddress.ip_address(dst)}"
+        return f"no route back from the {self.plane(here)} plane toward the {flow.source}"
 
 
-def prove(folder: Path, g, routing, cabled, hostvars, groups, report: Report) -> None:
+def prove(folder: Path, g, pools, routing, cabled, hostvars, groups, report: Report) -> None:
     rows = read_flows(folder)
     if not rows:
         report.problems.append(
@@ -275,7 +285,12 @@ def prove(folder: Path, g, routing, cabled, hostvars, groups, report: Report) ->
         return
     ends = endpoints(hostvars, groups)
     prover = Prover(
-        g, routing, cabled, groups.get("firewalls", set()), groups.get("border_routers", set())
+        g,
+        pools,
+        routing,
+        cabled,
+        groups.get("firewalls", set()),
+        groups.get("border_routers", set()),
     )
     for flow in rows:
         sources, dests = ends.get(flow.source, []), ends.get(flow.destination, [])
@@ -302,7 +317,7 @@ def prove(folder: Path, g, routing, cabled, hostvars, groups, report: Report) ->
                     "files/flows.csv",
                     flow.line,
                     f"required flow {flow.name} ({flow.source} -> {flow.destination}, "
-                    f"{flow.protocol} {ports}) lost for {len(who)} endpoint(s), e.g. {who[0]}: "
+                    f"{flow.protocol} {ports}) lost for {len(who)} source/subnet pairs, e.g. {who[0]}: "
                     f"{why}",
                 )
             )

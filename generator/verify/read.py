@@ -101,23 +101,37 @@ def pools(folder: Path, data: dict | None = None) -> dict[str, ipaddress.IPv4Net
 
 
 def hosts(folder: Path) -> tuple[dict[str, dict], dict[str, set[str]]]:
-    """host -> vars, group -> hosts (recursively), from hosts.yml."""
+    """host -> vars, group -> hosts (recursively, through children defined anywhere), from
+    hosts.yml."""
     data = yaml.safe_load((folder / "hosts.yml").read_text(encoding="utf-8")) or {}
     hostvars: dict[str, dict] = {}
-    groups: dict[str, set[str]] = {}
+    direct: dict[str, set[str]] = {}
+    children: dict[str, set[str]] = {}
 
-    def walk(name: str, group: dict) -> set[str]:
-        members = set()
+    def walk(name: str, group: dict) -> None:
+        group = group if isinstance(group, dict) else {}
         for host, hv in (group.get("hosts") or {}).items():
             hostvars.setdefault(host, {}).update(hv or {})
-            members.add(host)
+            direct.setdefault(name, set()).add(host)
         for child, sub in (group.get("children") or {}).items():
-            members |= walk(child, sub or {})
-        groups.setdefault(name, set()).update(members)
-        return members
+            children.setdefault(name, set()).add(child)
+            walk(child, sub or {})
 
     for name, group in data.items():
         walk(name, group or {})
+    groups: dict[str, set[str]] = {}
+
+    def resolve(name: str, seen: frozenset = frozenset()) -> set[str]:
+        if name not in groups:
+            members = set(direct.get(name, ()))
+            for child in children.get(name, ()):
+                if child not in seen:
+                    members |= resolve(child, seen | {name})
+            groups[name] = members
+        return groups[name]
+
+    for name in set(direct) | set(children):
+        resolve(name)
     return hostvars, groups
 
 
