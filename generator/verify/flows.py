@@ -140,6 +140,11 @@ class Prover:
             if node in self.comp:
                 self.crossing.setdefault(self.comp[node], []).append(r)
         self.memo: dict[tuple, str | None] = {}
+        self.interfaces: dict[str, list[tuple[int, int, str]]] = {}  # firewall -> its subnets
+        for address, (dev, port, plen) in routing.addresses.items():
+            if dev in firewalls:
+                mask = 0xFFFFFFFF << (32 - plen) & 0xFFFFFFFF
+                self.interfaces.setdefault(dev, []).append((address & mask, mask, port))
 
     def plane(self, domain: int) -> str:
         return self.planes.get(domain, "unnamed")
@@ -237,9 +242,8 @@ class Prover:
         return f"{fw} has no route toward the {flow.destination} out of a cabled interface"
 
     def _egress(self, fw: str, hop: int) -> str | None:
-        for address, (dev, port, plen) in self.routing.addresses.items():
-            mask = 0xFFFFFFFF << (32 - plen) & 0xFFFFFFFF
-            if dev == fw and address & mask == hop & mask:
+        for network, mask, port in self.interfaces.get(fw, ()):
+            if hop & mask == network:
                 return port
         return None
 
@@ -294,6 +298,9 @@ def prove(folder: Path, g, pools, routing, cabled, hostvars, groups, report: Rep
     )
     for flow in rows:
         sources, dests = ends.get(flow.source, []), ends.get(flow.destination, [])
+        if not sources or not dests:  # e.g. no storage-plane ports on a shared storage plane
+            report.flows_idle.append(flow.name)
+            continue
         lost: dict[str, list[str]] = {}
         proven = 0
         small_is_source = len(sources) <= len(dests)

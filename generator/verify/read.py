@@ -18,6 +18,7 @@ import yaml
 
 PLANES = ("parameter", "storage", "business", "inband", "oob", "border", "provider")
 DEFAULT_VRF = "_public_"
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when libyaml is there
 
 
 @dataclass(slots=True)
@@ -92,7 +93,7 @@ def network(address: str, prefix: int | str) -> ipaddress.IPv4Network:
 
 def settings(folder: Path) -> dict:
     """group_vars/all.yml: the pools, storage mode and access the output was built with."""
-    return yaml.safe_load((folder / "group_vars" / "all.yml").read_text(encoding="utf-8")) or {}
+    return yaml.load((folder / "group_vars" / "all.yml").read_text(encoding="utf-8"), LOADER) or {}
 
 
 def pools(folder: Path, data: dict | None = None) -> dict[str, ipaddress.IPv4Network]:
@@ -103,7 +104,7 @@ def pools(folder: Path, data: dict | None = None) -> dict[str, ipaddress.IPv4Net
 def hosts(folder: Path) -> tuple[dict[str, dict], dict[str, set[str]]]:
     """host -> vars, group -> hosts (recursively, through children defined anywhere), from
     hosts.yml."""
-    data = yaml.safe_load((folder / "hosts.yml").read_text(encoding="utf-8")) or {}
+    data = yaml.load((folder / "hosts.yml").read_text(encoding="utf-8"), LOADER) or {}
     hostvars: dict[str, dict] = {}
     direct: dict[str, set[str]] = {}
     children: dict[str, set[str]] = {}

@@ -291,6 +291,11 @@ def settings(folder, data: dict, report: Report) -> None:
 
 
 SCANNED = (".cfg", ".yml", ".yaml")
+_DEFAULTS = "|".join(re.escape(d) for d in KNOWN_DEFAULTS)
+SUSPECT_CFG = re.compile(rf"^.*(?:password|cipher|simple|plain|community|{_DEFAULTS}).*$", re.M)
+SUSPECT_YAML = re.compile(
+    r"(?i)^.*(?:password|passwd|secret|community|_key|nfs|mount|export|\((?:rw|ro)\b).*$", re.M
+)
 
 
 def secrets(folder, path, report: Report) -> None:
@@ -305,7 +310,7 @@ def secrets(folder, path, report: Report) -> None:
     except UnicodeDecodeError:
         return
     config = path.suffix == ".cfg"
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in _suspect_lines(text, SUSPECT_CFG if config else SUSPECT_YAML):
         if config:
             s = line.strip()
             if s.startswith(("description ", "sysname ", "ssh server cipher", "header ")):
@@ -320,3 +325,13 @@ def secrets(folder, path, report: Report) -> None:
             value = value.split(" #")[0].strip().strip("\"'")
             if value and value not in ("null", "~") and not REFERENCE.fullmatch(value):
                 report.problems.append(Problem(rel, n, f"{key} in clear"))
+
+
+def _suspect_lines(text: str, suspect: re.Pattern):
+    """(line number, line) of the lines a keyword search finds: one pass over the text instead
+    of every pattern on every line."""
+    n, pos = 1, 0
+    for m in suspect.finditer(text):
+        n += text.count("\n", pos, m.start())
+        pos = m.start()
+        yield n, m.group(0)
