@@ -69,7 +69,10 @@ def verify(folder: Path) -> Report:
     rules.isolation(g.g, pools, firewalls, report, shared=settings.get("storage_mode") == "shared")
     flows.prove(folder, g.g, pools, routing, cabled, hostvars, groups, report)
     rules.settings(folder, settings, report)
+    for rel, text in routing.texts.items():
+        rules.secrets_in(rel, text, report)
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        rules.secrets(folder, path, report)
+        if read.rel(folder, path) not in routing.texts:
+            rules.secrets(folder, path, report)
     report.nodes, report.edges = g.g.number_of_nodes(), g.g.number_of_edges()
     return report

@@ -72,6 +72,7 @@ class Routing:
     addresses: dict[int, tuple[str, str, int]] = field(default_factory=dict)  # ip -> dev, if, plen
     zones: dict[tuple[str, str], str] = field(default_factory=dict)  # (fw, interface) -> zone
     rules: dict[str, list[Rule]] = field(default_factory=dict)  # firewall -> rules in order
+    texts: dict[str, str] = field(default_factory=dict)  # config path -> its text
 
 
 def rel(folder: Path, path: Path) -> str:
@@ -87,8 +88,35 @@ class Graph:
             self.g.add_edge(a, b, where=where)
 
 
-def network(address: str, prefix: int | str) -> ipaddress.IPv4Network:
-    return ipaddress.ip_interface(f"{address}/{prefix}").network
+def ip_int(text: str) -> int:
+    """Dotted quad -> integer, without ipaddress's per-call cost (verify reads ~10^5 of them)."""
+    parts = text.split(".")
+    if len(parts) != 4 or not all(p.isdigit() and int(p) < 256 for p in parts):
+        raise ValueError(f"not an IPv4 address: {text!r}")
+    a, b, c, d = map(int, parts)
+    return a << 24 | b << 16 | c << 8 | d
+
+
+def _mask(prefix: int) -> int:
+    return 0xFFFFFFFF << (32 - prefix) & 0xFFFFFFFF
+
+
+def _prefix(text: str | int) -> int:
+    if isinstance(text, int):
+        return text
+    if "." in text:
+        return 32 - (~ip_int(text) & 0xFFFFFFFF).bit_length()
+    value = int(text)
+    if not 0 <= value <= 32:
+        raise ValueError(f"not a prefix length: {text!r}")
+    return value
+
+
+def network(address: str, prefix: int | str) -> str:
+    """The subnet `address/prefix` lies in, spelled as the graph's ("net", ...) nodes are."""
+    plen = _prefix(prefix)
+    n = ip_int(address) & _mask(plen)
+    return f"{n >> 24}.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255}/{plen}"
 
 
 def settings(folder: Path) -> dict:
@@ -151,13 +179,29 @@ ROUTE = re.compile(
 PROTOCOLS = {"tcp", "udp", "icmp"}
 
 
-def _prefix(text: str) -> int:
-    return ipaddress.ip_network(f"0.0.0.0/{text}").prefixlen if "." in text else int(text)
-
-
 def _range(address: str, prefix: str) -> tuple[int, int]:
     net = ipaddress.ip_network(f"{address}/{_prefix(prefix)}", strict=False)
     return int(net.network_address), int(net.broadcast_address)
+
+
+_INTERFACE = re.compile(r"interface (\S+)")
+_VLANIF = re.compile(r"Vlanif(\d+)")
+_VLAN_BATCH = re.compile(r"vlan batch (.+)")
+_ACL = re.compile(r"acl (?:number |name )?(\S+)")
+_ZONE = re.compile(r"firewall zone (?:name )?(\S+)")
+_SSH_ACL = re.compile(r"ssh server acl (\S+)")
+_SNMP_ACL = re.compile(r"snmp-agent acl (\S+)")
+_SNMP_CLEAR = re.compile(r"snmp-agent (?:community|sys-info version (?:v1|v2c|all))")
+_VTY_ACL = re.compile(r"acl (\S+) inbound")
+_BGP_PEER = re.compile(r"peer (\S+) as-number")
+_ZONE_MEMBER = re.compile(r"add interface (\S+)")
+_POLICY_RULE = re.compile(r"rule name (\S+)")
+_VRF_BINDING = re.compile(r"ip binding vpn-instance (\S+)")
+_IP_ADDRESS = re.compile(r"ip address (\S+) (\S+)(?: sub)?$")
+_ETH_TRUNK = re.compile(r"eth-trunk (\d+)")
+_PORT_VLAN = re.compile(
+    r"port (?:default|hybrid (?:untagged|tagged)|trunk (?:allow-pass|pvid)) vlan (.+)"
+)
 
 
 def switch(
@@ -169,6 +213,7 @@ def switch(
     where = rel(folder, path)
     device = path.stem
     text = path.read_text(encoding="utf-8")
+    routing.texts[where] = text  # for the secrets scan, without reading the file again
     lines = text.splitlines()
     fold: dict[str, str] = {}
     vlans: set[int] = set()
@@ -183,26 +228,27 @@ def switch(
     rule: dict | None = None
     rules = routing.rules.setdefault(device, []) if gateway else []
     for n, line in enumerate(lines, 1):
-        s = line.strip()
         if not line.startswith(" "):
             if rule is not None:
                 rules.append(_rule(rule))
                 rule = None
             iface, acl, block = None, None, ""
-            if m := re.match(r"interface (\S+)", line):
+            if line == "#" or not line:
+                continue
+            if m := _INTERFACE.match(line):
                 iface, vrf = m.group(1), DEFAULT_VRF
-                if v := re.fullmatch(r"Vlanif(\d+)", iface):
+                if v := _VLANIF.fullmatch(iface):
                     g.edge(("if", device, iface), ("vlan", device, int(v.group(1))), (where, n))
-            elif m := re.match(r"vlan batch (.+)", line):
+            elif m := _VLAN_BATCH.match(line):
                 vlans |= _vlan_list(m.group(1))
             elif m := ROUTE.match(line):
                 net = ipaddress.ip_network(f"{m.group(2)}/{_prefix(m.group(3))}", strict=False)
-                hop = int(ipaddress.ip_address(m.group(4)))
+                hop = ip_int(m.group(4))
                 pref = int(m.group(5) or 60)
                 routing.routes.append(
                     StaticRoute(device, m.group(1) or DEFAULT_VRF, net, hop, pref, (where, n))
                 )
-            elif m := re.match(r"acl (?:number |name )?(\S+)", line):
+            elif m := _ACL.match(line):
                 acl = m.group(1)
                 acls.setdefault(acl, [])
             elif line.startswith("user-interface vty"):
@@ -210,45 +256,46 @@ def switch(
                 access.vty.append((n, False))
             elif line.startswith(("bgp ", "ospf ")):
                 block = "routing"
-            elif m := re.match(r"firewall zone (?:name )?(\S+)", line):
+            elif m := _ZONE.match(line):
                 block, zone = "zone", m.group(1)
             elif line.startswith("security-policy"):
                 block = "policy"
-            elif m := re.match(r"ssh server acl (\S+)", line):
+            elif m := _SSH_ACL.match(line):
                 uses["ssh server acl"].append(n)
                 acls.setdefault("@ssh", []).append((n, m.group(1)))
-            elif m := re.match(r"snmp-agent acl (\S+)", line):
+            elif m := _SNMP_ACL.match(line):
                 uses["snmp-agent acl"].append(n)
                 acls.setdefault("@snmp", []).append((n, m.group(1)))
             elif line.startswith("snmp-agent"):
                 access.snmp = True
-                if re.match(r"snmp-agent (?:community|sys-info version (?:v1|v2c|all))", line):
+                if _SNMP_CLEAR.match(line):
                     access.clear_snmp.append(n)
             elif line.startswith("telnet server enable"):
                 access.telnet.append(n)
             continue
+        s = line.strip()
         if acl is not None:
             if s.startswith("rule "):
                 acls[acl].append((n, s))
             continue
         if block == "vty":
-            if m := re.match(r"acl (\S+) inbound", s):
+            if m := _VTY_ACL.match(s):
                 uses["vty acl"].append(n)
                 access.vty[-1] = (access.vty[-1][0], True)
                 acls.setdefault("@vty", []).append((n, m.group(1)))
             continue
         if block == "routing":
-            if m := re.match(r"peer (\S+) as-number", s):
+            if m := _BGP_PEER.match(s):
                 routing.peers.append((device, m.group(1), n, (where, n)))
             elif s.startswith(("default-route-advertise", "import-route static")):
                 routing.advertises.add(device)
             continue
         if block == "zone":
-            if m := re.match(r"add interface (\S+)", s):
+            if m := _ZONE_MEMBER.match(s):
                 routing.zones[(device, m.group(1))] = zone
             continue
         if block == "policy":
-            if m := re.match(r"rule name (\S+)", s):
+            if m := _POLICY_RULE.match(s):
                 if rule is not None:
                     rules.append(_rule(rule))
                 rule = {"name": m.group(1), "where": (where, n), "src": [], "dst": [], "svc": []}
@@ -257,22 +304,21 @@ def switch(
             continue
         if iface is None:
             continue
+        if not s.startswith(("ip ", "eth-trunk ", "port ")):
+            continue
         node = ("if", device, iface)
-        if m := re.match(r"ip binding vpn-instance (\S+)", s):
+        if m := _VRF_BINDING.match(s):
             vrf = m.group(1)
-        elif m := re.match(r"ip address (\S+) (\S+)(?: sub)?$", s):
+        elif m := _IP_ADDRESS.match(s):
             prefix = _prefix(m.group(2))
-            net = network(m.group(1), prefix)
-            g.edge(node, ("net", str(net)), (where, n))
-            routing.addresses[int(ipaddress.ip_address(m.group(1)))] = (device, iface, prefix)
+            g.edge(node, ("net", network(m.group(1), prefix)), (where, n))
+            routing.addresses[ip_int(m.group(1))] = (device, iface, prefix)
             if not gateway:
                 g.edge(node, ("vrf", device, vrf), (where, n))
-        elif m := re.match(r"eth-trunk (\d+)", s):
+        elif m := _ETH_TRUNK.match(s):
             fold[iface] = f"Eth-Trunk{m.group(1)}"
             g.edge(node, ("if", device, f"Eth-Trunk{m.group(1)}"), (where, n))
-        elif m := re.match(
-            r"port (?:default|hybrid (?:untagged|tagged)|trunk (?:allow-pass|pvid)) vlan (.+)", s
-        ):
+        elif m := _PORT_VLAN.match(s):
             for v in _vlan_list(m.group(1)):
                 g.edge(node, ("vlan", device, v), (where, n))
         elif s.startswith("port vlan exclude") or s == "port trunk allow-pass vlan all":
@@ -345,7 +391,7 @@ def hccn(g: Graph, folder: Path, path: Path) -> None:
             continue
         mask = values.get(("netmask", i), ("255.255.255.255", n))[0]
         node = ("if", host, f"npu{i}")
-        g.edge(node, ("net", str(network(address, mask))), (where, n))
+        g.edge(node, ("net", (network(address, mask))), (where, n))
         if ("gateway", i) in values:
             gw, gn = values[("gateway", i)]
             gateway(g, node, address, mask, gw, (where, gn))
@@ -353,7 +399,8 @@ def hccn(g: Graph, folder: Path, path: Path) -> None:
 
 def gateway(g: Graph, node: tuple, address: str, prefix, gw: str, where) -> None:
     """A gateway outside the interface's own subnet is a route into wherever it points."""
-    if ipaddress.ip_address(gw) not in network(address, prefix):
+    plen = _prefix(prefix)
+    if ip_int(gw) & _mask(plen) != ip_int(address) & _mask(plen):
         g.edge(node, ("net", f"{gw}/32"), where)
 
 
@@ -366,22 +413,22 @@ def host_interfaces(g: Graph, folder: Path, hostvars: dict[str, dict]) -> dict[s
         if addr := hv.get("inband_address"):
             node = ("if", host, "mgmt0")
             ip, _, prefix = addr.partition("/")
-            g.edge(node, ("net", str(network(ip, prefix or 32))), where)
+            g.edge(node, ("net", (network(ip, prefix or 32))), where)
             if gw := hv.get("inband_gateway"):
                 gateway(g, node, ip, prefix or 32, gw, where)
         if addr := hv.get("bmc_address"):
             ip, _, prefix = str(addr).partition("/")
-            g.edge(("if", host, "bmc"), ("net", str(network(ip, prefix or 32))), where)
+            g.edge(("if", host, "bmc"), ("net", (network(ip, prefix or 32))), where)
         for nic in hv.get("storage_nics") or []:
             node = ("if", host, nic["port"])
             ip, _, prefix = nic["address"].partition("/")
-            g.edge(node, ("net", str(network(ip, prefix or 32))), where)
+            g.edge(node, ("net", (network(ip, prefix or 32))), where)
             if nic.get("gateway"):
                 gateway(g, node, ip, prefix or 32, nic["gateway"], where)
         if bond := hv.get("business_bond"):
             node = ("if", host, bond["name"])
             ip, _, prefix = bond["address"].partition("/")
-            g.edge(node, ("net", str(network(ip, prefix or 32))), where)
+            g.edge(node, ("net", (network(ip, prefix or 32))), where)
             if bond.get("gateway"):
                 gateway(g, node, ip, prefix or 32, bond["gateway"], where)
             for member in bond.get("members") or []:
@@ -405,10 +452,13 @@ def cabling(g: Graph, folder: Path, fold: dict[str, str]) -> Cabling:
     where = rel(folder, path)
     out = Cabling()
     with path.open(encoding="utf-8", newline="") as fh:
-        for n, row in enumerate(csv.DictReader(fh), 2):
+        rows = csv.reader(fh)
+        header = next(rows, [])
+        columns = [(header.index(f"{s}_device"), header.index(f"{s}_port")) for s in "ab"]
+        for n, row in enumerate(rows, 2):
             ends = []
-            for side in ("a", "b"):
-                dev, port = row[f"{side}_device"], row[f"{side}_port"]
+            for di, pi in columns:
+                dev, port = row[di], row[pi]
                 first = out.ports.setdefault((dev, port), n)
                 if first != n:
                     out.twice.append((dev, port, n, first))

@@ -44,7 +44,10 @@ NFS = re.compile(
 
 def _plane(net: ipaddress.IPv4Network, pools: dict[str, ipaddress.IPv4Network]) -> str | None:
     for plane, pool in pools.items():
-        if net.subnet_of(pool):
+        if (
+            net.prefixlen >= pool.prefixlen
+            and pool.network_address <= net.network_address <= pool.broadcast_address
+        ):
             return plane
     return None
 
@@ -193,6 +196,10 @@ def routing(r: read.Routing, pools: dict, g: nx.Graph, report: Report) -> None:
     """Static routes and BGP peers stay in their plane: a next hop or a peer on another plane's
     address, or a route into another plane from a plane no firewall faces, is a breach."""
     fw_planes: dict[tuple, set[str]] = {}
+    ranges = [
+        (int(pool.network_address), int(pool.broadcast_address), plane)
+        for plane, pool in pools.items()
+    ]
 
     def plane_at(device: str, vrf: str) -> set[str]:
         node = ("vrf", device, vrf)
@@ -211,7 +218,7 @@ def routing(r: read.Routing, pools: dict, g: nx.Graph, report: Report) -> None:
 
     for route in r.routes:
         own = plane_at(route.device, route.vrf)
-        hop = _plane(ipaddress.ip_network(f"{ipaddress.ip_address(route.next_hop)}/32"), pools)
+        hop = next((p for lo, hi, p in ranges if lo <= route.next_hop <= hi), None)
         if own and hop and hop not in own:
             report.problems.append(
                 Problem(
@@ -292,9 +299,9 @@ def settings(folder, data: dict, report: Report) -> None:
 
 SCANNED = (".cfg", ".yml", ".yaml")
 _DEFAULTS = "|".join(re.escape(d) for d in KNOWN_DEFAULTS)
-SUSPECT_CFG = re.compile(rf"^.*(?:password|cipher|simple|plain|community|{_DEFAULTS}).*$", re.M)
+SUSPECT_CFG = re.compile(rf"password|cipher|simple|plain|community|{_DEFAULTS}")
 SUSPECT_YAML = re.compile(
-    r"(?i)^.*(?:password|passwd|secret|community|_key|nfs|mount|export|\((?:rw|ro)\b).*$", re.M
+    r"[Pp]assw|PASSW|[Ss]ecret|SECRET|[Cc]ommunity|_key|_KEY|[Nn][Ff][Ss]|mount|export|\((?:rw|ro)\b"
 )
 
 
@@ -304,12 +311,15 @@ def secrets(folder, path, report: Report) -> None:
     `password` in a site name is not a secret."""
     if path.suffix not in SCANNED:
         return
-    rel = read.rel(folder, path)
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         return
-    config = path.suffix == ".cfg"
+    secrets_in(read.rel(folder, path), text, report)
+
+
+def secrets_in(rel: str, text: str, report: Report) -> None:
+    config = rel.endswith(".cfg")
     for n, line in _suspect_lines(text, SUSPECT_CFG if config else SUSPECT_YAML):
         if config:
             s = line.strip()
@@ -328,10 +338,14 @@ def secrets(folder, path, report: Report) -> None:
 
 
 def _suspect_lines(text: str, suspect: re.Pattern):
-    """(line number, line) of the lines a keyword search finds: one pass over the text instead
-    of every pattern on every line."""
-    n, pos = 1, 0
+    """(line number, line) of each line holding a keyword: one search over the text instead of
+    every pattern on every line."""
+    n, pos, last = 1, 0, -1
     for m in suspect.finditer(text):
-        n += text.count("\n", pos, m.start())
-        pos = m.start()
-        yield n, m.group(0)
+        start = text.rfind("\n", 0, m.start()) + 1
+        if start == last:
+            continue
+        n += text.count("\n", pos, start)
+        pos = last = start
+        end = text.find("\n", m.end())
+        yield n, text[start : end if end >= 0 else len(text)]
