@@ -66,7 +66,9 @@ def verify(folder: Path) -> Report:
     hosts = set().union(*(groups.get(name, set()) for name in rules.HOST_GROUPS))
     rules.completeness(cabled, configured, hosts, report)
     rules.routing(routing, pools, g.g, report)
-    rules.isolation(g.g, pools, firewalls, report, shared=settings.get("storage_mode") == "shared")
+    shared = settings.get("storage_mode") == "shared"
+    rules.border_cabling(cabled, groups.get("border", set()), g.g, pools, report, shared)
+    rules.isolation(g.g, pools, firewalls, report, shared=shared)
     flows.prove(folder, g.g, pools, routing, cabled, hostvars, groups, report)
     rules.settings(folder, settings, report)
     for rel, text in routing.texts.items():

@@ -445,6 +445,7 @@ class Cabling:
     ports: dict[tuple[str, str], int] = field(default_factory=dict)
     devices: dict[str, int] = field(default_factory=dict)
     twice: list[tuple[str, str, int, int]] = field(default_factory=list)  # dev, port, line, first
+    rows: list[tuple[str, str, int]] = field(default_factory=list)  # a device, b device, line
 
 
 def cabling(g: Graph, folder: Path, fold: dict[str, str]) -> Cabling:
@@ -465,4 +466,5 @@ def cabling(g: Graph, folder: Path, fold: dict[str, str]) -> Cabling:
                 out.devices.setdefault(dev, n)
                 ends.append(("if", dev, fold.get(f"{dev}\0{port}", port)))
             g.edge(ends[0], ends[1], (where, n))
+            out.rows.append((ends[0][1], ends[1][1], n))
     return out

@@ -256,6 +256,39 @@ def routing(r: read.Routing, pools: dict, g: nx.Graph, report: Report) -> None:
             )
 
 
+def border_cabling(
+    cabled: read.Cabling, border: set[str], g: nx.Graph, pools: dict, report: Report, shared=False
+) -> None:
+    """Routers and firewalls are cabled only to one another and to switches of the planes they
+    face (business, in-band, out-of-band): a border device on a data plane is a way in."""
+    planes: dict[str, set[str]] = {}
+    for a, b, line in cabled.rows:
+        for dev, other in ((a, b), (b, a)):
+            if dev not in border or other in border:
+                continue
+            if other not in planes:
+                planes[other] = _device_planes(g, other, pools)
+            bad = planes[other] - GATEWAY_PLANES - ({"storage"} if shared else set())
+            if bad:
+                report.problems.append(
+                    Problem(
+                        "files/cabling.csv",
+                        line,
+                        f"{dev} (border) is cabled to {other} on the {'/'.join(sorted(bad))} plane",
+                    )
+                )
+
+
+def _device_planes(g: nx.Graph, device: str, pools: dict) -> set[str]:
+    out = set()
+    node = ("vrf", device, read.DEFAULT_VRF)
+    for nb in g.adj.get(node, ()):
+        for net in g.adj[nb]:
+            if net[0] == "net" and (p := _plane(ipaddress.ip_network(net[1]), pools)):
+                out.add(p)
+    return out
+
+
 def completeness(
     cabled: read.Cabling, configured: set[str], hosts: set[str], report: Report
 ) -> None:
