@@ -215,7 +215,10 @@ def border_routing(
         routes.append(Route(router, 0, 0, pnet + 2 * k + 1))
     routes.sort(key=lambda r: (r.device, r.vrf, r.network, r.prefix, r.preference, r.next_hop))
     used = nxt["border"] - net
-    pools_out = (Pool("border", net, prefix, used), Pool("provider", pnet, pprefix, 2 * len(uplinks)))
+    pools_out = (
+        Pool("border", net, prefix, used),
+        Pool("provider", pnet, pprefix, 2 * len(uplinks)),
+    )
     return BorderRouting(p2p, tuple(routes), tuple(uplinks), pools_out)
 
 

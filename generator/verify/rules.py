@@ -30,7 +30,7 @@ SECRET = re.compile(
 SECRET_KEY = re.compile(r"password|secret|_key$|^key$|community")
 # a YAML key that holds a secret, and its value (block or flow style, quoted or not)
 SECRET_ITEM = re.compile(
-    r"""["']?([\w-]*(?:password|passwd|secret|community|_key))["']?\s*:\s*("[^"]*"|'[^']*'|\$\{\w+\}|\{\{[^}]*\}\}|[^,}\n]*)"""
+    r"""["']?([\w-]*(?:password|passwd|secret|community|_key))["']?\s*[:=]\s*("[^"]*"|'[^']*'|\$\{\w+\}|\{\{[^}]*\}\}|[^,}\n]*)"""
 )
 # VRP keywords after which a secret follows in clear (`simple`, `plain`), or a community
 CLEAR = re.compile(r"\b(?:simple|plain)\s+\S+|\bcommunity\s+(?:read|write)?\s*\S+")
@@ -330,7 +330,7 @@ def settings(folder, data: dict, report: Report) -> None:
         )
 
 
-SCANNED = (".cfg", ".yml", ".yaml")
+SCANNED = (".cfg", ".yml", ".yaml", ".sh")
 _DEFAULTS = "|".join(re.escape(d) for d in KNOWN_DEFAULTS)
 SUSPECT_CFG = re.compile(rf"password|cipher|simple|plain|community|{_DEFAULTS}")
 SUSPECT_YAML = re.compile(
