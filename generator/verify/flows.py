@@ -118,8 +118,8 @@ class Prover:
         self.nets: dict[int, dict[int, tuple]] = {}
         for node in g.nodes:
             if node[0] == "net":
-                net = ipaddress.ip_network(node[1])
-                self.nets.setdefault(net.prefixlen, {})[int(net.network_address)] = node
+                address, _, plen = node[1].partition("/")
+                self.nets.setdefault(int(plen), {})[read.ip_int(address)] = node
         self.lengths = sorted(self.nets, reverse=True)
         self.planes: dict[int, str] = {}
         for plen, nets in self.nets.items():

@@ -52,6 +52,27 @@ def _plane(net: ipaddress.IPv4Network, pools: dict[str, ipaddress.IPv4Network]) 
     return None
 
 
+def _net(text: str) -> tuple[int, int]:
+    """A ("net", ...) node's subnet as (network, prefix length)."""
+    address, _, plen = text.partition("/")
+    return read.ip_int(address), int(plen)
+
+
+def _planes(pools: dict[str, ipaddress.IPv4Network]):
+    """(network, prefix length) -> the plane whose pool holds it, as a fast function."""
+    ranges = [
+        (int(p.network_address), int(p.broadcast_address), p.prefixlen, n) for n, p in pools.items()
+    ]
+
+    def plane(address: int, plen: int) -> str | None:
+        for lo, hi, pool_len, name in ranges:
+            if plen >= pool_len and lo <= address <= hi:
+                return name
+        return None
+
+    return plane
+
+
 def _name(node: tuple) -> str:
     if node[0] == "net":
         return f"subnet {node[1]}"
@@ -121,18 +142,19 @@ def isolation(
     """Two planes in one connected component is a breach. With `shared` (storage_mode: shared,
     the legacy design) the storage plane is part of the business plane by design."""
     plane_of = {}
-    nets = {}
+    nets: dict[tuple[int, int], tuple] = {}
+    planes = _planes(pools)
     for node in list(g.nodes):
         if node[0] == "net":
-            net = ipaddress.ip_network(node[1])
-            nets[net] = node
-            plane = _plane(net, pools) or "outside every pool"
+            address, plen = _net(node[1])
+            nets[(address, plen)] = node
+            plane = planes(address, plen) or "outside every pool"
             plane = "border" if plane == "provider" else plane  # the routers' hand-off
             plane_of[node] = "business" if shared and plane == "storage" else plane
-    for net, node in nets.items():  # a host address or gateway lies in a subnet a switch serves
-        if net.prefixlen == 32:
+    for (address, plen), node in list(nets.items()):  # a host address in a served subnet
+        if plen == 32:
             for length in range(31, 7, -1):
-                outer = nets.get(net.supernet(new_prefix=length))
+                outer = nets.get((address & (0xFFFFFFFF << (32 - length) & 0xFFFFFFFF), length))
                 if outer is not None:
                     where = next(iter(g.edges(node, data="where")))[2]
                     g.add_edge(node, outer, where=where)
@@ -196,6 +218,7 @@ def routing(r: read.Routing, pools: dict, g: nx.Graph, report: Report) -> None:
     """Static routes and BGP peers stay in their plane: a next hop or a peer on another plane's
     address, or a route into another plane from a plane no firewall faces, is a breach."""
     fw_planes: dict[tuple, set[str]] = {}
+    planes = _planes(pools)
     ranges = [
         (int(pool.network_address), int(pool.broadcast_address), plane)
         for plane, pool in pools.items()
@@ -206,14 +229,14 @@ def routing(r: read.Routing, pools: dict, g: nx.Graph, report: Report) -> None:
         if node not in g:
             return set()
         if node not in fw_planes:
-            planes = set()
+            found = set()
             for nb in g.adj[node]:
                 for net in g.adj[nb]:
                     if net[0] == "net":
-                        p = _plane(ipaddress.ip_network(net[1]), pools)
+                        p = planes(*_net(net[1]))
                         if p:
-                            planes.add(p)
-            fw_planes[node] = planes
+                            found.add(p)
+            fw_planes[node] = found
         return fw_planes[node]
 
     for route in r.routes:
@@ -284,7 +307,7 @@ def _device_planes(g: nx.Graph, device: str, pools: dict) -> set[str]:
     node = ("vrf", device, read.DEFAULT_VRF)
     for nb in g.adj.get(node, ()):
         for net in g.adj[nb]:
-            if net[0] == "net" and (p := _plane(ipaddress.ip_network(net[1]), pools)):
+            if net[0] == "net" and (p := _planes(pools)(*_net(net[1]))):
                 out.add(p)
     return out
 
