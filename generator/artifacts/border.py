@@ -1,4 +1,4 @@
-"""files/border/<name>.cfg: the firewalls' and border routers' configurations, and
+"""files/border/<name>.cfg (and its structured config, <name>.yml): the firewalls' and border routers' configurations, and
 files/flows.csv, the required flows the firewall policy is written from and `wanka verify` proves.
 
 Firewall (USG6000E): one security zone per plane it faces (business, inband, oob) and `untrust`
@@ -19,6 +19,7 @@ from typing import Any
 from generator import render
 from generator.artifacts import OutputFile
 from generator.model import Cluster, Device, Flow, Link, ip, netmask
+from generator.structured_yaml import to_yaml
 
 Config = dict[str, Any]
 TEMPLATES = {"huawei-usg": "border/usg6000e.cfg.j2", "huawei-ne": "border/ne8000.cfg.j2"}
@@ -186,6 +187,7 @@ def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
         if template is None:
             continue
         cfg = structured_config(dev, cluster, links.get(dev.name, []), rules)
+        yield OutputFile(f"files/border/{dev.name}.yml", to_yaml(cfg).encode())
         yield OutputFile(
             f"files/border/{dev.name}.cfg", render.template(template).render(cfg).encode()
         )

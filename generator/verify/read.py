@@ -16,6 +16,8 @@ from pathlib import Path
 import networkx as nx
 import yaml
 
+from generator.verify.policy import Rule, policy_line, rule_of
+
 PLANES = ("parameter", "storage", "business", "inband", "oob", "border", "provider")
 DEFAULT_VRF = "_public_"
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when libyaml is there
@@ -44,20 +46,6 @@ class StaticRoute:
     network: ipaddress.IPv4Network
     next_hop: int
     preference: int
-    where: tuple[str, int]
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """One firewall security-policy rule."""
-
-    name: str
-    source_zone: str
-    destination_zone: str
-    sources: tuple[tuple[int, int], ...]  # (low, high) address ranges; empty = any
-    destinations: tuple[tuple[int, int], ...]
-    services: tuple[tuple[str, int], ...]  # (protocol, port); empty = any
-    permit: bool
     where: tuple[str, int]
 
 
@@ -179,11 +167,6 @@ ROUTE = re.compile(
 PROTOCOLS = {"tcp", "udp", "icmp"}
 
 
-def _range(address: str, prefix: str) -> tuple[int, int]:
-    net = ipaddress.ip_network(f"{address}/{_prefix(prefix)}", strict=False)
-    return int(net.network_address), int(net.broadcast_address)
-
-
 _INTERFACE = re.compile(r"interface (\S+)")
 _VLANIF = re.compile(r"Vlanif(\d+)")
 _VLAN_BATCH = re.compile(r"vlan batch (.+)")
@@ -230,7 +213,7 @@ def switch(
     for n, line in enumerate(lines, 1):
         if not line.startswith(" "):
             if rule is not None:
-                rules.append(_rule(rule))
+                rules.append(rule_of(rule))
                 rule = None
             iface, acl, block = None, None, ""
             if line == "#" or not line:
@@ -297,10 +280,10 @@ def switch(
         if block == "policy":
             if m := _POLICY_RULE.match(s):
                 if rule is not None:
-                    rules.append(_rule(rule))
+                    rules.append(rule_of(rule))
                 rule = {"name": m.group(1), "where": (where, n), "src": [], "dst": [], "svc": []}
             elif rule is not None:
-                _policy_line(rule, s)
+                policy_line(rule, s)
             continue
         if iface is None:
             continue
@@ -324,41 +307,11 @@ def switch(
         elif s.startswith("port vlan exclude") or s == "port trunk allow-pass vlan all":
             all_vlan_ifaces.append((iface, n))
     if rule is not None:
-        rules.append(_rule(rule))
+        rules.append(rule_of(rule))
     for name, n in all_vlan_ifaces:  # a peer-link carries every VLAN but the excluded ones
         for v in sorted(vlans):
             g.edge(("if", device, name), ("vlan", device, v), (where, n))
     return fold, access
-
-
-def _policy_line(rule: dict, s: str) -> None:
-    words = s.split()
-    if words[0] in ("source-zone", "destination-zone") and len(words) > 1:
-        rule[words[0]] = words[1]
-    elif words[0] in ("source-address", "destination-address") and len(words) > 2:
-        try:
-            rng = _range(words[1], words[2])
-        except ValueError:
-            return
-        rule["src" if words[0] == "source-address" else "dst"].append(rng)
-    elif words[:2] == ["service", "protocol"] and len(words) > 2:
-        port = int(words[4]) if len(words) > 4 and words[4].isdigit() else 0
-        rule["svc"].append((words[2], port))
-    elif words[0] == "action" and len(words) > 1:
-        rule["action"] = words[1]
-
-
-def _rule(r: dict) -> Rule:
-    return Rule(
-        r["name"],
-        r.get("source-zone", ""),
-        r.get("destination-zone", ""),
-        tuple(r["src"]),
-        tuple(r["dst"]),
-        tuple(r["svc"]),
-        r.get("action") == "permit",
-        r["where"],
-    )
 
 
 def _vlan_list(text: str) -> set[int]:
