@@ -68,8 +68,8 @@ def verify(folder: Path) -> Report:
     rules.routing(routing, pools, g.g, report)
     shared = settings.get("storage_mode") == "shared"
     rules.border_cabling(cabled, groups.get("border", set()), g.g, pools, report, shared)
-    rules.isolation(g.g, pools, firewalls, report, shared=shared)
-    flows.prove(folder, g.g, pools, routing, cabled, hostvars, groups, report)
+    components = rules.isolation(g.g, pools, firewalls, report, shared=shared)
+    flows.prove(folder, g.g, components, pools, routing, cabled, hostvars, groups, report)
     rules.settings(folder, settings, report)
     for rel, text in routing.texts.items():
         rules.secrets_in(rel, text, report)

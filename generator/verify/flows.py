@@ -24,8 +24,6 @@ import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 
-import networkx as nx
-
 from generator.verify import read
 from generator.verify.report import Problem, Report
 
@@ -108,11 +106,11 @@ def endpoints(hostvars: dict, groups: dict) -> dict[str, list[tuple[str, int]]]:
 
 
 class Prover:
-    def __init__(self, g, pools, routing: read.Routing, cabled: read.Cabling, firewalls, routers):
+    def __init__(self, g, components, pools, routing, cabled: read.Cabling, firewalls, routers):
         self.g, self.routing, self.firewalls, self.routers = g, routing, firewalls, routers
         self.cabled = cabled.ports
         self.comp: dict[tuple, int] = {}
-        for i, c in enumerate(nx.connected_components(g)):
+        for i, c in enumerate(components):
             for node in c:
                 self.comp[node] = i
         self.nets: dict[int, dict[int, tuple]] = {}
@@ -276,7 +274,9 @@ class Prover:
         return f"no route back from the {self.plane(here)} plane toward the {flow.source}"
 
 
-def prove(folder: Path, g, pools, routing, cabled, hostvars, groups, report: Report) -> None:
+def prove(
+    folder: Path, g, components, pools, routing, cabled, hostvars, groups, report: Report
+) -> None:
     rows = read_flows(folder)
     if not rows:
         report.problems.append(
@@ -290,6 +290,7 @@ def prove(folder: Path, g, pools, routing, cabled, hostvars, groups, report: Rep
     ends = endpoints(hostvars, groups)
     prover = Prover(
         g,
+        components,
         pools,
         routing,
         cabled,

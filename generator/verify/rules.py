@@ -138,9 +138,10 @@ def check_access(access: read.Access, pools: dict, report: Report) -> None:
 
 def isolation(
     g: nx.Graph, pools: dict, firewalls: set[str], report: Report, shared: bool = False
-) -> None:
+) -> list[set]:
     """Two planes in one connected component is a breach. With `shared` (storage_mode: shared,
-    the legacy design) the storage plane is part of the business plane by design."""
+    the legacy design) the storage plane is part of the business plane by design. Returns the
+    connected components (the routing domains the flow proof walks between)."""
     plane_of = {}
     nets: dict[tuple[int, int], tuple] = {}
     planes = _planes(pools)
@@ -159,7 +160,8 @@ def isolation(
                     where = next(iter(g.edges(node, data="where")))[2]
                     g.add_edge(node, outer, where=where)
                     break
-    for component in nx.connected_components(g):
+    components = list(nx.connected_components(g))
+    for component in components:
         by_plane: dict[str, list[tuple]] = {}
         for node in sorted(n for n in component if n in plane_of):
             by_plane.setdefault(plane_of[node], []).append(node)
@@ -179,6 +181,8 @@ def isolation(
             path = nx.shortest_path(g, by_plane[home][0], by_plane[intruder][0])
             reason = f"the {first} and {other} planes reach one another"
             report.problems.append(_path_problem(g, path, plane_of, reason, component))
+
+    return components
 
 
 def _labels(g: nx.Graph, component, plane_of: dict, home: str | None) -> dict:
