@@ -347,9 +347,16 @@ def _verify(args: argparse.Namespace) -> int:
             print(f"{folder}: {len(report.problems)} problems", file=sys.stderr)
         else:
             print(
-                f"{folder}: verified ({report.switches} switches, {report.hosts} hosts, "
-                f"{report.nodes:,} graph nodes; planes isolated, management ACLs, no clear "
-                "secrets, no NFS)"
+                f"{folder}: verified ({report.switches} device configs, {report.hosts} hosts, "
+                f"{report.nodes:,} graph nodes; {report.flows} required flows proven over "
+                f"{report.flow_pairs:,} endpoint pairs"
+                + (
+                    f", {', '.join(report.flows_idle)} without endpoints"
+                    if report.flows_idle
+                    else ""
+                )
+                + "; planes isolated, management ACLs, "
+                "every cabled device configured, no clear secrets, no NFS)"
             )
     return status
 

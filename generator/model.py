@@ -292,6 +292,49 @@ class Services:
 
 
 @dataclass(frozen=True, slots=True)
+class Route:
+    """A static route on a switch, firewall or border router (the border and management routing,
+    decided in expand/border.py). `advertise`: the device imports it into its plane's routing
+    protocol, so the whole plane follows it."""
+
+    device: str
+    network: int
+    prefix: int
+    next_hop: int
+    preference: int = 60  # VRP static route default; the second firewall is a floating backup
+    vrf: str = ""
+    advertise: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Uplink:
+    """A border router's hand-off to the provider (not cabled by us: the carrier's circuit)."""
+
+    device: str
+    port: str
+    ip: int
+    prefix: int
+    gateway: int  # the provider's address: the router's default route
+
+
+@dataclass(frozen=True, slots=True)
+class Flow:
+    """A flow that must exist: the table that drives firewall policy and that verify proves.
+
+    source/destination are endpoint groups (management-nodes, switch-management, bmc,
+    business-hosts, dpc-clients, storage-nodes, monitored-hosts, outside); `zones` the firewall
+    zones it crosses ("" when it stays inside one plane)."""
+
+    name: str
+    source: str
+    destination: str
+    protocol: str  # tcp | udp | any
+    ports: tuple[int, ...]
+    zones: tuple[str, str]
+    purpose: str
+
+
+@dataclass(frozen=True, slots=True)
 class SchedulerSettings:
     """scheduler: from the blueprint, defaults and `auto` resolved."""
 
@@ -330,6 +373,9 @@ class Cluster:
     npu_servers: tuple[NpuServer, ...]  # rank order: supernode, pod, leaf, server
     hccl_env: tuple[tuple[str, str], ...]  # HCCL variables shared by every NPU server, sorted
     services: Services = Services()
+    routes: tuple[Route, ...] = ()  # static routes of the border and management routing
+    uplinks: tuple[Uplink, ...] = ()  # border routers' provider hand-offs
+    flows: tuple[Flow, ...] = ()  # required flows (expand/flows.py)
     scheduler: SchedulerSettings = SchedulerSettings()
     host_settings: HostSettings = HostSettings()
     settings: Settings = field(default_factory=lambda: Settings())  # design-review settings

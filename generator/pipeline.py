@@ -18,6 +18,7 @@ from generator.analysis import Analysis, Finding, analyse
 from generator.artifacts import (
     OutputFile,
     bom,
+    border,
     cabling,
     docs,
     failure_report,
@@ -45,6 +46,7 @@ EMITTERS = (  # the slowest first, so parallel workers finish together
     monitoring.emit,
     scheduler.emit,
     failure_report.emit,
+    border.emit,
 )
 
 

@@ -17,7 +17,7 @@ import hostlist
 import yaml
 
 YAML = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-SWITCH_CFG = re.compile(r"files/switches/(?P<name>[^/]+)\.cfg")
+SWITCH_CFG = re.compile(r"files/(?:switches|border)/(?P<name>[^/]+)\.cfg")
 
 
 def csv_rows(data: bytes) -> list[dict[str, str]]:

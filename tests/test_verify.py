@@ -20,21 +20,7 @@ def _verify(capsys, folder: Path) -> tuple[int, str]:
     return code, out.out + out.err
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            n,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="legacy shared storage is now a real plane joined to the business plane by design; verify must learn shared mode (#13)",
-            ),
-        )
-        if n.startswith("legacy")
-        else n
-        for n in INVENTORIES
-    ],
-)
+@pytest.mark.parametrize("name", INVENTORIES)
 def test_every_committed_example_verifies(name, capsys):
     code, text = _verify(capsys, ROOT / "inventories" / name)
     assert code == 0, text

@@ -43,6 +43,7 @@ def check(cluster: Cluster, failures: Review | None = None) -> list[Finding]:
         *oversubscription(cluster),
         *ports_left(cluster),
         *pool_usage(cluster),
+        *provider(cluster),
         *power_and_cooling(cluster),
         *business_spof(cluster),
         *legacy_design(cluster),
@@ -158,6 +159,26 @@ def pool_usage(cluster: Cluster) -> Iterator[Finding]:
                      pool.plane, "pool")  # fmt: skip
             text += f" (give {'.'.join(where)} a shorter prefix)"
         yield Finding(WARNING if pct > 80 else INFO, "pool-usage", text)
+
+
+DOCUMENTATION_NETS = ((0xC0000200, 24), (0xC6336400, 24), (0xCB007100, 24))  # RFC 5737
+
+
+def provider(cluster: Cluster) -> Iterator[Finding]:
+    """The border routers' hand-off still in a documentation range: their default route leads
+    nowhere until the provider's addresses are set."""
+    if any(
+        u.ip >> (32 - p) == net >> (32 - p)
+        for u in cluster.uplinks
+        for net, p in DOCUMENTATION_NETS
+    ):
+        yield Finding(
+            WARNING,
+            "provider",
+            "the border routers' provider hand-off is in an RFC 5737 documentation range "
+            "(zones.border.provider): set your provider's addresses before deploying",
+            ("zones", "border", "provider"),
+        )
 
 
 def power_and_cooling(cluster: Cluster) -> Iterator[Finding]:

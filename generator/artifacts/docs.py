@@ -192,6 +192,18 @@ def readme(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) -> st
         fabrics=[(plane, mermaid(cluster, plane, graph)) for plane, graph in fabric.items()],
         oversubscription=oversubscription_rows(cluster),
         pools=pool_rows(cluster),
+        flows=[
+            [
+                f.name,
+                f.source,
+                f.destination,
+                f.protocol,
+                " ".join(str(p) for p in f.ports if p) or "any",
+                " -> ".join(f.zones) if f.zones[0] else "(within one plane)",
+                f.purpose,
+            ]
+            for f in cluster.flows
+        ],
         racks=rack_rows(cluster),
         bom=bom_rows(analysis),
         findings=[[f.severity, f.code, f.message] for f in analysis.findings],

@@ -19,13 +19,13 @@ spells it (`ecmp_width`, `server_trunks`).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 from generator import render
 from generator.artifacts import OutputFile
 from generator.model import MGMT_VRF, Cluster, Device, Lossless, ip, network_of
+from generator.structured_yaml import to_yaml
 from generator.switch_ports import (
     PLATFORMS,
     Context,
@@ -205,6 +205,7 @@ def port_profiles(dev: Device, cx: Context) -> dict[str, Config]:
             p["lossless"] = True
     out = {
         "fabric": fabric,
+        "border": {"mode": "routed"},
         "unaddressed": {"mode": "routed"},
         "lag-member": {"mode": "lag-member"},
     }
@@ -249,6 +250,16 @@ def interfaces(dev: Device, cx: Context) -> Config:
             trunk_hosts.append(e)
         elif kind != "uplink" and subnet is not None:
             ports.append({"name": e.port, "peer": peer, "profile": "host"})
+        elif e.local_ip and link.plane == "border":  # toward a firewall, statically routed
+            ports.append(
+                {
+                    "name": e.port,
+                    "peer": peer,
+                    "profile": "border",
+                    "address": ip(e.local_ip),
+                    "prefix": link.prefix,
+                }
+            )
         elif e.local_ip and link.plane == dev.plane:
             ports.append(
                 {
@@ -344,9 +355,28 @@ def monitor_link(dev: Device, cx: Context, ports: Config) -> Config | None:
 def routing(dev: Device, cx: Context, ports: Config) -> Config | None:
     """BGP (one ASN per switch as the model assigns) or OSPF area 0 over the addressed links;
     the loopback and the host subnet are announced; ECMP as wide as the uplinks."""
-    routed = [e for e in cx.ends.get(dev.name, ()) if e.local_ip and e.link.kind == "uplink"]
+    routed = [
+        e
+        for e in cx.ends.get(dev.name, ())
+        if e.local_ip and e.link.kind == "uplink" and e.link.plane == dev.plane
+    ]
     if not dev.loopback:
         return None
+    static = [
+        {
+            "network": ip(r.network),
+            "prefix": r.prefix,
+            "next_hop": ip(r.next_hop),
+            "preference": r.preference,
+        }
+        for r in cx.cluster.routes
+        if r.device == dev.name and not r.vrf
+    ]
+    advertised = [r for r in cx.cluster.routes if r.device == dev.name and r.advertise]
+    redistribute = {
+        "default": any(r.prefix == 0 for r in advertised),
+        "static": any(r.prefix for r in advertised),
+    }
     subnet = cx.subnet.get(dev.name)
     protocol = cx.cluster.routing(dev.plane)
     width = ecmp_width(dev, routed, cx.devices)
@@ -366,6 +396,8 @@ def routing(dev: Device, cx: Context, ports: Config) -> Config | None:
             "ecmp": width,
             "networks": networks,
             "peers": peers,
+            "static": static,
+            "redistribute": redistribute,
         }
     nets = {(network_of(e.local_ip, e.link.prefix), e.link.prefix) for e in routed}
     nets.add((dev.loopback, 32))
@@ -379,6 +411,8 @@ def routing(dev: Device, cx: Context, ports: Config) -> Config | None:
         "area": OSPF_AREA,
         "networks": [{"address": ip(n), "wildcard": _wildcard(p)} for n, p in sorted(nets)],
         "silent": [i["name"] for i in ports["interfaces"] if i.get("mode") == "vlanif"],
+        "static": static,
+        "redistribute": redistribute,
     }
 
 
@@ -397,37 +431,6 @@ def structured_config(dev: Device, cx: Context) -> Config:
 
 # ---------------------------------------------------------------------------------------------
 # Output
-
-
-def _json_line() -> Callable[[Any], str]:
-    """A value on one line as JSON, which YAML reads as a flow scalar, sequence or mapping.
-
-    The C encoder is built once and reused (json.dumps builds a new one per call, which costs
-    more than encoding one port); the pure-Python encoder is the fallback."""
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:
-        return json.JSONEncoder(separators=(", ", ": ")).encode
-    encoder = make(
-        None, None, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True
-    )
-    return lambda value: "".join(encoder(value, 0))
-
-
-_flow = _json_line()
-
-
-def to_yaml(data: Mapping[str, Any], indent: str = "") -> str:
-    """Block mappings, one line per list item: small diffs, and any YAML parser reads it."""
-    lines = []
-    for key, value in data.items():
-        if type(value) is dict and value:
-            lines.append(f"{indent}{key}:\n{to_yaml(value, indent + '  ')}")
-        elif type(value) is list and value:
-            item = f"\n{indent}  - "
-            lines.append(f"{indent}{key}:{item}{item.join(map(_flow, value))}")
-        else:
-            lines.append(f"{indent}{key}: {_flow(value)}")
-    return "\n".join(lines) + ("\n" if not indent else "")
 
 
 def template_name(platform: str) -> str:

@@ -35,6 +35,7 @@ POOL_PATHS: tuple[YamlPath, ...] = (
     ("networks", "business", "pool"),
     ("networks", "management", "inband", "pool"),
     ("networks", "management", "oob", "pool"),
+    ("zones", "border", "pool"),
 )
 _WIDE = re.compile(r"\d{4,}")
 _DNS_LABEL = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")

@@ -15,9 +15,10 @@ from generator.catalog import Catalog, build_catalog
 from generator.errors import BlueprintError, Problem
 from generator.expand import growth
 from generator.expand.addressing import PlaneAddresses, allocate
-from generator.expand.border import attach, shared_storage_addresses
+from generator.expand.border import attach, border_routing, shared_storage_addresses
 from generator.expand.devices import Placer, build, devices, host_endpoints
 from generator.expand.fabric import PlaneBuild
+from generator.expand.flows import required_flows
 from generator.expand.layout import Floor
 from generator.expand.links import WireSet, cable, fabric
 from generator.expand.planes import PLANE_CODE, PlaneSpec, lossless_classes, plane_specs
@@ -123,7 +124,10 @@ def _expand(bp: Mapping[str, Any], catalog: Catalog, progress: Progress, grown: 
         shared = problems.attempt(shared_storage_addresses, pool, attached.shared_storage, where)
         if shared is not None:
             addrs["storage"] = shared
+    plane_pools = {p: specs[p].pool for p in ("business", "inband", "oob")}
+    routing = problems.attempt(border_routing, bp, plane_pools, attached)
     problems.check()
+    assert routing is not None
     progress("addresses allocated")
 
     devs = devices(bp, specs, hosts, floor, builds, placer.placed, splits, addrs)
@@ -132,7 +136,7 @@ def _expand(bp: Mapping[str, Any], catalog: Catalog, progress: Progress, grown: 
     wire_sets = [
         WireSet(p, PLANE_CODE[p].upper(), b.wires, addrs[p].p2p) for p, b in builds.items()
     ]
-    wire_sets.append(WireSet("border", "BRD", attached.border))
+    wire_sets.append(WireSet("border", "BRD", attached.border, routing.p2p))
     if attached.shared_storage:
         wire_sets.append(WireSet("storage", "STO", attached.shared_storage))
     links = cable(wire_sets, floor, rack_by, catalog)
@@ -142,7 +146,7 @@ def _expand(bp: Mapping[str, Any], catalog: Catalog, progress: Progress, grown: 
     racks = tuple(replace(r, cdu=cdu_of[r.name]) if r.name in cdu_of else r for r in racks)
     lossless = lossless_classes(bp)
     fabrics = tuple(fabric(specs[plane], b) for plane, b in builds.items())
-    pools = tuple(a.pool for a in addrs.values())
+    pools = (*(a.pool for a in addrs.values()), *routing.pools)
     by_name = {d.name: d for d in devs}
     namer = domain_namer(by_name, racks, cdus, _fabric_of(fabrics, "parameter"))
     servers = npu_servers(devs, links, addrs, hosts.model, namer)
@@ -163,6 +167,9 @@ def _expand(bp: Mapping[str, Any], catalog: Catalog, progress: Progress, grown: 
         npu_servers=servers,
         hccl_env=hccl_environment(bp, lossless[0]),
         services=services(devs, pools),
+        routes=routing.routes,
+        uplinks=routing.uplinks,
+        flows=required_flows(bp),
         scheduler=scheduler_settings(bp, _fabric_of(fabrics, "parameter")),
         host_settings=host_settings(bp, version),
         settings=resolve_settings(bp, catalog),

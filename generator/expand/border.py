@@ -1,6 +1,12 @@
-"""The border (firewalls between the business spines, the in-band core and the routers) and the
-legacy shared storage plane (storage nodes dual-homed to the business spines), both on free ports
-of switches the planes already built, split where needed."""
+"""The border (firewalls between the business spines, the in-band core, the out-of-band core and
+the routers) and the legacy shared storage plane (storage nodes dual-homed to the business
+spines), both on free ports of switches the planes already built, split where needed; and the
+border and management routing: the firewall links' addresses and every static route.
+
+The management zone: the management nodes live on the in-band plane; switch management ports and
+BMCs on the out-of-band plane. The two meet in the firewalls (a zone per plane, default deny, one
+rule per required flow), never directly: an out-of-band leg on each management node would join
+the planes inside every one of those hosts, out of reach of any policy or log."""
 
 from __future__ import annotations
 
@@ -14,16 +20,21 @@ from generator.expand.addressing import PlaneAddresses, block_prefix, parse_pool
 from generator.expand.fabric import PlaneBuild, Wire
 from generator.expand.planes import HOST_VLAN
 from generator.expand.racks import Hosts
-from generator.model import Address, Pool, Subnet
+from generator.model import Address, Pool, Route, Subnet, Uplink
 
 BORDER = {"border-router": ("router", "rtr"), "firewall": ("firewall", "fw")}
 BORDER_SPEED = 100
+FIREWALL_PLANES = ("business", "inband", "oob")  # the zones the firewalls face, and "border"
+BORDER_REGION = 7  # the last eighth of a plane's pool (reserved by addressing) holds these /31s
+BACKUP_PREFERENCE = 10  # each further firewall's routes are this much less preferred (floating)
 
 
 @dataclass(frozen=True, slots=True)
 class Attached:
-    border: list[Wire]  # firewalls to business spines, in-band cores and routers
+    border: list[Wire]  # firewalls to business spines, in-band cores, oob cores and routers
     shared_storage: list[Wire]  # storage nodes to business spines (storage mode: shared)
+    faces: dict[str, str]  # device a firewall is cabled to -> its plane (firewall zone)
+    uplinks: dict[str, str]  # border router -> its free port toward the provider
 
 
 def border_devices(bp: Mapping[str, Any]) -> list[tuple[str, str, str]]:
@@ -105,15 +116,19 @@ def attach(
         pa, pb = ports.take(a, BORDER_SPEED, where), ports.take(b, BORDER_SPEED, where)
         return Wire("uplink", a, pa, b, pb, BORDER_SPEED, (a, pa))
 
-    biz_spines = [s.name for s in builds["business"].spines]
-    inband_cores = [s.name for s in builds["inband"].spines]
+    faces = {
+        s.name: plane
+        for plane in FIREWALL_PLANES
+        for s in (builds[plane].spines or builds[plane].leaves[:2])
+    }
+    biz_spines = [s for s, plane in faces.items() if plane == "business"]
     border = border_devices(bp)
     firewalls = [name for name, role, _ in border if role == "firewall"]
     routers = [name for name, role, _ in border if role == "border-router"]
+    faces |= dict.fromkeys(routers, "border")
     where = ("zones", "border")
-    wires = [
-        uplink(fw, t, where) for fw in firewalls for t in (*biz_spines, *inband_cores, *routers)
-    ]
+    wires = [uplink(fw, t, where) for fw in firewalls for t in faces]
+    uplinks = {r: ports.take(r, BORDER_SPEED, where) for r in routers}
     storage: list[Wire] = []
     if bp["networks"]["storage"]["mode"] == "shared":
         where = ("networks", "storage", "mode")
@@ -123,7 +138,88 @@ def attach(
                 sp = biz_spines[p % len(biz_spines)]
                 pb = ports.take(sp, spec.speed, where)
                 storage.append(Wire("host", node, port, sp, pb, spec.speed, (node, port)))
-    return Attached(wires, storage)
+    return Attached(wires, storage, faces, uplinks)
+
+
+@dataclass(frozen=True, slots=True)
+class BorderRouting:
+    p2p: dict[int, tuple[int, int]]  # border wire index -> (firewall address, far address)
+    routes: tuple[Route, ...]
+    uplinks: tuple[Uplink, ...]
+    pools: tuple[Pool, ...]  # the border pool and the provider hand-off
+
+
+def border_routing(
+    bp: Mapping[str, Any], pools: Mapping[str, str], attached: Attached
+) -> BorderRouting:
+    """/31s on every firewall link (from the last eighth of the plane's own pool, the border pool
+    toward the routers), and the static routes that make the management zone and the way out:
+
+    - business spines: default route to the firewalls; in-band cores: the out-of-band pool;
+      out-of-band cores: the in-band pool; each advertised into the plane's routing protocol.
+      The first firewall is preferred, the second a floating backup (symmetric, stateful paths).
+    - firewalls: each plane's pool to the switches of that plane (ECMP), default to the routers.
+    - routers: the business pool to the firewalls (first preferred), default to the provider."""
+    border = bp["zones"]["border"]
+    bases = {plane: parse_pool(pools[plane]) for plane in FIREWALL_PLANES}
+    net, prefix = parse_pool(border["pool"])
+    nxt = {
+        plane: net + (((1 << (32 - pre)) // 8) * BORDER_REGION)
+        for plane, (net, pre) in bases.items()
+    }
+    nxt["border"] = net
+    p2p: dict[int, tuple[int, int]] = {}
+    for i, w in enumerate(attached.border):
+        plane = attached.faces[w.b_device]
+        p2p[i] = (nxt[plane], nxt[plane] + 1)
+        nxt[plane] += 2
+    if nxt["border"] > net + (1 << (32 - prefix)):
+        raise BlueprintError(
+            [
+                Problem(
+                    ("zones", "border", "pool"),
+                    "too small for the firewall links",
+                    "use a /28 or larger",
+                )
+            ]
+        )
+    firewalls = sorted({w.a_device for w in attached.border})
+    rank = {fw: i for i, fw in enumerate(firewalls)}
+    want = {"business": (0, 0), "inband": bases["oob"], "oob": bases["inband"]}
+    routes: list[Route] = []
+    for i, w in enumerate(attached.border):
+        fw_ip, far_ip = p2p[i]
+        plane = attached.faces[w.b_device]
+        preference = 60 + BACKUP_PREFERENCE * rank[w.a_device]
+        if plane in want:
+            dest = want[plane]
+            routes.append(Route(w.b_device, *dest, fw_ip, preference, advertise=True))
+            routes.append(Route(w.a_device, *bases[plane], far_ip))
+        else:
+            routes.append(Route(w.b_device, *bases["business"], fw_ip, preference))
+            routes.append(Route(w.a_device, 0, 0, far_ip))
+    pnet, pprefix = parse_pool(border["provider"])
+    uplinks = []
+    for k, (router, port) in enumerate(sorted(attached.uplinks.items())):
+        if 2 * k + 2 > 1 << (32 - pprefix):
+            raise BlueprintError(
+                [
+                    Problem(
+                        ("zones", "border", "provider"),
+                        "too small: one /31 per border router",
+                        "use a /30 or larger",
+                    )
+                ]
+            )
+        uplinks.append(Uplink(router, port, pnet + 2 * k, 31, pnet + 2 * k + 1))
+        routes.append(Route(router, 0, 0, pnet + 2 * k + 1))
+    routes.sort(key=lambda r: (r.device, r.vrf, r.network, r.prefix, r.preference, r.next_hop))
+    used = nxt["border"] - net
+    pools_out = (
+        Pool("border", net, prefix, used),
+        Pool("provider", pnet, pprefix, 2 * len(uplinks)),
+    )
+    return BorderRouting(p2p, tuple(routes), tuple(uplinks), pools_out)
 
 
 def shared_storage_addresses(pool_text: str, wires: list[Wire], where: YamlPath) -> PlaneAddresses:

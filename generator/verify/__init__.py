@@ -27,7 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator.output import MARKER
-from generator.verify import read, rules
+from generator.verify import flows, read, rules, safe
 from generator.verify.report import NotAnOutput, Problem, Report
 
 __all__ = ["NotAnOutput", "Problem", "Report", "verify"]
@@ -40,14 +40,23 @@ def verify(folder: Path) -> Report:
     if not folder.is_dir() or not all((folder / p).is_file() for p in needed):
         raise NotAnOutput(f"{folder} is not a wanka output folder (needs {', '.join(needed)})")
     report = Report()
-    pools = read.pools(folder)
+    settings = read.settings(folder)
+    pools = read.pools(folder, settings)
     hostvars, groups = read.hosts(folder)
     firewalls = groups.get("firewalls", set())
     g = read.Graph()
+    routing = read.Routing()
     fold: dict[str, str] = {}
-    for path in sorted((folder / "files" / "switches").glob("*.cfg")):
+    configured: set[str] = set()
+    configs = sorted((folder / "files" / "switches").glob("*.cfg")) + sorted(
+        (folder / "files" / "border").glob("*.cfg")
+    )
+    for path in configs:
         report.switches += 1
-        ports, access = read.switch(g, folder, path)
+        configured.add(path.stem)
+        ports, access = read.switch(g, folder, path, routing, gateway=path.stem in firewalls)
+        if (structured := path.with_suffix(".yml")).is_file():  # damaged YAML ends the run
+            safe.file_yaml(folder, structured)
         rules.check_access(access, pools, report)
         for port, logical in ports.items():
             fold[f"{path.stem}\0{port}"] = logical
@@ -55,13 +64,19 @@ def verify(folder: Path) -> Report:
         read.hccn(g, folder, path)
     fold |= read.host_interfaces(g, folder, hostvars)
     report.hosts = len(hostvars)
-    read.cabling(g, folder, fold)
-    rules.isolation(g.g, pools, firewalls, report)
+    cabled = read.cabling(g, folder, fold)
+    hosts = set().union(*(groups.get(name, set()) for name in rules.HOST_GROUPS))
+    rules.completeness(cabled, configured, hosts, report)
+    rules.routing(routing, pools, g.g, report)
+    shared = settings.get("storage_mode") == "shared"
+    rules.border_cabling(cabled, groups.get("border", set()), g.g, pools, report, shared)
+    components = rules.isolation(g.g, pools, firewalls, report, shared=shared)
+    flows.prove(folder, g.g, components, pools, routing, cabled, hostvars, groups, report)
+    rules.settings(folder, settings, report)
+    for rel, text in routing.texts.items():
+        rules.secrets_in(rel, text, report)
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        try:
-            text = read.file_text(folder, path)
-        except read.NotText:
-            continue
-        rules.secrets(read.rel(folder, path), text, report)
+        if read.rel(folder, path) not in routing.texts:
+            rules.secrets(folder, path, report)
     report.nodes, report.edges = g.g.number_of_nodes(), g.g.number_of_edges()
     return report

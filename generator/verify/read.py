@@ -8,140 +8,18 @@ each keeps the file and line it came from.
 from __future__ import annotations
 
 import csv
-import functools
 import io
 import ipaddress
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
-from typing import Any, TypeVar
 
 import networkx as nx
-import yaml
 
-from generator.blueprint.readfile import ReadRefused, read_regular
-from generator.verify.report import NotAnOutput
+from generator.verify.policy import Rule, policy_line, rule_of
+from generator.verify.safe import file_text, file_yaml, located, rel
 
-T = TypeVar("T")
-
-# Safe reading. An output folder may be damaged or hostile: a FIFO or device where a file should
-# be, bytes that are not UTF-8, YAML that does not parse or expands through aliases (wanka never
-# writes anchors), values that are not addresses, CSV columns renamed. Every reader goes through
-# `file_text`/`file_yaml`, and `located` turns what a reader raises on bad data into one `Damaged`
-# error naming the file (and the line, where the reader numbers its lines `n`).
-MAX_FILE_BYTES = 256 * 1024 * 1024
-
-
-class Damaged(NotAnOutput):
-    """A file in the folder cannot be read as wanka writes it; the message is located."""
-
-
-class NotText(Damaged):
-    """A file that is not UTF-8 text."""
-
-
-def file_text(folder: Path, path: Path) -> str:
-    """A regular file of at most MAX_FILE_BYTES as UTF-8; Damaged otherwise (never blocks)."""
-    try:
-        raw = read_regular(path, MAX_FILE_BYTES)
-    except ReadRefused as refused:
-        raise Damaged(f"{rel(folder, path)}: {refused.message}") from None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = raw.count(b"\n", 0, error.start) + 1
-        raise NotText(
-            f"{rel(folder, path)}:{line}: byte 0x{raw[error.start]:02x} is not UTF-8"
-        ) from None
-
-
-def file_yaml(folder: Path, path: Path) -> Any:
-    """A YAML file's data; Damaged for a syntax error, an alias, or nesting too deep."""
-    return yaml_text(rel(folder, path), file_text(folder, path))
-
-
-def yaml_text(where: str, text: str) -> Any:
-    """YAML text's data (`where` names it in errors); Damaged for a syntax error, an alias
-    (an alias bomb would make every walk over the data exponential), or nesting too deep."""
-    loader = yaml.SafeLoader(text)  # pure Python: deep nesting raises instead of crashing libyaml
-    try:
-        node = loader.get_single_node()
-        if node is not None and _has_alias(node):
-            raise Damaged(f"{where}: uses YAML aliases, which wanka never writes")
-        return None if node is None else loader.construct_document(node)
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        line = f"{mark.line + 1}:{mark.column + 1}:" if mark else ""
-        raise Damaged(f"{where}:{line} invalid YAML: {error.problem or error}") from None
-    except (yaml.YAMLError, RecursionError) as error:
-        raise Damaged(f"{where}: invalid YAML: {type(error).__name__}") from None
-    finally:
-        loader.dispose()
-
-
-def _has_alias(root: yaml.Node) -> bool:
-    """True when a node is reached twice (an alias), walking without recursion."""
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            return True
-        seen.add(id(node))
-        if isinstance(node, yaml.SequenceNode):
-            stack.extend(node.value)
-        elif isinstance(node, yaml.MappingNode):
-            stack.extend(n for pair in node.value for n in pair)
-    return False
-
-
-_DATA_ERRORS = (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError)
-
-
-def located(file: str = "") -> Callable[[Callable[..., T]], Callable[..., T]]:
-    """A reader `reader(..., folder, [path], ...)` of `file` (default: its path argument) with
-    bad data reported as Damaged at its file and line."""
-
-    def wrap(reader: Callable[..., T]) -> Callable[..., T]:
-        @functools.wraps(reader)
-        def read(*args: Any, **kwargs: Any) -> T:
-            try:
-                return reader(*args, **kwargs)
-            except Damaged:
-                raise
-            except _DATA_ERRORS as error:
-                where = _where(reader, file, args, error.__traceback__)
-                raise Damaged(where + _say(error)) from None
-
-        return read
-
-    return wrap
-
-
-def _where(reader: Callable, file: str, args: tuple, tb: TracebackType | None) -> str:
-    """`file:line: ` of the failing read, from the reader's own locals where it has them: `where`
-    as a file name or (file, line), and the line number `n`; else the path argument."""
-    paths = [a for a in args if isinstance(a, Path)]
-    file = file or (rel(paths[0], paths[1]) if len(paths) > 1 else reader.__name__)
-    line = None
-    while tb is not None:
-        if tb.tb_frame.f_code is reader.__code__:
-            names = tb.tb_frame.f_locals
-            where, n = names.get("where"), names.get("n")
-            file, line = where if isinstance(where, tuple) else (where or file, n)
-        tb = tb.tb_next
-    return f"{file}:{line}: " if isinstance(line, int) else f"{file}: "
-
-
-def _say(error: BaseException) -> str:
-    if isinstance(error, KeyError):
-        return f"missing {error.args[0]!r} (a column or key wanka writes); damaged or not ours"
-    return f"cannot read it: {error}"
-
-
-PLANES = ("parameter", "storage", "business", "inband", "oob")
+PLANES = ("parameter", "storage", "business", "inband", "oob", "border", "provider")
 DEFAULT_VRF = "_public_"
 
 
@@ -157,10 +35,32 @@ class Access:
     )
     snmp: bool = False
     telnet: list[int] = field(default_factory=list)
+    vty: list[tuple[int, bool]] = field(default_factory=list)  # (line, has an inbound ACL)
+    clear_snmp: list[int] = field(default_factory=list)  # SNMP v1/v2c communities
 
 
-def rel(folder: Path, path: Path) -> str:
-    return path.relative_to(folder).as_posix()
+@dataclass(frozen=True, slots=True)
+class StaticRoute:
+    device: str
+    vrf: str
+    network: ipaddress.IPv4Network
+    next_hop: int
+    preference: int
+    where: tuple[str, int]
+
+
+@dataclass(slots=True)
+class Routing:
+    """What the configs say about routing: static routes, who advertises them, BGP peers, and
+    the firewalls' interfaces, zones and policies."""
+
+    routes: list[StaticRoute] = field(default_factory=list)
+    advertises: set[str] = field(default_factory=set)  # devices importing static routes
+    peers: list[tuple[str, str, int, tuple[str, int]]] = field(default_factory=list)
+    addresses: dict[int, tuple[str, str, int]] = field(default_factory=dict)  # ip -> dev, if, plen
+    zones: dict[tuple[str, str], str] = field(default_factory=dict)  # (fw, interface) -> zone
+    rules: dict[str, list[Rule]] = field(default_factory=dict)  # firewall -> rules in order
+    texts: dict[str, str] = field(default_factory=dict)  # config path -> its text
 
 
 class Graph:
@@ -172,35 +72,85 @@ class Graph:
             self.g.add_edge(a, b, where=where)
 
 
-def network(address: str, prefix: int | str) -> ipaddress.IPv4Network:
-    return ipaddress.ip_interface(f"{address}/{prefix}").network
+def ip_int(text: str) -> int:
+    """Dotted quad -> integer, without ipaddress's per-call cost (verify reads ~10^5 of them)."""
+    parts = text.split(".")
+    if len(parts) != 4 or not all(p.isdigit() and int(p) < 256 for p in parts):
+        raise ValueError(f"not an IPv4 address: {text!r}")
+    a, b, c, d = map(int, parts)
+    return a << 24 | b << 16 | c << 8 | d
+
+
+def _mask(prefix: int) -> int:
+    return 0xFFFFFFFF << (32 - prefix) & 0xFFFFFFFF
+
+
+def _prefix(text: str | int) -> int:
+    if isinstance(text, int):
+        return text
+    if "." in text:
+        host = ~ip_int(text) & 0xFFFFFFFF
+        if host & (host + 1):  # the host bits of a netmask are one run of ones at the end
+            raise ValueError(f"not a netmask: {text!r}")
+        return 32 - host.bit_length()
+    value = int(text)
+    if not 0 <= value <= 32:
+        raise ValueError(f"not a prefix length: {text!r}")
+    return value
+
+
+def network(address: str, prefix: int | str) -> str:
+    """The subnet `address/prefix` lies in, spelled as the graph's ("net", ...) nodes are."""
+    plen = _prefix(prefix)
+    n = ip_int(address) & _mask(plen)
+    return f"{n >> 24}.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255}/{plen}"
 
 
 @located("group_vars/all.yml")
-def pools(folder: Path) -> dict[str, ipaddress.IPv4Network]:
-    data = file_yaml(folder, folder / "group_vars" / "all.yml") or {}
+def settings(folder: Path) -> dict:
+    """group_vars/all.yml: the pools, storage mode and access the output was built with."""
+    return file_yaml(folder, folder / "group_vars" / "all.yml") or {}
+
+
+@located("group_vars/all.yml")
+def pools(folder: Path, data: dict | None = None) -> dict[str, ipaddress.IPv4Network]:
+    data = settings(folder) if data is None else data
     return {p: ipaddress.ip_network(data["pools"][p]) for p in PLANES if p in data.get("pools", {})}
 
 
 @located("hosts.yml")
 def hosts(folder: Path) -> tuple[dict[str, dict], dict[str, set[str]]]:
-    """host -> vars, group -> hosts (recursively), from hosts.yml."""
+    """host -> vars, group -> hosts (recursively, through children defined anywhere), from
+    hosts.yml."""
     data = file_yaml(folder, folder / "hosts.yml") or {}
     hostvars: dict[str, dict] = {}
-    groups: dict[str, set[str]] = {}
+    direct: dict[str, set[str]] = {}
+    children: dict[str, set[str]] = {}
 
-    def walk(name: str, group: dict) -> set[str]:
-        members = set()
+    def walk(name: str, group: dict) -> None:
+        group = group if isinstance(group, dict) else {}
         for host, hv in (group.get("hosts") or {}).items():
             hostvars.setdefault(host, {}).update(hv or {})
-            members.add(host)
+            direct.setdefault(name, set()).add(host)
         for child, sub in (group.get("children") or {}).items():
-            members |= walk(child, sub or {})
-        groups.setdefault(name, set()).update(members)
-        return members
+            children.setdefault(name, set()).add(child)
+            walk(child, sub or {})
 
     for name, group in data.items():
         walk(name, group or {})
+    groups: dict[str, set[str]] = {}
+
+    def resolve(name: str, seen: frozenset = frozenset()) -> set[str]:
+        if name not in groups:
+            members = set(direct.get(name, ()))
+            for child in children.get(name, ()):
+                if child not in seen:
+                    members |= resolve(child, seen | {name})
+            groups[name] = members
+        return groups[name]
+
+    for name in set(direct) | set(children):
+        resolve(name)
     return hostvars, groups
 
 
@@ -213,13 +163,43 @@ def _host_line(folder: Path) -> dict[str, int]:
     return lines
 
 
+ROUTE = re.compile(
+    r"ip route-static (?:vpn-instance (\S+) )?(\S+) (\S+) (\d+\.\d+\.\d+\.\d+)(?: preference (\d+))?"
+)
+PROTOCOLS = {"tcp", "udp", "icmp"}
+
+
+_INTERFACE = re.compile(r"interface (\S+)")
+_VLANIF = re.compile(r"Vlanif(\d+)")
+_VLAN_BATCH = re.compile(r"vlan batch (.+)")
+_ACL = re.compile(r"acl (?:number |name )?(\S+)")
+_ZONE = re.compile(r"firewall zone (?:name )?(\S+)")
+_SSH_ACL = re.compile(r"ssh server acl (\S+)")
+_SNMP_ACL = re.compile(r"snmp-agent acl (\S+)")
+_SNMP_CLEAR = re.compile(r"snmp-agent (?:community|sys-info version (?:v1|v2c|all))")
+_VTY_ACL = re.compile(r"acl (\S+) inbound")
+_BGP_PEER = re.compile(r"peer (\S+) as-number")
+_ZONE_MEMBER = re.compile(r"add interface (\S+)")
+_POLICY_RULE = re.compile(r"rule name (\S+)")
+_VRF_BINDING = re.compile(r"ip binding vpn-instance (\S+)")
+_IP_ADDRESS = re.compile(r"ip address (\S+) (\S+)(?: sub)?$")
+_ETH_TRUNK = re.compile(r"eth-trunk (\d+)")
+_PORT_VLAN = re.compile(
+    r"port (?:default|hybrid (?:untagged|tagged)|trunk (?:allow-pass|pvid)) vlan (.+)"
+)
+
+
 @located()
-def switch(g: Graph, folder: Path, path: Path) -> tuple[dict[str, str], Access]:
-    """Add one switch config to the graph; returns physical port -> logical interface and how
-    the switch restricts management access."""
+def switch(
+    g: Graph, folder: Path, path: Path, routing: Routing, gateway: bool = False
+) -> tuple[dict[str, str], Access]:
+    """Add one device config (switch, router, or with `gateway` a firewall, whose interfaces
+    are never joined) to the graph; returns physical port -> logical interface and how the
+    device restricts management access. Routes, peers, zones and policies go to `routing`."""
     where = rel(folder, path)
     device = path.stem
     text = file_text(folder, path)
+    routing.texts[where] = text  # for the secrets scan, without reading the file again
     lines = text.splitlines()
     fold: dict[str, str] = {}
     vlans: set[int] = set()
@@ -229,62 +209,108 @@ def switch(g: Graph, folder: Path, path: Path) -> tuple[dict[str, str], Access]:
     access = Access(where, device)
     acls, uses = access.acls, access.uses
     acl: str | None = None
-    in_vty = False
+    block = ""
+    zone = ""
+    rule: dict | None = None
+    rules = routing.rules.setdefault(device, []) if gateway else []
     for n, line in enumerate(lines, 1):
-        s = line.strip()
-        if m := re.match(r"vlan batch (.+)", s):
-            vlans |= _vlan_list(m.group(1))
         if not line.startswith(" "):
-            iface, acl, in_vty = None, None, False
-            if m := re.match(r"interface (\S+)", line):
+            if rule is not None:
+                rules.append(rule_of(rule))
+                rule = None
+            iface, acl, block = None, None, ""
+            if line == "#" or not line:
+                continue
+            if m := _INTERFACE.match(line):
                 iface, vrf = m.group(1), DEFAULT_VRF
-                if v := re.fullmatch(r"Vlanif(\d+)", iface):
+                if v := _VLANIF.fullmatch(iface):
                     g.edge(("if", device, iface), ("vlan", device, int(v.group(1))), (where, n))
-            elif m := re.match(r"acl (?:number |name )?(\S+)", line):
+            elif m := _VLAN_BATCH.match(line):
+                vlans |= _vlan_list(m.group(1))
+            elif m := ROUTE.match(line):
+                net = ipaddress.ip_network(f"{m.group(2)}/{_prefix(m.group(3))}", strict=False)
+                hop = ip_int(m.group(4))
+                pref = int(m.group(5) or 60)
+                routing.routes.append(
+                    StaticRoute(device, m.group(1) or DEFAULT_VRF, net, hop, pref, (where, n))
+                )
+            elif m := _ACL.match(line):
                 acl = m.group(1)
                 acls.setdefault(acl, [])
             elif line.startswith("user-interface vty"):
-                in_vty = True
-            elif m := re.match(r"ssh server acl (\S+)", line):
+                block = "vty"
+                access.vty.append((n, False))
+            elif line.startswith(("bgp ", "ospf ")):
+                block = "routing"
+            elif m := _ZONE.match(line):
+                block, zone = "zone", m.group(1)
+            elif line.startswith("security-policy"):
+                block = "policy"
+            elif m := _SSH_ACL.match(line):
                 uses["ssh server acl"].append(n)
                 acls.setdefault("@ssh", []).append((n, m.group(1)))
-            elif m := re.match(r"snmp-agent acl (\S+)", line):
+            elif m := _SNMP_ACL.match(line):
                 uses["snmp-agent acl"].append(n)
                 acls.setdefault("@snmp", []).append((n, m.group(1)))
             elif line.startswith("snmp-agent"):
                 access.snmp = True
+                if _SNMP_CLEAR.match(line):
+                    access.clear_snmp.append(n)
             elif line.startswith("telnet server enable"):
                 access.telnet.append(n)
             continue
-        if acl is not None and s.startswith("rule "):
-            acls[acl].append((n, s))
+        s = line.strip()
+        if acl is not None:
+            if s.startswith("rule "):
+                acls[acl].append((n, s))
             continue
-        if in_vty and (m := re.match(r"acl (\S+) inbound", s)):
-            uses["vty acl"].append(n)
-            acls.setdefault("@vty", []).append((n, m.group(1)))
+        if block == "vty":
+            if m := _VTY_ACL.match(s):
+                uses["vty acl"].append(n)
+                access.vty[-1] = (access.vty[-1][0], True)
+                acls.setdefault("@vty", []).append((n, m.group(1)))
+            continue
+        if block == "routing":
+            if m := _BGP_PEER.match(s):
+                routing.peers.append((device, m.group(1), n, (where, n)))
+            elif s.startswith(("default-route-advertise", "import-route static")):
+                routing.advertises.add(device)
+            continue
+        if block == "zone":
+            if m := _ZONE_MEMBER.match(s):
+                routing.zones[(device, m.group(1))] = zone
+            continue
+        if block == "policy":
+            if m := _POLICY_RULE.match(s):
+                if rule is not None:
+                    rules.append(rule_of(rule))
+                rule = {"name": m.group(1), "where": (where, n), "src": [], "dst": [], "svc": []}
+            elif rule is not None:
+                policy_line(rule, s)
             continue
         if iface is None:
             continue
+        if not s.startswith(("ip ", "eth-trunk ", "port ")):
+            continue
         node = ("if", device, iface)
-        if m := re.match(r"ip binding vpn-instance (\S+)", s):
+        if m := _VRF_BINDING.match(s):
             vrf = m.group(1)
-        elif m := re.match(r"ip address (\S+) (\S+)(?: sub)?$", s):
-            prefix = m.group(2)
-            if "." in prefix:
-                prefix = str(ipaddress.ip_network(f"0.0.0.0/{prefix}").prefixlen)
-            net = network(m.group(1), prefix)
-            g.edge(node, ("net", str(net)), (where, n))
-            g.edge(node, ("vrf", device, vrf), (where, n))
-        elif m := re.match(r"eth-trunk (\d+)", s):
+        elif m := _IP_ADDRESS.match(s):
+            prefix = _prefix(m.group(2))
+            g.edge(node, ("net", network(m.group(1), prefix)), (where, n))
+            routing.addresses[ip_int(m.group(1))] = (device, iface, prefix)
+            if not gateway:
+                g.edge(node, ("vrf", device, vrf), (where, n))
+        elif m := _ETH_TRUNK.match(s):
             fold[iface] = f"Eth-Trunk{m.group(1)}"
             g.edge(node, ("if", device, f"Eth-Trunk{m.group(1)}"), (where, n))
-        elif m := re.match(
-            r"port (?:default|hybrid (?:untagged|tagged)|trunk (?:allow-pass|pvid)) vlan (.+)", s
-        ):
+        elif m := _PORT_VLAN.match(s):
             for v in _vlan_list(m.group(1)):
                 g.edge(node, ("vlan", device, v), (where, n))
         elif s.startswith("port vlan exclude") or s == "port trunk allow-pass vlan all":
             all_vlan_ifaces.append((iface, n))
+    if rule is not None:
+        rules.append(rule_of(rule))
     for name, n in all_vlan_ifaces:  # a peer-link carries every VLAN but the excluded ones
         for v in sorted(vlans):
             g.edge(("if", device, name), ("vlan", device, v), (where, n))
@@ -322,7 +348,7 @@ def hccn(g: Graph, folder: Path, path: Path) -> None:
             continue
         mask = values.get(("netmask", i), ("255.255.255.255", n))[0]
         node = ("if", host, f"npu{i}")
-        g.edge(node, ("net", str(network(address, mask))), (where, n))
+        g.edge(node, ("net", (network(address, mask))), (where, n))
         if ("gateway", i) in values:
             gw, gn = values[("gateway", i)]
             gateway(g, node, address, mask, gw, (where, gn))
@@ -330,7 +356,8 @@ def hccn(g: Graph, folder: Path, path: Path) -> None:
 
 def gateway(g: Graph, node: tuple, address: str, prefix, gw: str, where) -> None:
     """A gateway outside the interface's own subnet is a route into wherever it points."""
-    if ipaddress.ip_address(gw) not in network(address, prefix):
+    plen = _prefix(prefix)
+    if ip_int(gw) & _mask(plen) != ip_int(address) & _mask(plen):
         g.edge(node, ("net", f"{gw}/32"), where)
 
 
@@ -344,22 +371,22 @@ def host_interfaces(g: Graph, folder: Path, hostvars: dict[str, dict]) -> dict[s
         if addr := hv.get("inband_address"):
             node = ("if", host, "mgmt0")
             ip, _, prefix = addr.partition("/")
-            g.edge(node, ("net", str(network(ip, prefix or 32))), where)
+            g.edge(node, ("net", (network(ip, prefix or 32))), where)
             if gw := hv.get("inband_gateway"):
                 gateway(g, node, ip, prefix or 32, gw, where)
         if addr := hv.get("bmc_address"):
             ip, _, prefix = str(addr).partition("/")
-            g.edge(("if", host, "bmc"), ("net", str(network(ip, prefix or 32))), where)
+            g.edge(("if", host, "bmc"), ("net", (network(ip, prefix or 32))), where)
         for nic in hv.get("storage_nics") or []:
             node = ("if", host, nic["port"])
             ip, _, prefix = nic["address"].partition("/")
-            g.edge(node, ("net", str(network(ip, prefix or 32))), where)
+            g.edge(node, ("net", (network(ip, prefix or 32))), where)
             if nic.get("gateway"):
                 gateway(g, node, ip, prefix or 32, nic["gateway"], where)
         if bond := hv.get("business_bond"):
             node = ("if", host, bond["name"])
             ip, _, prefix = bond["address"].partition("/")
-            g.edge(node, ("net", str(network(ip, prefix or 32))), where)
+            g.edge(node, ("net", (network(ip, prefix or 32))), where)
             if bond.get("gateway"):
                 gateway(g, node, ip, prefix or 32, bond["gateway"], where)
             for member in bond.get("members") or []:
@@ -368,20 +395,35 @@ def host_interfaces(g: Graph, folder: Path, hostvars: dict[str, dict]) -> dict[s
     return fold
 
 
+@dataclass(slots=True)
+class Cabling:
+    """What files/cabling.csv says: the line each cabled port and device first appears on, and
+    the rows that cable a port already cabled."""
+
+    ports: dict[tuple[str, str], int] = field(default_factory=dict)
+    devices: dict[str, int] = field(default_factory=dict)
+    twice: list[tuple[str, str, int, int]] = field(default_factory=list)  # dev, port, line, first
+    rows: list[tuple[str, str, int]] = field(default_factory=list)  # a device, b device, line
+
+
 @located()
-def cabling(g: Graph, folder: Path, fold: dict[str, str]) -> None:
+def cabling(g: Graph, folder: Path, fold: dict[str, str]) -> Cabling:
     path = folder / "files" / "cabling.csv"
     where = rel(folder, path)
+    out = Cabling()
     with io.StringIO(file_text(folder, path), newline="") as fh:
-        for n, row in enumerate(csv.DictReader(fh), 2):
-            a = (
-                "if",
-                row["a_device"],
-                fold.get(f"{row['a_device']}\0{row['a_port']}", row["a_port"]),
-            )
-            b = (
-                "if",
-                row["b_device"],
-                fold.get(f"{row['b_device']}\0{row['b_port']}", row["b_port"]),
-            )
-            g.edge(a, b, (where, n))
+        rows = csv.reader(fh)
+        header = next(rows, [])
+        columns = [(header.index(f"{s}_device"), header.index(f"{s}_port")) for s in "ab"]
+        for n, row in enumerate(rows, 2):
+            ends = []
+            for di, pi in columns:
+                dev, port = row[di], row[pi]
+                first = out.ports.setdefault((dev, port), n)
+                if first != n:
+                    out.twice.append((dev, port, n, first))
+                out.devices.setdefault(dev, n)
+                ends.append(("if", dev, fold.get(f"{dev}\0{port}", port)))
+            g.edge(ends[0], ends[1], (where, n))
+            out.rows.append((ends[0][1], ends[1][1], n))
+    return out

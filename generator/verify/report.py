@@ -28,6 +28,9 @@ class Report:
     hosts: int = 0
     nodes: int = 0
     edges: int = 0
+    flows: int = 0  # required flows (rows of files/flows.csv) checked
+    flow_pairs: int = 0  # (source, destination) endpoint pairs proven
+    flows_idle: list[str] = field(default_factory=list)  # flows with no endpoints on one side
 
     def __bool__(self) -> bool:
         return not self.problems

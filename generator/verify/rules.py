@@ -12,19 +12,28 @@ from __future__ import annotations
 import ipaddress
 import itertools
 import re
+from collections import deque
 
 import networkx as nx
 
-from generator.verify import read
+from generator.verify import read, safe
 from generator.verify.report import Problem, Report
 
 MANAGEMENT = ("inband", "oob")
-GATEWAY_PLANES = frozenset({"business", "inband", "oob"})
+GATEWAY_PLANES = frozenset({"business", "inband", "oob", "border"})
+HOST_GROUPS = ("npu_servers", "storage_nodes", "management_nodes")
 VAULT = re.compile(r"\{\{ vault_[a-z0-9_]+ \}\}")
+REFERENCE = re.compile(r"\{\{ vault_[a-z0-9_]+ \}\}|\$\{[A-Z0-9_]+\}")  # vault or environment
 SECRET = re.compile(
     r"\b(?:password|cipher)\s+(?!irreversible-cipher\b|cipher\b)(\{\{ [^}]* \}\}|\S+)"
 )
 SECRET_KEY = re.compile(r"password|secret|_key$|^key$|community")
+# a YAML key that holds a secret, and its value (block or flow style, quoted or not)
+SECRET_ITEM = re.compile(
+    r"""["']?([\w-]*(?:password|passwd|secret|community|_key))["']?\s*[:=]\s*("[^"]*"|'[^']*'|\$\{\w+\}|\{\{[^}]*\}\}|[^,}\n]*)"""
+)
+# VRP keywords after which a secret follows in clear (`simple`, `plain`), or a community
+CLEAR = re.compile(r"\b(?:simple|plain)\s+\S+|\bcommunity\s+(?:read|write)?\s*\S+")
 KNOWN_DEFAULTS = ("Admin@123", "Huawei@123", "Changeme_123", "Huawei12#$", "admin123")
 NFS = re.compile(
     r"(?i)(\bmount\b[^\n]*\bnfs4?\b|\bfstype\W*\s*[:=]\s*\W*nfs4?\b|\btype\W*\s*[:=]\s*\W*nfs4?\b"
@@ -35,9 +44,33 @@ NFS = re.compile(
 
 def _plane(net: ipaddress.IPv4Network, pools: dict[str, ipaddress.IPv4Network]) -> str | None:
     for plane, pool in pools.items():
-        if net.subnet_of(pool):
+        if (
+            net.prefixlen >= pool.prefixlen
+            and pool.network_address <= net.network_address <= pool.broadcast_address
+        ):
             return plane
     return None
+
+
+def _net(text: str) -> tuple[int, int]:
+    """A ("net", ...) node's subnet as (network, prefix length)."""
+    address, _, plen = text.partition("/")
+    return read.ip_int(address), int(plen)
+
+
+def _planes(pools: dict[str, ipaddress.IPv4Network]):
+    """(network, prefix length) -> the plane whose pool holds it, as a fast function."""
+    ranges = [
+        (int(p.network_address), int(p.broadcast_address), p.prefixlen, n) for n, p in pools.items()
+    ]
+
+    def plane(address: int, plen: int) -> str | None:
+        for lo, hi, pool_len, name in ranges:
+            if plen >= pool_len and lo <= address <= hi:
+                return name
+        return None
+
+    return plane
 
 
 def _name(node: tuple) -> str:
@@ -55,6 +88,11 @@ def check_access(access: read.Access, pools: dict, report: Report) -> None:
     rel, device, acls, uses = access.rel, access.device, access.acls, access.uses
     for n in access.telnet:
         report.problems.append(Problem(rel, n, "telnet server enabled (clear-text access)"))
+    for n in access.clear_snmp:
+        report.problems.append(Problem(rel, n, "SNMP v1/v2c (community in clear): use SNMPv3"))
+    for n, has_acl in access.vty:
+        if not has_acl:
+            report.problems.append(Problem(rel, n, f"{device}: VTY lines without an inbound ACL"))
     mgmt = [pools[p] for p in MANAGEMENT if p in pools]
     for what in ("ssh server acl", "vty acl") + (("snmp-agent acl",) if access.snmp else ()):
         if not uses[what]:
@@ -98,23 +136,32 @@ def check_access(access: read.Access, pools: dict, report: Report) -> None:
                     )
 
 
-def isolation(g: nx.Graph, pools: dict, firewalls: set[str], report: Report) -> None:
+def isolation(
+    g: nx.Graph, pools: dict, firewalls: set[str], report: Report, shared: bool = False
+) -> list[set]:
+    """Two planes in one connected component is a breach. With `shared` (storage_mode: shared,
+    the legacy design) the storage plane is part of the business plane by design. Returns the
+    connected components (the routing domains the flow proof walks between)."""
     plane_of = {}
-    nets = {}
+    nets: dict[tuple[int, int], tuple] = {}
+    planes = _planes(pools)
     for node in list(g.nodes):
         if node[0] == "net":
-            net = ipaddress.ip_network(node[1])
-            nets[net] = node
-            plane_of[node] = _plane(net, pools) or "outside every pool"
-    for net, node in nets.items():  # a host address or gateway lies in a subnet a switch serves
-        if net.prefixlen == 32:
+            address, plen = _net(node[1])
+            nets[(address, plen)] = node
+            plane = planes(address, plen) or "outside every pool"
+            plane = "border" if plane == "provider" else plane  # the routers' hand-off
+            plane_of[node] = "business" if shared and plane == "storage" else plane
+    for (address, plen), node in list(nets.items()):  # a host address in a served subnet
+        if plen == 32:
             for length in range(31, 7, -1):
-                outer = nets.get(net.supernet(new_prefix=length))
+                outer = nets.get((address & (0xFFFFFFFF << (32 - length) & 0xFFFFFFFF), length))
                 if outer is not None:
                     where = next(iter(g.edges(node, data="where")))[2]
                     g.add_edge(node, outer, where=where)
                     break
-    for component in nx.connected_components(g):
+    components = list(nx.connected_components(g))
+    for component in components:
         by_plane: dict[str, list[tuple]] = {}
         for node in sorted(n for n in component if n in plane_of):
             by_plane.setdefault(plane_of[node], []).append(node)
@@ -123,7 +170,7 @@ def isolation(g: nx.Graph, pools: dict, firewalls: set[str], report: Report) -> 
         for plane in sorted(set(by_plane) - GATEWAY_PLANES) if fw_ports else ():
             path = nx.shortest_path(g, fw_ports[0], by_plane[plane][0])
             reason = f"firewall {fw_ports[0][1]} faces the {plane} plane (only {allowed})"
-            report.problems.append(_path_problem(g, path, plane_of, reason))
+            report.problems.append(_path_problem(g, path, plane_of, reason, component))
         planes = sorted(by_plane)
         for other in planes[1:]:
             first = planes[0]
@@ -133,54 +180,232 @@ def isolation(g: nx.Graph, pools: dict, firewalls: set[str], report: Report) -> 
             )
             path = nx.shortest_path(g, by_plane[home][0], by_plane[intruder][0])
             reason = f"the {first} and {other} planes reach one another"
-            report.problems.append(_path_problem(g, path, plane_of, reason))
+            report.problems.append(_path_problem(g, path, plane_of, reason, component))
+
+    return components
 
 
-def _path_problem(g: nx.Graph, path: list, plane_of: dict, reason: str) -> Problem:
-    """Name the file and line of the step where the path first enters the last plane."""
+def _labels(g: nx.Graph, component, plane_of: dict, home: str | None) -> dict:
+    """Each node of the component labelled with the plane of its nearest subnet (ties go to the
+    home plane): where the labels change along a path is where it crosses."""
+    sources = sorted((n for n in component if n in plane_of), key=lambda n: plane_of[n] != home)
+    label = {n: plane_of[n] for n in sources}
+    queue = deque(sources)
+    while queue:
+        node = queue.popleft()
+        for nb in g.adj[node]:
+            if nb not in label:
+                label[nb] = label[node]
+                queue.append(nb)
+    return label
+
+
+def _path_problem(g: nx.Graph, path: list, plane_of: dict, reason: str, component=()) -> Problem:
+    """Name the file and line of the step where the path crosses from one plane into the other
+    (a cabling row for a re-cabling, an address or gateway line for a misaddressed port)."""
     steps = []
     for a, b in itertools.pairwise(path):
         file, line = g.edges[a, b]["where"]
         steps.append(f"{_name(a)} -> {_name(b)}  ({file}:{line})")
-    target = plane_of.get(path[-1])
+    home = plane_of.get(path[0])
+    label = _labels(g, component, plane_of, home) if component else {}
     culprit = None
-    for i, node in enumerate(path):
-        if i and plane_of.get(node) == target:
-            for a, b in reversed(list(itertools.pairwise(path[: i + 1]))):
-                where = g.edges[a, b]["where"]
-                if where[0] != "files/cabling.csv" or culprit is None:
-                    culprit = where
-                if where[0] != "files/cabling.csv":
-                    break
+    for a, b in itertools.pairwise(path):
+        if label.get(a) is not None and label.get(a) != label.get(b):
+            culprit = g.edges[a, b]["where"]
             break
     file, line = culprit or g.edges[path[0], path[1]]["where"]
     return Problem(file, line, reason, tuple(steps))
 
 
-def secrets(rel: str, text: str, report: Report) -> None:
-    for n, line in enumerate(text.splitlines(), 1):
-        for default in KNOWN_DEFAULTS:
-            if default in line:
-                report.problems.append(Problem(rel, n, "a well-known default secret in clear"))
-        if line.startswith("ssh server cipher"):
+def routing(r: read.Routing, pools: dict, g: nx.Graph, report: Report) -> None:
+    """Static routes and BGP peers stay in their plane: a next hop or a peer on another plane's
+    address, or a route into another plane from a plane no firewall faces, is a breach."""
+    fw_planes: dict[tuple, set[str]] = {}
+    planes = _planes(pools)
+    ranges = [
+        (int(pool.network_address), int(pool.broadcast_address), plane)
+        for plane, pool in pools.items()
+    ]
+
+    def plane_at(device: str, vrf: str) -> set[str]:
+        node = ("vrf", device, vrf)
+        if node not in g:
+            return set()
+        if node not in fw_planes:
+            found = set()
+            for nb in g.adj[node]:
+                for net in g.adj[nb]:
+                    if net[0] == "net":
+                        p = planes(*_net(net[1]))
+                        if p:
+                            found.add(p)
+            fw_planes[node] = found
+        return fw_planes[node]
+
+    for route in r.routes:
+        own = plane_at(route.device, route.vrf)
+        hop = next((p for lo, hi, p in ranges if lo <= route.next_hop <= hi), None)
+        if own and hop and hop not in own:
+            report.problems.append(
+                Problem(
+                    *route.where,
+                    f"static route into another plane: {route.network} via "
+                    f"{ipaddress.ip_address(route.next_hop)} ({hop} plane) on the "
+                    f"{'/'.join(sorted(own))} plane",
+                )
+            )
             continue
-        for value in SECRET.findall(line):
-            if not VAULT.fullmatch(value):
-                report.problems.append(Problem(rel, n, f"secret in clear: {line.strip()!r}"))
+        dest = _plane(route.network, pools) if route.network.prefixlen else None
+        if (
+            own
+            and not own & GATEWAY_PLANES
+            and (route.network.prefixlen == 0 or (dest and dest not in own))
+        ):
+            report.problems.append(
+                Problem(
+                    *route.where,
+                    f"static route into another plane: {route.network} on the "
+                    f"{'/'.join(sorted(own))} plane, which no firewall faces",
+                )
+            )
+    for device, peer, _, where in r.peers:
+        own = plane_at(device, read.DEFAULT_VRF)
+        try:
+            plane = _plane(ipaddress.ip_network(f"{peer}/32"), pools)
+        except ValueError:
+            continue
+        if own and plane and plane not in own:
+            report.problems.append(
+                Problem(
+                    *where, f"BGP peer {peer} is on the {plane} plane, not {'/'.join(sorted(own))}"
+                )
+            )
+
+
+def border_cabling(
+    cabled: read.Cabling, border: set[str], g: nx.Graph, pools: dict, report: Report, shared=False
+) -> None:
+    """Routers and firewalls are cabled only to one another and to switches of the planes they
+    face (business, in-band, out-of-band): a border device on a data plane is a way in."""
+    planes: dict[str, set[str]] = {}
+    for a, b, line in cabled.rows:
+        for dev, other in ((a, b), (b, a)):
+            if dev not in border or other in border:
+                continue
+            if other not in planes:
+                planes[other] = _device_planes(g, other, pools)
+            bad = planes[other] - GATEWAY_PLANES - ({"storage"} if shared else set())
+            if bad:
+                report.problems.append(
+                    Problem(
+                        "files/cabling.csv",
+                        line,
+                        f"{dev} (border) is cabled to {other} on the {'/'.join(sorted(bad))} plane",
+                    )
+                )
+
+
+def _device_planes(g: nx.Graph, device: str, pools: dict) -> set[str]:
+    out = set()
+    node = ("vrf", device, read.DEFAULT_VRF)
+    for nb in g.adj.get(node, ()):
+        for net in g.adj[nb]:
+            if net[0] == "net" and (p := _planes(pools)(*_net(net[1]))):
+                out.add(p)
+    return out
+
+
+def completeness(
+    cabled: read.Cabling, configured: set[str], hosts: set[str], report: Report
+) -> None:
+    """Every cabled device but the hosts has a configuration; no port is cabled twice."""
+    for device, line in sorted(cabled.devices.items(), key=lambda x: x[1]):
+        if device not in configured and device not in hosts:
+            report.problems.append(
+                Problem(
+                    "files/cabling.csv",
+                    line,
+                    f"{device} is cabled but has no configuration "
+                    f"(files/switches/{device}.cfg or files/border/{device}.cfg)",
+                )
+            )
+    for device, port, line, first in cabled.twice:
+        report.problems.append(
+            Problem(
+                "files/cabling.csv",
+                line,
+                f"{device} {port} is cabled twice (first on line {first})",
+            )
+        )
+
+
+def settings(folder, data: dict, report: Report) -> None:
+    """NFS only in the legacy shared-storage design (whose design checks warn about it)."""
+    if data.get("storage_access") == "nfs" and data.get("storage_mode") != "shared":
+        text = safe.file_text(folder, folder / "group_vars" / "all.yml")
+        line = next(
+            (n for n, s in enumerate(text.splitlines(), 1) if s.startswith("storage_access:")), 1
+        )
+        report.problems.append(
+            Problem(
+                "group_vars/all.yml",
+                line,
+                "storage_access: nfs on a dedicated storage plane (DPC only; NFS is the "
+                "legacy shared design)",
+            )
+        )
+
+
+SCANNED = (".cfg", ".yml", ".yaml", ".sh")
+_DEFAULTS = "|".join(re.escape(d) for d in KNOWN_DEFAULTS)
+SUSPECT_CFG = re.compile(rf"password|cipher|simple|plain|community|{_DEFAULTS}")
+SUSPECT_YAML = re.compile(
+    r"[Pp]assw|PASSW|[Ss]ecret|SECRET|[Cc]ommunity|_key|_KEY|[Nn][Ff][Ss]|mount|export|\((?:rw|ro)\b"
+)
+
+
+def secrets(folder, path, report: Report) -> None:
+    """Clear secrets in device configs (CLI forms) and in YAML (secret-named keys); NFS mounts
+    or exports in YAML. Free text (descriptions, site names, docs) is not scanned: a word like
+    `password` in a site name is not a secret."""
+    if path.suffix not in SCANNED:
+        return
+    try:
+        text = safe.file_text(folder, path)
+    except safe.NotText:
+        return
+    secrets_in(read.rel(folder, path), text, report)
+
+
+def secrets_in(rel: str, text: str, report: Report) -> None:
+    config = rel.endswith(".cfg")
+    for n, line in _suspect_lines(text, SUSPECT_CFG if config else SUSPECT_YAML):
+        if config:
+            s = line.strip()
+            if s.startswith(("description ", "sysname ", "ssh server cipher", "header ")):
+                continue
+            found = [v for v in SECRET.findall(s) if not VAULT.fullmatch(v)]
+            if found or CLEAR.search(s) or any(d in s for d in KNOWN_DEFAULTS):
+                report.problems.append(Problem(rel, n, f"secret in clear: {s!r}"))
+            continue
         if NFS.search(line):
             report.problems.append(Problem(rel, n, f"NFS mount or export: {line.strip()!r}"))
-    if rel.startswith("files/switches/") and rel.endswith(".yml"):
-        for key, value in _secret_values(read.yaml_text(rel, text)):
-            if not (isinstance(value, str) and VAULT.fullmatch(value)):
-                report.problems.append(Problem(rel, 1, f"{key} in clear"))
+        for key, value in SECRET_ITEM.findall(line):
+            value = value.split(" #")[0].strip().strip("\"'")
+            if value and value not in ("null", "~") and not REFERENCE.fullmatch(value):
+                report.problems.append(Problem(rel, n, f"{key} in clear"))
 
 
-def _secret_values(data, key=""):
-    if isinstance(data, dict):
-        for k, v in data.items():
-            yield from _secret_values(v, str(k))
-    elif isinstance(data, list):
-        for v in data:
-            yield from _secret_values(v, key)
-    elif SECRET_KEY.search(key):
-        yield key, data
+def _suspect_lines(text: str, suspect: re.Pattern):
+    """(line number, line) of each line holding a keyword: one search over the text instead of
+    every pattern on every line."""
+    n, pos, last = 1, 0, -1
+    for m in suspect.finditer(text):
+        start = text.rfind("\n", 0, m.start()) + 1
+        if start == last:
+            continue
+        n += text.count("\n", pos, start)
+        pos = last = start
+        end = text.find("\n", m.end())
+        yield n, text[start : end if end >= 0 else len(text)]

@@ -1,0 +1,193 @@
+"""files/border/<name>.cfg (and its structured config, <name>.yml): the firewalls' and border routers' configurations, and
+files/flows.csv, the required flows the firewall policy is written from and `wanka verify` proves.
+
+Firewall (USG6000E): one security zone per plane it faces (business, inband, oob) and `untrust`
+toward the routers, default deny between zones, one rule per required flow that crosses zones
+(addresses and service from the model's flow table), logging on every rule; static routes from
+the model. Router (NE8000): the firewall links and the provider hand-off, static routes from
+the model. Both: management port in the management VRF with its gateway, SSH only, AAA on the
+console and VTY, management ACL. Every fact is the model's; this module only spells it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from typing import Any
+
+from generator import render
+from generator.artifacts import OutputFile
+from generator.model import Cluster, Device, Flow, Link, ip, netmask
+from generator.structured_yaml import to_yaml
+
+Config = dict[str, Any]
+TEMPLATES = {"huawei-usg": "border/usg6000e.cfg.j2", "huawei-ne": "border/ne8000.cfg.j2"}
+MGMT_ACL = 2000
+USER = ("admin", "vault_border_admin_password")
+ZONE_PRIORITY = {"business": 50, "inband": 70, "oob": 80}  # untrust is built in (5)
+FLOW_COLUMNS = ("flow", "source", "destination", "protocol", "ports", "zones", "purpose")
+
+
+def _zone(plane: str) -> str:
+    return "untrust" if plane == "border" else plane
+
+
+def _groups(cluster: Cluster) -> dict[str, list[tuple[str, int]]]:
+    """Firewall address objects of each flow endpoint group: (address, prefix) pairs."""
+    pools = {p.plane: (ip(p.network), p.prefix) for p in cluster.pools}
+    mgmt = sorted(
+        (ip(d.mgmt.ip), 32)
+        for d in cluster.devices
+        if d.role == "management-node" and d.mgmt is not None
+    )
+    return {
+        "management-nodes": mgmt,
+        "switch-management": [pools["oob"]],
+        "bmc": [pools["oob"]],
+        "business-hosts": [pools["business"]],
+        "outside": [],
+    }
+
+
+def _rules(cluster: Cluster) -> list[Config]:
+    groups = _groups(cluster)
+    rules = []
+    for f in cluster.flows:
+        if not f.zones[0]:
+            continue
+        rules.append(
+            {
+                "name": f.name,
+                "description": f.purpose,
+                "from": f.zones[0],
+                "to": f.zones[1],
+                "sources": [{"address": a, "prefix": p} for a, p in groups[f.source]],
+                "destinations": [{"address": a, "prefix": p} for a, p in groups[f.destination]],
+                "protocol": "" if f.protocol == "any" else f.protocol,
+                "ports": [p for p in f.ports if p],
+            }
+        )
+    return rules
+
+
+def structured_config(dev: Device, cluster: Cluster, links: list[Link], rules: list[Config]):
+    faces = {}
+    interfaces = []
+    for link in links:
+        mine = link.a_device == dev.name
+        far, far_port = (link.b_device, link.b_port) if mine else (link.a_device, link.a_port)
+        address = link.a_ip if mine else link.b_ip
+        plane = cluster.device_by_name[far].plane
+        interfaces.append(
+            {
+                "name": link.a_port if mine else link.b_port,
+                "description": f"to {far} {far_port}",
+                "address": ip(address),
+                "prefix": link.prefix,
+            }
+        )
+        faces.setdefault(_zone(plane), []).append(interfaces[-1]["name"])
+    for u in cluster.uplinks:
+        if u.device == dev.name:
+            interfaces.append(
+                {
+                    "name": u.port,
+                    "description": f"provider hand-off, gateway {ip(u.gateway)}",
+                    "address": ip(u.ip),
+                    "prefix": u.prefix,
+                }
+            )
+    svc = cluster.services
+    m = dev.mgmt
+    routes = [
+        {
+            "vrf": r.vrf,
+            "network": ip(r.network),
+            "prefix": r.prefix,
+            "next_hop": ip(r.next_hop),
+            "preference": r.preference,
+        }
+        for r in cluster.routes
+        if r.device == dev.name
+    ]
+    if m is not None and m.gateway:
+        routes += [
+            {
+                "vrf": m.vrf,
+                "network": ip(net),
+                "prefix": prefix,
+                "next_hop": ip(m.gateway),
+                "preference": 60,
+            }
+            for net, prefix in svc.pools
+        ]
+    firewall = dev.role == "firewall"
+    return {
+        "hostname": dev.name,
+        "model": dev.model,
+        "role": dev.role,
+        "management": {
+            "interface": m.interface if m else "",
+            "vrf": m.vrf if m else "",
+            "address": ip(m.ip) if m else "",
+            "mask": netmask(m.prefix) if m else "",
+            "prefix": m.prefix if m else 0,
+            "acl": [
+                {"id": 5 * (i + 1), "source": ip(net), "wildcard": ip((1 << (32 - p)) - 1)}
+                for i, (net, p) in enumerate(svc.pools)
+            ],
+            "acl_number": MGMT_ACL,
+            "user": USER[0],
+            "password": f"{{{{ {USER[1]} }}}}",
+            "ntp": [ip(a) for a in svc.ntp],
+            "syslog": [ip(a) for a in svc.syslog],
+        },
+        "interfaces": interfaces,
+        "zones": [
+            {"name": z, "priority": ZONE_PRIORITY.get(z, 0), "interfaces": faces[z]}
+            for z in sorted(faces)
+        ]
+        if firewall
+        else [],
+        "routes": routes,
+        "rules": rules if firewall else [],
+    }
+
+
+def flows_csv(flows: tuple[Flow, ...]) -> bytes:
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(FLOW_COLUMNS)
+    for f in flows:
+        w.writerow(
+            (
+                f.name,
+                f.source,
+                f.destination,
+                f.protocol,
+                " ".join(str(p) for p in f.ports),
+                "-".join(f.zones) if f.zones[0] else "",
+                f.purpose,
+            )
+        )
+    return out.getvalue().encode()
+
+
+def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
+    yield OutputFile("files/flows.csv", flows_csv(cluster.flows))
+    links: dict[str, list[Link]] = {}
+    for link in cluster.links:
+        if link.plane == "border":
+            links.setdefault(link.a_device, []).append(link)
+            links.setdefault(link.b_device, []).append(link)
+    rules = _rules(cluster)
+    for dev in cluster.devices:
+        template = TEMPLATES.get(dev.platform)
+        if template is None:
+            continue
+        cfg = structured_config(dev, cluster, links.get(dev.name, []), rules)
+        yield OutputFile(f"files/border/{dev.name}.yml", to_yaml(cfg).encode())
+        yield OutputFile(
+            f"files/border/{dev.name}.cfg", render.template(template).render(cfg).encode()
+        )
