@@ -15,6 +15,7 @@ switch configurations render almost 3x slower. Templates keep the readable dot f
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import cache
 from importlib import resources
@@ -54,9 +55,19 @@ class Environment(jinja2.Environment):
         return super().getattr(obj, attribute)
 
 
+def markdown_code(text: Any) -> str:
+    """`text` as one Markdown code span, whatever backticks it holds (CommonMark: a fence longer
+    than any backtick run inside, padded with a space when the text starts or ends with one)."""
+    text = str(text)
+    runs = [len(r) for r in re.findall(r"`+", text)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 @cache
 def environment() -> Environment:
-    return Environment(
+    env = Environment(
         loader=ResourceLoader(),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
@@ -67,6 +78,8 @@ def environment() -> Environment:
         ),
         auto_reload=False,
     )
+    env.filters["code"] = markdown_code  # free text in Markdown: a code span, never markup
+    return env
 
 
 def template(name: str) -> jinja2.Template:
