@@ -54,8 +54,7 @@ CASES = {
     ),
     "network rack too small for a spine chassis": (
         TEN_K.replace(
-            "    cdu: {capacity_kw: 600}\n",
-            "    cdu: {capacity_kw: 600}\n    network_rack: {power_kw: 10}\n",
+            "    cooling: liquid\n", "    cooling: liquid\n    network_rack: {power_kw: 10}\n", 1
         ),
         "network_rack: {power_kw: 10}",
         "zones.training.network_rack.power_kw",
