@@ -318,10 +318,11 @@ class Cluster:
     pools: tuple[Pool, ...]
     fabrics: tuple[Fabric, ...]
     cdus: tuple[Cdu, ...]
-    lossless: tuple[Lossless, ...]  # parameter plane first; storage plane when it has one
+    lossless: tuple[Lossless, ...]  # per RoCE plane that keeps PFC on: parameter, storage
     npu_servers: tuple[NpuServer, ...]  # rank order: supernode, pod, leaf, server
     hccl_env: tuple[tuple[str, str], ...]  # HCCL variables shared by every NPU server, sorted
     services: Services = Services()
+    roce_planes: tuple[str, ...] = ()  # planes whose hosts speak RoCE (each needs a lossless class)
     scheduler: SchedulerSettings = SchedulerSettings()
     host_settings: HostSettings = HostSettings()
     settings: Settings = field(default_factory=lambda: Settings())  # design-review settings

@@ -127,7 +127,7 @@ def run(
         analysis = analyse(cluster)
     progress(f"{len(analysis.findings)} design findings")
     files: list[OutputFile] = []
-    if emit:
+    if emit and not any(f.severity == "error" for f in analysis.findings):  # nothing is written
         with _timed(seconds, "emit"):
             files = emit_all(cluster, analysis)
     return Result(loaded, bp, cluster, analysis, files, seconds)

@@ -114,6 +114,7 @@ def fleet(tmp_path_factory):
                         "npu_preflight_hccn_tool": str(FAKES / "hccn_tool"),
                         "npu_preflight_npu_smi": str(FAKES / "npu-smi"),
                         "thermal_guard_npu_smi": str(FAKES / "npu-smi"),
+                        "storage_nic_qos_tool": str(FAKES / "mlnx_qos"),
                         "switch_config_lldp_command": "WANKA_ROOT={{ wanka_root }} display lldp neighbor brief",
                     }
                 }
@@ -190,6 +191,11 @@ def test_site_configures_every_host_then_changes_nothing_and_check_mode_is_clean
     ).read_bytes()
     assert (npu / "etc/systemd/system/data.mount").is_file()
     assert "bond0" in (npu / "etc/NetworkManager/system-connections/bond0.nmconnection").read_text()
+    storage = yaml.safe_load((INVENTORY / "group_vars/all.yml").read_text())["storage_lossless"]
+    for port in ("stor0", "stor1"):  # the storage plane's lossless class, as mlnx_qos keeps it
+        qos = (npu / f"var/lib/wanka-fake/mlnx_qos.{port}").read_text().splitlines()
+        assert "trust=dscp" in qos and f"pfc={storage['pfc_bitmap']}" in qos
+        assert f"map.{storage['dscp']}={storage['priority']}" in qos
     ztp = next(fleet["roots"].glob("controller-*/srv/ztp/configs"))
     assert (ztp / "par-leaf-0001.cfg").read_bytes() == (
         INVENTORY / "files/switches/par-leaf-0001.cfg"

@@ -250,19 +250,32 @@ def legacy_design(cluster: Cluster) -> Iterator[Finding]:
 
 
 def lossless_class(cluster: Cluster) -> Iterator[Finding]:
-    """States the parameter plane's one lossless class. Not a check: the NIC PFC bitmap and maps,
-    HCCL_RDMA_SL/TC and the switches' PFC queue are all derived from the one Lossless record in
-    the model, so they cannot disagree with each other (a comparison here could never fire)."""
-    lossless = cluster.lossless_of("parameter")
-    if lossless is None:
-        return
-    yield Finding(
-        INFO,
-        "lossless",
-        f"one lossless class: priority {lossless.priority}, DSCP {lossless.dscp} (HCCL_RDMA_TC "
-        f"{lossless.hccl_rdma_tc}), NIC TC {lossless.tc}, MTU {lossless.mtu}",
-        ("networks", "parameter", "lossless"),
-    )
+    """Every RoCE plane (parameter; a dedicated storage plane, DPC over RoCE) has a lossless
+    class: without PFC and ECN, RoCE drops under incast and retransmits go-back-N. The NIC PFC
+    bitmap and maps, HCCL_RDMA_SL/TC and the switches' PFC queue of a plane are all derived from
+    its one Lossless record, so they cannot disagree with each other; the check is whether the
+    record exists."""
+    for plane in cluster.roce_planes:
+        lossless = cluster.lossless_of(plane)
+        where = ("networks", plane, "lossless")
+        if lossless is None:
+            yield Finding(
+                ERROR,
+                "lossless",
+                f"the {plane} plane carries RoCE but has no lossless class (PFC and ECN): RoCE on a "
+                "lossy fabric drops under incast; remove `pfc: false` from "
+                f"networks.{plane}.lossless",
+                where,
+            )
+            continue
+        yield Finding(
+            INFO,
+            "lossless",
+            f"{plane} plane lossless class: priority {lossless.priority}, DSCP {lossless.dscp} "
+            f"(RDMA traffic class {lossless.hccl_rdma_tc}), NIC TC {lossless.tc}, "
+            f"ECN {lossless.ecn}, MTU {lossless.mtu}",
+            where,
+        )
 
 
 def parallel_placement(cluster: Cluster) -> Iterator[Finding]:

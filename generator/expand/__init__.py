@@ -18,7 +18,14 @@ from generator.expand.devices import Placer, build, devices, host_endpoints
 from generator.expand.fabric import PlaneBuild
 from generator.expand.layout import Floor
 from generator.expand.links import WireSet, cable, fabric
-from generator.expand.planes import PLANE_CODE, PlaneSpec, lossless_classes, plane_specs
+from generator.expand.planes import (
+    PLANE_CODE,
+    PlaneSpec,
+    lossless_classes,
+    lossless_of,
+    plane_specs,
+    roce_planes,
+)
 from generator.expand.racks import ZONES, assign_cdus, place_hosts
 from generator.expand.ranks import domain_namer, hccl_environment, npu_servers, rank_table_version
 from generator.expand.services import host_settings, scheduler_settings, services
@@ -129,7 +136,10 @@ def expand(
         cdus=cdus,
         lossless=lossless,
         npu_servers=servers,
-        hccl_env=hccl_environment(bp, lossless[0]),
+        roce_planes=roce_planes(bp),
+        hccl_env=hccl_environment(
+            bp, lossless_of("parameter", bp["networks"]["parameter"]["lossless"])
+        ),
         services=services(devs, pools),
         scheduler=scheduler_settings(bp, _fabric_of(fabrics, "parameter")),
         host_settings=host_settings(bp, version),
