@@ -71,6 +71,7 @@ class Device:
     splits: tuple[tuple[str, str], ...] = ()  # (parent port, split type) on switches
     platform: str = ""  # switches: the catalog platform (config templates), e.g. huawei-ce
     mgmt: Management | None = None  # how the device is reached for management
+    ecmp_paths: int = 0  # routed switches: equal-cost paths it must install (generator.expand.ecmp)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +169,18 @@ class Fabric:
     pods: int
     cores_per_plane: int
     oversubscription: str  # requested leaf ratio, e.g. "1:1"
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchFacts:
+    """What a switch model can do, from the catalog (each fact cited there or unconfirmed):
+    its release, the most equal-cost paths it installs, the ECN it has, its CLI families."""
+
+    model: str
+    release: str
+    ecmp_max: int
+    ecn: str  # ai-ecn | static | none
+    command_families: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,6 +336,7 @@ class Cluster:
     hccl_env: tuple[tuple[str, str], ...]  # HCCL variables shared by every NPU server, sorted
     services: Services = Services()
     roce_planes: tuple[str, ...] = ()  # planes whose hosts speak RoCE (each needs a lossless class)
+    switch_facts: tuple[SwitchFacts, ...] = ()  # per switch model in use, sorted by model
     scheduler: SchedulerSettings = SchedulerSettings()
     host_settings: HostSettings = HostSettings()
     settings: Settings = field(default_factory=lambda: Settings())  # design-review settings
@@ -346,6 +360,20 @@ class Cluster:
 
     def lossless_of(self, plane: str) -> Lossless | None:
         return next((x for x in self.lossless if x.plane == plane), None)
+
+    def facts_of(self, model: str) -> SwitchFacts | None:
+        return next((f for f in self.switch_facts if f.model == model), None)
+
+    def ecn_of(self, dev: Device) -> str:
+        """ECN on a switch's lossless queue: the plane's choice, with AI ECN only where the
+        model has it (catalog `ecn`); elsewhere static ECN (drop profile on the queue)."""
+        cls = self.lossless_of(dev.plane)
+        if cls is None:
+            return "off"
+        facts = self.facts_of(dev.model)
+        if cls.ecn == "ai-ecn" and facts is not None and facts.ecn != "ai-ecn":
+            return "static"
+        return cls.ecn
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """Each switch's cabled ports as the switch sees them, and the indexes the switch configs are built
 from (one pass over the model's links and addresses per cluster), with the platform's grouping
-rules: how wide ECMP must be, which host ports form one server Eth-Trunk."""
+rules: which host ports form one server Eth-Trunk."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from generator.model import Cluster, Device, Link, Management, Subnet, port_sort
 
 # Platforms with templates; switches of other platforms (routers, firewalls) get no config here.
 PLATFORMS = ("huawei-ce",)
-MAX_ECMP = 128  # CE V300 `maximum load-balancing` upper bound
 
 
 @dataclass(slots=True)  # not frozen: a frozen dataclass is built 4x slower, and there are many
@@ -74,19 +73,6 @@ def meth(dev: Device) -> Management | None:
 
 # ---------------------------------------------------------------------------------------------
 # How the platform spells model facts
-
-
-def ecmp_width(dev: Device, routed: list[End], devices: Mapping[str, Device]) -> int:
-    """Equal-cost paths a switch must install: all of its uplinks, or the parallel links toward
-    one downstream destination (the links to one leaf, or to the spines of one pod)."""
-    up = sum(1 for e in routed if e.lower)
-    groups: dict[Any, int] = defaultdict(int)
-    for e in routed:
-        if not e.lower:
-            far = devices[e.far]
-            key = far.asn or ((far.role, far.pod) if far.role in ("spine", "core") else far.name)
-            groups[key] += 1
-    return max(1, min(MAX_ECMP, max(up, *groups.values()) if groups else up))
 
 
 def server_trunks(ends: list[End], port_key: Callable[[str], tuple]) -> list[tuple[str, list[End]]]:

@@ -41,6 +41,8 @@ def check(cluster: Cluster, failures: Review | None = None) -> list[Finding]:
         *business_spof(cluster),
         *legacy_design(cluster),
         *lossless_class(cluster),
+        *ecmp_limit(cluster),
+        *switch_capabilities(cluster),
         *parallel_placement(cluster),
         *failure_domains(cluster, failures or review(cluster)),
     ]
@@ -326,3 +328,48 @@ def failure_domains(cluster: Cluster, rev: Review) -> Iterator[Finding]:
             f"({job.per_day:.1f} a day) at the catalog's failure rates",
             where,
         )
+
+
+def ecmp_limit(cluster: Cluster) -> Iterator[Finding]:
+    """No switch needs more equal-cost paths than its model installs (catalog `ecmp_max`, the
+    `maximum load-balancing` limit): the paths beyond it would carry nothing, so links sit idle
+    and the plane is not the oversubscription it claims."""
+    over: dict[str, list[tuple[str, int, int]]] = defaultdict(list)
+    for d in cluster.devices:
+        facts = cluster.facts_of(d.model)
+        if facts is not None and d.ecmp_paths > facts.ecmp_max:
+            over[d.plane].append((d.name, d.ecmp_paths, facts.ecmp_max))
+    for plane, found in sorted(over.items()):
+        name, paths, limit = found[0]
+        yield Finding(
+            ERROR,
+            "ecmp",
+            f"{len(found)} {plane} switches need more equal-cost paths than their model installs "
+            f"(e.g. {name}: {paths} paths, limit {limit}); the extra links would carry nothing. "
+            "Use a model with fewer ports per tier, more spines or cores, or a wider-ECMP model",
+            ("networks", plane),
+        )
+
+
+def switch_capabilities(cluster: Cluster) -> Iterator[Finding]:
+    """A lossless plane's switches have PFC (catalog `command_families`: dcb-pfc)."""
+    for plane in cluster.roce_planes:
+        if cluster.lossless_of(plane) is None:
+            continue
+        models = sorted(
+            {
+                d.model
+                for d in cluster.devices
+                if d.plane == plane
+                and (f := cluster.facts_of(d.model)) is not None
+                and "dcb-pfc" not in f.command_families
+            }
+        )
+        if models:
+            yield Finding(
+                ERROR,
+                "switch-capability",
+                f"the {plane} plane is lossless but {', '.join(models)} has no PFC (catalog "
+                "command_families lacks dcb-pfc)",
+                ("networks", plane),
+            )

@@ -14,7 +14,8 @@ are Ansible Vault variable references (`{{ vault_... }}`) that the deploying rol
 
 Every fact comes from the model (management address and VRF, routing protocol, ASNs, host
 VLAN and gateway interface, service addresses); what is computed here is only how the platform
-spells it (`ecmp_width`, `server_trunks`).
+spells it (`server_trunks`); ECMP width is the model's `Device.ecmp_paths` and the ECN mode
+`Cluster.ecn_of`.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ from generator.switch_ports import (
     Context,
     End,
     context,
-    ecmp_width,
     meth,
     server_trunks,
 )
@@ -144,11 +144,11 @@ def lossless(dev: Device, cx: Context) -> Config | None:
         "undo_default_priority": cls.priority != CE_DEFAULT_PFC_PRIORITY,
         "default_priority": CE_DEFAULT_PFC_PRIORITY,
         "turn_off_threshold": PFC_TURN_OFF_THRESHOLD,
-        "ecn": cls.ecn,
+        "ecn": (ecn := cx.cluster.ecn_of(dev)),
     }
-    if cls.ecn == "ai-ecn":
+    if ecn == "ai-ecn":
         out["ai_ecn_model"] = AI_ECN_MODEL[dev.plane]
-    elif cls.ecn == "static":
+    elif ecn == "static":
         out["ecn_profile"] = {"name": ECN_PROFILE, **STATIC_ECN}
     return out
 
@@ -349,7 +349,7 @@ def routing(dev: Device, cx: Context, ports: Config) -> Config | None:
         return None
     subnet = cx.subnet.get(dev.name)
     protocol = cx.cluster.routing(dev.plane)
-    width = ecmp_width(dev, routed, cx.devices)
+    width = max(1, dev.ecmp_paths)  # within the model's limit (design check `ecmp`)
     router_id = ip(dev.loopback)
     if protocol == "bgp" and dev.asn:
         networks = [{"address": router_id, "prefix": 32}]

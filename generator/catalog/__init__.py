@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -32,6 +32,22 @@ class SwitchModel:
     confirmed: bool
     source: str
     failure_rate_per_year: float = 0.0  # whole-device outages per year [U]
+    # Per-model facts, each {value, source} or {value, confirmed: false, note}: release,
+    # interface_naming, ecmp_max (`maximum load-balancing` limit), ecn (ai-ecn | static | none),
+    # command_families (the CLI families configs may use on this model).
+    facts: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def fact(self, name: str, default: Any = None) -> Any:
+        entry = self.facts.get(name)
+        return default if entry is None else entry["value"]
+
+    @property
+    def ecmp_max(self) -> int:
+        return int(self.fact("ecmp_max", 128))
+
+    @property
+    def command_families(self) -> tuple[str, ...]:
+        return tuple(self.fact("command_families", ()))
 
     def ports_at(self, speed: int) -> tuple[SwitchPort, ...]:
         return tuple(p for p in self.ports if p.speed == speed)
@@ -131,7 +147,11 @@ def _switch(name: str, d: Mapping[str, Any]) -> SwitchModel:
         confirmed=d.get("confirmed", False),
         source=d.get("source", ""),
         failure_rate_per_year=float(d.get("failure_rate_per_year", 0.0)),
+        facts={k: d[k] for k in SWITCH_FACTS if k in d},
     )
+
+
+SWITCH_FACTS = ("release", "interface_naming", "ecmp_max", "ecn", "command_families")
 
 
 def _host(name: str, d: Mapping[str, Any]) -> HostModel:

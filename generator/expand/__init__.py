@@ -15,6 +15,7 @@ from generator.errors import BlueprintError, Problem
 from generator.expand.addressing import PlaneAddresses, allocate
 from generator.expand.border import attach, shared_storage_addresses
 from generator.expand.devices import Placer, build, devices, host_endpoints
+from generator.expand.ecmp import ecmp_paths, switch_facts
 from generator.expand.fabric import PlaneBuild
 from generator.expand.layout import Floor
 from generator.expand.links import WireSet, cable, fabric
@@ -112,6 +113,7 @@ def expand(
         wire_sets.append(WireSet("storage", "STO", attached.shared_storage))
     links = cable(wire_sets, floor, rack_by, catalog)
     progress(f"{len(links):,} links cabled")
+    devs = ecmp_paths(devs, links)
     cdus = assign_cdus(racks, floor, bp["zones"]["training"])
     cdu_of = {rack: c.name for c in cdus for rack in c.racks}
     racks = tuple(replace(r, cdu=cdu_of[r.name]) if r.name in cdu_of else r for r in racks)
@@ -137,6 +139,7 @@ def expand(
         lossless=lossless,
         npu_servers=servers,
         roce_planes=roce_planes(bp),
+        switch_facts=switch_facts(devs, catalog),
         hccl_env=hccl_environment(
             bp, lossless_of("parameter", bp["networks"]["parameter"]["lossless"])
         ),
