@@ -8,7 +8,6 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
 from generator.model import Cluster, Device, Link, Management, Subnet, port_sort_key
 

@@ -88,7 +88,9 @@ def test_more_paths_than_the_model_installs_fail_the_design_check(tmp_path):
     """A leaf model that installs 8 paths under 16 uplinks: half the uplinks would sit idle."""
 
     def narrow(bp):
-        bp["catalog"] = {"switches": {"ce9860-4c-ei": {"ecmp_max": {"value": 8, "confirmed": False}}}}
+        bp["catalog"] = {
+            "switches": {"ce9860-4c-ei": {"ecmp_max": {"value": 8, "confirmed": False}}}
+        }
 
     result = _variant(tmp_path, "pod-128.yaml", narrow)
     errors = [f for f in result.findings if f.code == "ecmp"]

@@ -27,9 +27,7 @@ def ecmp_paths(devices: tuple[Device, ...], links: Iterable[Link]) -> tuple[Devi
         far = by_name[link.a_device]
         key = far.asn or ((far.role, far.pod) if far.role in ("spine", "core") else far.name)
         below[link.b_device][key] += 1
-    paths = {
-        name: max(up[name], max(below[name].values(), default=0)) for name in {*up, *below}
-    }
+    paths = {name: max(up[name], max(below[name].values(), default=0)) for name in {*up, *below}}
     return tuple(replace(d, ecmp_paths=paths[d.name]) if d.name in paths else d for d in devices)
 
 
