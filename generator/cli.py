@@ -65,6 +65,11 @@ def _parser() -> argparse.ArgumentParser:
         "-o", "--output", metavar="DIR", help="output folder (default inventories/<metadata.name>)"
     )
     g.add_argument(
+        "--facts",
+        metavar="FILE",
+        help="NPU facts collected by roles/npu_facts (A3 SDIDs; default: the blueprint's hccl.facts)",
+    )
+    g.add_argument(
         "--check",
         action="store_true",
         help="write nothing; exit 1 and list files that would change",
@@ -207,6 +212,11 @@ def _job_arguments(p: argparse.ArgumentParser) -> None:
         "--hosts", metavar="LIST", help="comma-separated servers to choose from (default: all)"
     )
     p.add_argument("--exclude", metavar="LIST", default="", help="comma-separated drained servers")
+    p.add_argument(
+        "--facts",
+        metavar="FILE",
+        help="NPU facts collected by roles/npu_facts (A3 SDIDs; default: the blueprint's hccl.facts)",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -243,7 +253,7 @@ def _generate(args: argparse.Namespace) -> int:
     show = args.progress if args.progress is not None else sys.stderr.isatty()
     progress = Progress(show)
     try:
-        result = pipeline.run(args.blueprint, progress)
+        result = pipeline.run(args.blueprint, progress, facts=args.facts)
     except BlueprintError as err:
         print(err.render(), file=sys.stderr)
         return EXIT_INVALID
@@ -305,7 +315,7 @@ def _select(args: argparse.Namespace):  # -> (cluster, Selection), or an exit co
     from generator.placement import RequestError, select_servers
 
     try:
-        cluster = pipeline.run(args.blueprint, emit=False).cluster
+        cluster = pipeline.run(args.blueprint, emit=False, facts=args.facts).cluster
     except BlueprintError as err:
         print(err.render(), file=sys.stderr)
         return EXIT_INVALID
@@ -335,7 +345,12 @@ def _ranktable(args: argparse.Namespace) -> int:
     if isinstance(chosen, int):
         return chosen
     cluster, selection = chosen
-    data = hccl.dumps(hccl.rank_table(selection.servers, hccl.rank_table_version(cluster)))
+    version = hccl.rank_table_version(cluster)
+    why = hccl.missing_facts(cluster, selection.servers) if version == "1.2" else ""
+    if why:
+        print(f"wanka: {why}", file=sys.stderr)
+        return EXIT_INVALID
+    data = hccl.dumps(hccl.rank_table(selection.servers, version))
     if args.output:
         from generator.output import write_file
 

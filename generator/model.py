@@ -244,6 +244,7 @@ class NpuDevice:
     gateway: int
     leaf: str  # parameter leaf the port is cabled to
     rank: int = -1  # cluster rank id (rank table, placement, diff), 0..N-1 in rank order
+    sdid: int = -1  # A3: SDID read from the hardware (rank table super_device_id); -1 unknown
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,6 +274,7 @@ class NpuServer:
     accelerator: str = ""  # catalog accelerator, e.g. ascend-910b
     npus: int = 0  # NPU cards (devices counts dies on multi-die cards)
     dies_per_npu: int = 1
+    super_pod_id: int = -1  # A3: Super Pod ID read from the hardware; -1 unknown
 
     def domain(self, kind: str) -> Domain | None:
         return next((d for d in self.domains if d.kind == kind), None)
@@ -337,6 +339,10 @@ class Cluster:
     services: Services = Services()
     roce_planes: tuple[str, ...] = ()  # planes whose hosts speak RoCE (each needs a lossless class)
     switch_facts: tuple[SwitchFacts, ...] = ()  # per switch model in use, sorted by model
+    # NPU servers whose hardware facts (A3 SDIDs, Super Pod ID) a 1.2 rank table needs and no
+    # facts file gave; the rank table is then not written (files/hccl/rank_table.MISSING.md)
+    missing_facts: tuple[str, ...] = ()
+    facts_file: str = ""  # the NPU facts file read, "" when none
     scheduler: SchedulerSettings = SchedulerSettings()
     host_settings: HostSettings = HostSettings()
     settings: Settings = field(default_factory=lambda: Settings())  # design-review settings

@@ -37,7 +37,9 @@ class Context:
     platform: Mapping[str, str]  # switch -> platform, for the platforms with templates
     ends: Mapping[str, list[End]]  # switch -> its cabled ports
     bond: Mapping[str, str]  # host -> its business bond name
-    subnet: Mapping[str, Subnet]  # switch -> host subnet it is the gateway of
+    subnet: Mapping[str, Subnet]  # switch -> (first) host subnet it is the gateway of
+    subnets: Mapping[str, tuple[Subnet, ...]]  # switch -> every host subnet (A3: one per die)
+    host_subnet: Mapping[tuple[str, str], Subnet]  # (host, port) -> the subnet of its address
     mlag_peer: Mapping[str, tuple[str, bool]]  # M-LAG member -> (other member, is a side)
     port_key: Callable[[str], tuple]  # port_sort_key, memoised per cluster (names repeat)
 
@@ -60,9 +62,29 @@ def context(cluster: Cluster) -> Context:
             mlag_peer[link.a_device] = (link.b_device, True)
             mlag_peer[link.b_device] = (link.a_device, False)
     bond = {a.device: a.port for a in cluster.addresses if a.plane == "business"}
-    subnet = {owner: s for s in cluster.subnets for owner in s.owners}
+    subnets: dict[str, tuple[Subnet, ...]] = defaultdict(tuple)
+    by_name = {}
+    for s in cluster.subnets:
+        by_name[s.name] = s
+        for owner in s.owners:
+            subnets[owner] += (s,)
+    subnet = {owner: found[0] for owner, found in subnets.items()}
+    host_subnet = {
+        (a.device, a.port): by_name[a.subnet] for a in cluster.addresses if a.subnet in by_name
+    }
     port_key = cache(port_sort_key)  # a fresh cache per cluster
-    return Context(cluster, devices, platform, ends, bond, subnet, mlag_peer, port_key)
+    return Context(
+        cluster,
+        devices,
+        platform,
+        ends,
+        bond,
+        subnet,
+        dict(subnets),
+        host_subnet,
+        mlag_peer,
+        port_key,
+    )
 
 
 def meth(dev: Device) -> Management | None:

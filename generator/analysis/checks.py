@@ -43,6 +43,7 @@ def check(cluster: Cluster, failures: Review | None = None) -> list[Finding]:
         *lossless_class(cluster),
         *ecmp_limit(cluster),
         *switch_capabilities(cluster),
+        *npu_facts(cluster),
         *parallel_placement(cluster),
         *failure_domains(cluster, failures or review(cluster)),
     ]
@@ -373,3 +374,17 @@ def switch_capabilities(cluster: Cluster) -> Iterator[Finding]:
                 "command_families lacks dcb-pfc)",
                 ("networks", plane),
             )
+
+
+def npu_facts(cluster: Cluster) -> Iterator[Finding]:
+    """A 1.2 rank table needs SDIDs and Super Pod IDs read from the hardware; without them the
+    table is not written (files/hccl/rank_table.MISSING.md says what to collect)."""
+    if cluster.missing_facts:
+        yield Finding(
+            WARNING,
+            "npu-facts",
+            f"no rank table written: {len(cluster.missing_facts)} A3 servers have no collected "
+            f"NPU facts (first {cluster.missing_facts[0]}); collect SDIDs with roles/npu_facts and "
+            "pass the file with --facts or hccl.facts (files/hccl/rank_table.MISSING.md)",
+            ("hccl", "facts"),
+        )

@@ -26,7 +26,7 @@ from typing import Any
 
 from generator import render
 from generator.artifacts import OutputFile
-from generator.model import MGMT_VRF, Cluster, Device, Lossless, ip, network_of
+from generator.model import MGMT_VRF, Cluster, Device, Lossless, Subnet, ip, network_of
 from generator.switch_ports import (
     PLATFORMS,
     Context,
@@ -209,8 +209,14 @@ def port_profiles(dev: Device, cx: Context) -> dict[str, Config]:
         "lag-member": {"mode": "lag-member"},
     }
     if subnet is not None:
-        out = {"host": host, **out}
+        # one access profile per host subnet (A3: a subnet per die position, VLAN per subnet)
+        extra = {_host_profile(s, subnet): {**host, "vlan": s.vlan} for s in cx.subnets[dev.name]}
+        out = {"host": host, **{k: v for k, v in extra.items() if k != "host"}, **out}
     return out
+
+
+def _host_profile(sn: Subnet, first: Subnet) -> str:
+    return "host" if sn.vlan == first.vlan else f"host-vlan{sn.vlan}"
 
 
 def interfaces(dev: Device, cx: Context) -> Config:
@@ -248,7 +254,8 @@ def interfaces(dev: Device, cx: Context) -> Config:
         elif business and kind == "host" and link.plane == "business":
             trunk_hosts.append(e)
         elif kind != "uplink" and subnet is not None:
-            ports.append({"name": e.port, "peer": peer, "profile": "host"})
+            sn = cx.host_subnet.get((e.far, e.far_port), subnet)
+            ports.append({"name": e.port, "peer": peer, "profile": _host_profile(sn, subnet)})
         elif e.local_ip and link.plane == dev.plane:
             ports.append(
                 {
@@ -262,14 +269,14 @@ def interfaces(dev: Device, cx: Context) -> Config:
         else:
             ports.append({"name": e.port, "peer": peer, "profile": "unaddressed"})
 
-    if subnet is not None:
+    for sn in cx.subnets.get(dev.name, ()):
         vif: Config = {
-            "name": subnet.gateway_interface,
+            "name": sn.gateway_interface,
             "mode": "vlanif",
-            "description": f"gateway {ip(subnet.network)}/{subnet.prefix}",
-            "vlan": vlan,
-            "address": ip(subnet.gateway),
-            "prefix": subnet.prefix,
+            "description": f"gateway {ip(sn.network)}/{sn.prefix}",
+            "vlan": sn.vlan,
+            "address": ip(sn.gateway),
+            "prefix": sn.prefix,
         }
         if dev.plane in JUMBO_PLANES:
             vif["mtu"] = IP_MTU
@@ -347,14 +354,14 @@ def routing(dev: Device, cx: Context, ports: Config) -> Config | None:
     routed = [e for e in cx.ends.get(dev.name, ()) if e.local_ip and e.link.kind == "uplink"]
     if not dev.loopback:
         return None
-    subnet = cx.subnet.get(dev.name)
     protocol = cx.cluster.routing(dev.plane)
     width = max(1, dev.ecmp_paths)  # within the model's limit (design check `ecmp`)
     router_id = ip(dev.loopback)
     if protocol == "bgp" and dev.asn:
         networks = [{"address": router_id, "prefix": 32}]
-        if subnet is not None:
-            networks.append({"address": ip(subnet.network), "prefix": subnet.prefix})
+        networks += [
+            {"address": ip(sn.network), "prefix": sn.prefix} for sn in cx.subnets.get(dev.name, ())
+        ]
         peers = [
             {"address": ip(e.far_ip), "asn": cx.devices[e.far].asn, "device": e.far}
             for e in sorted(routed, key=lambda e: e.far_ip)
@@ -369,8 +376,7 @@ def routing(dev: Device, cx: Context, ports: Config) -> Config | None:
         }
     nets = {(network_of(e.local_ip, e.link.prefix), e.link.prefix) for e in routed}
     nets.add((dev.loopback, 32))
-    if subnet is not None:
-        nets.add((subnet.network, subnet.prefix))
+    nets.update((sn.network, sn.prefix) for sn in cx.subnets.get(dev.name, ()))
     return {
         "protocol": "ospf",
         "process": OSPF_PROCESS,

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, TypeVar
 
+from generator.blueprint.facts import NpuFacts
 from generator.catalog import Catalog, build_catalog
 from generator.errors import BlueprintError, Problem
 from generator.expand.addressing import PlaneAddresses, allocate
@@ -28,7 +29,13 @@ from generator.expand.planes import (
     roce_planes,
 )
 from generator.expand.racks import ZONES, assign_cdus, place_hosts
-from generator.expand.ranks import domain_namer, hccl_environment, npu_servers, rank_table_version
+from generator.expand.ranks import (
+    apply_facts,
+    domain_namer,
+    hccl_environment,
+    npu_servers,
+    rank_table_version,
+)
 from generator.expand.services import host_settings, scheduler_settings, services
 from generator.expand.settings import resolve_settings
 from generator.model import Cluster, Fabric
@@ -61,9 +68,13 @@ class Problems:
 
 
 def expand(
-    bp: Mapping[str, Any], catalog: Catalog | None = None, progress: Progress = _noop
+    bp: Mapping[str, Any],
+    catalog: Catalog | None = None,
+    progress: Progress = _noop,
+    facts: NpuFacts | None = None,
 ) -> Cluster:
-    """The whole cluster from a validated blueprint (defaults filled)."""
+    """The whole cluster from a validated blueprint (defaults filled) and, for A3 supernodes, the
+    NPU facts collected from the hardware."""
     catalog = catalog or build_catalog(bp.get("catalog"))
     problems = Problems()
     specs = plane_specs(bp)
@@ -92,7 +103,8 @@ def expand(
         sw.name: sw.splits for b in builds.values() for sw in (*b.leaves, *b.spines, *b.cores)
     }
     attached = attach(bp, builds, hosts, placer.placed.model, splits)
-    addrs = _allocate(specs, builds, problems)
+    dies = max((m.dies_per_npu for m in hosts.model.values() if m.kind == "npu-server"), default=1)
+    addrs = _allocate(specs, builds, problems, dies)
     if attached.shared_storage:
         where = ("networks", "storage", "pool")
         pool = bp["networks"]["storage"]["pool"]
@@ -124,6 +136,7 @@ def expand(
     namer = domain_namer(by_name, racks, cdus, _fabric_of(fabrics, "parameter"))
     servers = npu_servers(devs, links, addrs, hosts.model, namer)
     version = rank_table_version(bp, servers)
+    servers, missing = apply_facts(servers, facts, version)
     return Cluster(
         name=bp["metadata"]["name"],
         site=bp["metadata"]["site"],
@@ -140,6 +153,8 @@ def expand(
         npu_servers=servers,
         roce_planes=roce_planes(bp),
         switch_facts=switch_facts(devs, catalog),
+        missing_facts=missing,
+        facts_file=facts.file if facts else "",
         hccl_env=hccl_environment(
             bp, lossless_of("parameter", bp["networks"]["parameter"]["lossless"])
         ),
@@ -155,9 +170,13 @@ def _fabric_of(fabrics: tuple[Fabric, ...], plane: str) -> Fabric | None:
 
 
 def _allocate(
-    specs: Mapping[str, PlaneSpec], builds: Mapping[str, PlaneBuild], problems: Problems
+    specs: Mapping[str, PlaneSpec],
+    builds: Mapping[str, PlaneBuild],
+    problems: Problems,
+    dies: int = 1,
 ) -> dict[str, PlaneAddresses]:
-    """Every plane's addresses from its pool; every pool that is too small is reported."""
+    """Every plane's addresses from its pool; every pool that is too small is reported. NPU dies
+    (A3) get a subnet per die position on the parameter plane."""
     out = {}
     for plane, b in builds.items():
         spec = specs[plane]
@@ -170,6 +189,7 @@ def _allocate(
                 subnet_per_group=s.subnet_per_group,
                 bond_name=s.bond,
                 vlan=s.vlan,
+                dies=dies if s.plane == "parameter" else 1,
             )
         )
         if a is not None:
