@@ -274,7 +274,9 @@ class NpuServer:
     accelerator: str = ""  # catalog accelerator, e.g. ascend-910b
     npus: int = 0  # NPU cards (devices counts dies on multi-die cards)
     dies_per_npu: int = 1
-    super_pod_id: int = -1  # A3: Super Pod ID read from the hardware; -1 unknown
+    # Supernode servers: the Super Pod ID read from the hardware (NPU facts), else the planned
+    # supernode index; rank table super_pod_id and the scheduler's superpodid label. -1: none
+    super_pod_id: int = -1
 
     def domain(self, kind: str) -> Domain | None:
         return next((d for d in self.domains if d.kind == kind), None)

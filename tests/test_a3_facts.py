@@ -20,16 +20,15 @@ from generator import cli, pipeline
 from generator.artifacts import hccl, scheduler
 from generator.blueprint.facts import load_npu_facts
 from generator.errors import BlueprintError
-from tests.conftest import ROOT
+from tests.conftest import FACTS, ROOT, generated
 
 BLUEPRINT = ROOT / "blueprints" / "supernode-768.yaml"
-FIXTURE = ROOT / "tests" / "data" / "npu-facts" / "supernode-768.yml"
+FIXTURE = FACTS["supernode-768.yaml"]
 FAKES = ROOT / "tests" / "fakes" / "bin"
 
 
-@functools.cache
 def with_facts() -> pipeline.Result:
-    return pipeline.run(BLUEPRINT, facts=FIXTURE)
+    return generated("supernode-768.yaml")  # with the fixture (tests/conftest.py FACTS)
 
 
 @functools.cache

@@ -436,8 +436,11 @@ def test_lossless_class_on_switches_equals_the_host_side(example_name):
             assert dscp_map == [(cls.hccl_rdma_tc // 4, PHB[cls.hccl_rdma_sl])]
             assert int(env["HCCL_RDMA_TC"]) == 4 * dscp_map[0][0]
         assert dscp_map == [(cls.dscp, PHB[cls.priority])]
-        if cls.ecn == "ai-ecn":
+        ecn = cluster.ecn_of(dev)  # AI ECN only on models that have it, else static ECN
+        if ecn == "ai-ecn":
             assert ai_queues == [cls.priority], dev.name
+        elif ecn == "static":
+            assert not ai_queues and parsed.find("drop-profile "), dev.name
         # every port of the plane trusts DSCP into that domain and runs PFC
         plane_of = {port: link.plane for port, _, _, link in _ends(cluster)[dev.name]}
         for name, b in parsed.interfaces().items():

@@ -70,6 +70,7 @@ def npu_servers(
                 m.accelerator,
                 m.npus,
                 m.dies_per_npu,
+                d.supernode,  # the planned supernode until the hardware's Super Pod ID is read
             )
         )
     return tuple(out)
