@@ -105,6 +105,8 @@ class Link:
     a_ip: int = 0  # point-to-point addresses (routed uplinks), 0 when not routed
     b_ip: int = 0
     prefix: int = 0
+    optic: str = ""  # transceiver at each end (optical media), e.g. 400GBASE-SR8; "" otherwise
+    reach_m: int = 0  # the optic's reach on this fibre (catalog cables.yaml), 0 without optic
 
 
 @dataclass(frozen=True, slots=True)

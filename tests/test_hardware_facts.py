@@ -113,3 +113,33 @@ def test_10k_example_is_one_to_one_with_every_uplink_usable():
 test_10k_example_is_one_to_one_with_every_uplink_usable = pytest.mark.slow(
     test_10k_example_is_one_to_one_with_every_uplink_usable
 )
+
+
+def test_runs_over_the_optics_reach_fail_and_long_runs_take_single_mode():
+    """The catalog's MMF rule stops at 70 m (the SR optics reach 100 m on OM4); a run longer than
+    its optic's reach is a design error."""
+    from dataclasses import replace
+
+    from generator.analysis.checks import optic_reach
+    from generator.catalog import build_catalog
+
+    catalog = build_catalog()
+    assert catalog.medium(400, 100) == "SMF" and catalog.medium(400, 70) == "MMF"
+    assert catalog.optic("MMF", 400) == ("400GBASE-SR8", 100)
+    assert catalog.optic("AOC", 400) == ("", 0)
+    cluster = generated("pod-128.yaml").cluster
+    link = next(x for x in cluster.links if x.kind == "uplink")
+    long_mmf = replace(link, media="MMF", length_m=150, optic="400GBASE-SR8", reach_m=100)
+    found = list(optic_reach(replace(cluster, links=(long_mmf,))))
+    assert [f.severity for f in found] == ["error"] and "150 m > 400GBASE-SR8 100 m" in found[
+        0
+    ].message
+    assert not list(optic_reach(replace(cluster, links=(replace(long_mmf, length_m=70),))))
+
+
+@pytest.mark.slow
+def test_10k_example_optics_reach_their_runs():
+    cluster = generated("wanka-10k.yaml").cluster
+    optical = [x for x in cluster.links if x.media in ("MMF", "SMF")]
+    assert optical and all(x.optic and x.length_m <= x.reach_m for x in optical)
+    assert max(x.length_m for x in optical if x.media == "MMF") <= 70

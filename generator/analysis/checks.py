@@ -44,6 +44,7 @@ def check(cluster: Cluster, failures: Review | None = None) -> list[Finding]:
         *ecmp_limit(cluster),
         *switch_capabilities(cluster),
         *npu_facts(cluster),
+        *optic_reach(cluster),
         *parallel_placement(cluster),
         *failure_domains(cluster, failures or review(cluster)),
     ]
@@ -387,4 +388,36 @@ def npu_facts(cluster: Cluster) -> Iterator[Finding]:
             f"NPU facts (first {cluster.missing_facts[0]}); collect SDIDs with roles/npu_facts and "
             "pass the file with --facts or hccl.facts (files/hccl/rank_table.MISSING.md)",
             ("hccl", "facts"),
+        )
+
+
+def optic_reach(cluster: Cluster) -> Iterator[Finding]:
+    """Every optical run is within its transceiver's reach on that fibre (catalog cables.yaml
+    `optics`: e.g. 400GBASE-SR8 100 m over OM4), and an optical medium names an optic for the
+    link speed."""
+    seen: set[str] = set()
+    over: list[str] = []
+    unnamed: list[str] = []
+    for link in cluster.links:
+        if link.cable_id in seen or link.media not in ("MMF", "SMF"):
+            continue
+        seen.add(link.cable_id)
+        if not link.optic:
+            unnamed.append(f"{link.cable_id} ({link.media} {link.speed}G)")
+        elif link.length_m > link.reach_m:
+            over.append(f"{link.cable_id} {link.length_m} m > {link.optic} {link.reach_m} m")
+    if over:
+        yield Finding(
+            ERROR,
+            "optic-reach",
+            f"{len(over)} runs exceed their optic's reach (e.g. {over[0]}); move racks closer or "
+            "give the medium a longer-reach optic in the catalog",
+            ("catalog",),
+        )
+    if unnamed:
+        yield Finding(
+            WARNING,
+            "optic-reach",
+            f"{len(unnamed)} optical runs have no transceiver in the catalog (e.g. {unnamed[0]})",
+            ("catalog",),
         )

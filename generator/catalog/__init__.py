@@ -94,6 +94,7 @@ class Medium:
     max_speed: int
     max_m: float
     description: str
+    optics: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)  # speed -> optic, reach
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +109,13 @@ class Catalog:
             if speed <= m.max_speed and length_m <= m.max_m:
                 return m.name
         return "SMF"
+
+    def optic(self, medium: str, speed: int) -> tuple[str, int]:
+        """(transceiver, reach in m) of an optical medium at a link speed; ("", 0) for copper,
+        AOC (its ends are part of the cable) or a speed the catalog names no optic for."""
+        m = next((x for x in self.media if x.name == medium), None)
+        entry = m.optics.get(speed) if m else None
+        return (entry["optic"], int(entry["reach_m"])) if entry else ("", 0)
 
     def standard_length(self, length_m: float) -> int:
         for std in self.standard_lengths_m:
@@ -190,6 +198,9 @@ def build_catalog(overrides: Mapping[str, Any] | None = None) -> Catalog:
     return Catalog(
         switches={n: _switch(n, d) for n, d in sorted(data["switches"].items())},
         hosts={n: _host(n, d) for n, d in sorted(data["servers"].items())},
-        media=tuple(Medium(**m) for m in cables["media"]),
+        media=tuple(
+            Medium(**{**m, "optics": {int(k): v for k, v in m.get("optics", {}).items()}})
+            for m in cables["media"]
+        ),
         standard_lengths_m=tuple(cables["standard_lengths_m"]),
     )
