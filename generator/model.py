@@ -207,6 +207,7 @@ class Lossless:
     tc: int  # NIC traffic class of the lossless priority (NIC TCs are 0..3)
     ecn: str  # ai-ecn | static | off
     mtu: int  # NIC MTU
+    cnp_dscp: int = 48  # DCQCN CNP DSCP (NIC -dcqcn cnp_dscp; switch DSCP -> cs6)
 
     @property
     def pfc_bitmap(self) -> str:

@@ -108,6 +108,7 @@ def test_given_values_win_over_defaults_and_input_is_not_changed(tmp_path: Path)
         "priority": 3,
         "dscp": 33,
         "ecn": "ai-ecn",
+        "cnp_dscp": 48,
         "pfc": True,
         "mtu": 4200,
     }

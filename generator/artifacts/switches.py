@@ -57,6 +57,12 @@ AI_ECN_MODEL = {"parameter": "ai_ecn_hpc", "storage": "ai_ecn_distributedfilesto
 CE_DEFAULT_PFC_PRIORITY = 3
 PFC_TURN_OFF_THRESHOLD = 20  # deadlocks within 20 s before PFC is turned off on a port
 ECN_PROFILE = "wanka-ecn"
+# CNPs (DCQCN congestion notifications) in cs6 = queue 6, left strict priority; queues 0-5 share
+# by DRR, the lossless queue with the larger weight instead of the default PQ on every queue
+# ([CE] qos pq/drr: "By default ... PQ"; Example for Configuring AI ECN maps CNPs to cs6).
+CNP_PHB = "cs6"
+DRR_QUEUES = (0, 5)
+LOSSLESS_DRR_WEIGHT = 50  # [U] share of the DRR queues for the lossless class; tune on site
 STATIC_ECN = {"low": 20, "high": 80, "percent": 10}  # % of queue buffer; assumption, tune on site
 
 # M-LAG pairs: DFS group, peer-link Eth-Trunk, server Eth-Trunks from 10, the virtual gateway MAC
@@ -145,6 +151,9 @@ def lossless(dev: Device, cx: Context) -> Config | None:
         "default_priority": CE_DEFAULT_PFC_PRIORITY,
         "turn_off_threshold": PFC_TURN_OFF_THRESHOLD,
         "ecn": (ecn := cx.cluster.ecn_of(dev)),
+        "cnp_dscp": cls.cnp_dscp,
+        "cnp_phb": CNP_PHB,
+        "drr": {"first": DRR_QUEUES[0], "last": DRR_QUEUES[1], "weight": LOSSLESS_DRR_WEIGHT},
     }
     if ecn == "ai-ecn":
         out["ai_ecn_model"] = AI_ECN_MODEL[dev.plane]

@@ -147,7 +147,15 @@ def roce_planes(bp: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def lossless_of(plane: str, cfg: Mapping[str, Any]) -> Lossless:
-    return Lossless(plane, cfg["priority"], cfg["dscp"], NIC_LOSSLESS_TC, cfg["ecn"], cfg["mtu"])
+    return Lossless(
+        plane,
+        cfg["priority"],
+        cfg["dscp"],
+        NIC_LOSSLESS_TC,
+        cfg["ecn"],
+        cfg["mtu"],
+        cfg.get("cnp_dscp", 48),
+    )
 
 
 def lossless_classes(bp: Mapping[str, Any]) -> tuple[Lossless, ...]:
