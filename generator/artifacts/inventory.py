@@ -190,6 +190,7 @@ def all_vars(cluster: Cluster) -> dict[str, Any]:
             "nic_tc": c.tc,
             "mtu": c.mtu,
             "pfc_bitmap": c.pfc_bitmap,
+            "cnp_dscp": c.cnp_dscp,
         }
         for plane in ("parameter", "storage")
         if (c := cluster.lossless_of(plane)) is not None
