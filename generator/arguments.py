@@ -47,6 +47,11 @@ def parser() -> argparse.ArgumentParser:
         "-o", "--output", metavar="DIR", help="output folder (default inventories/<metadata.name>)"
     )
     g.add_argument(
+        "--facts",
+        metavar="FILE",
+        help="NPU facts collected by roles/npu_facts (A3 SDIDs; default: the blueprint's hccl.facts)",
+    )
+    g.add_argument(
         "--check",
         action="store_true",
         help="write nothing; exit 1 and list files that would change",
@@ -200,3 +205,8 @@ def job_arguments(p: argparse.ArgumentParser) -> None:
         "--hosts", metavar="LIST", help="comma-separated servers to choose from (default: all)"
     )
     p.add_argument("--exclude", metavar="LIST", default="", help="comma-separated drained servers")
+    p.add_argument(
+        "--facts",
+        metavar="FILE",
+        help="NPU facts collected by roles/npu_facts (A3 SDIDs; default: the blueprint's hccl.facts)",
+    )

@@ -94,7 +94,7 @@ def _generate(args: argparse.Namespace) -> int:
     show = args.progress if args.progress is not None else sys.stderr.isatty()
     progress = Progress(show)
     try:
-        result = pipeline.run(args.blueprint, progress)
+        result = pipeline.run(args.blueprint, progress, facts=args.facts)
     except BlueprintError as err:
         print(err.render(), file=sys.stderr)
         return EXIT_INVALID
@@ -157,7 +157,7 @@ def _select(args: argparse.Namespace):  # -> (cluster, Selection), or an exit co
     from generator.placement import RequestError, select_servers
 
     try:
-        cluster = pipeline.run(args.blueprint, emit=False).cluster
+        cluster = pipeline.run(args.blueprint, emit=False, facts=args.facts).cluster
     except BlueprintError as err:
         print(err.render(), file=sys.stderr)
         return EXIT_INVALID
@@ -187,7 +187,12 @@ def _ranktable(args: argparse.Namespace) -> int:
     if isinstance(chosen, int):
         return chosen
     cluster, selection = chosen
-    data = hccl.dumps(hccl.rank_table(selection.servers, hccl.rank_table_version(cluster)))
+    version = hccl.rank_table_version(cluster)
+    why = hccl.missing_facts(cluster, selection.servers) if version == "1.2" else ""
+    if why:
+        print(f"wanka: {why}", file=sys.stderr)
+        return EXIT_INVALID
+    data = hccl.dumps(hccl.rank_table(selection.servers, version))
     if args.output:
         from generator.output import OutputError, write_file
 

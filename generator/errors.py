@@ -39,7 +39,10 @@ class BlueprintError(Exception):
         super().__init__(self.render())
 
     def locate(self, file: str, positions: Mapping[YamlPath, tuple[int, int]]) -> BlueprintError:
-        """Attach file and line/column (nearest located ancestor of each path)."""
+        """Attach file and line/column (nearest located ancestor of each path). An error that
+        already names its file (one about another input, e.g. the NPU facts) is kept as it is."""
+        if self.file:
+            return self
         located = []
         for p in self.problems:
             line, col = p.line, p.column

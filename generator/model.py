@@ -71,6 +71,7 @@ class Device:
     splits: tuple[tuple[str, str], ...] = ()  # (parent port, split type) on switches
     platform: str = ""  # switches: the catalog platform (config templates), e.g. huawei-ce
     mgmt: Management | None = None  # how the device is reached for management
+    ecmp_paths: int = 0  # routed switches: equal-cost paths it must install (generator.expand.ecmp)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +105,8 @@ class Link:
     a_ip: int = 0  # point-to-point addresses (routed uplinks), 0 when not routed
     b_ip: int = 0
     prefix: int = 0
+    optic: str = ""  # transceiver at each end (optical media), e.g. 400GBASE-SR8; "" otherwise
+    reach_m: int = 0  # the optic's reach on this fibre (catalog cables.yaml), 0 without optic
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +182,18 @@ class Fabric:
 
 
 @dataclass(frozen=True, slots=True)
+class SwitchFacts:
+    """What a switch model can do, from the catalog (each fact cited there or unconfirmed):
+    its release, the most equal-cost paths it installs, the ECN it has, its CLI families."""
+
+    model: str
+    release: str
+    ecmp_max: int
+    ecn: str  # ai-ecn | static | none
+    command_families: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Cdu:
     name: str
     capacity_kw: float
@@ -200,6 +215,7 @@ class Lossless:
     tc: int  # NIC traffic class of the lossless priority (NIC TCs are 0..3)
     ecn: str  # ai-ecn | static | off
     mtu: int  # NIC MTU
+    cnp_dscp: int = 48  # DCQCN CNP DSCP (NIC -dcqcn cnp_dscp; switch DSCP -> cs6)
 
     @property
     def pfc_bitmap(self) -> str:
@@ -239,6 +255,7 @@ class NpuDevice:
     gateway: int
     leaf: str  # parameter leaf the port is cabled to
     rank: int = -1  # cluster rank id (rank table, placement, diff), 0..N-1 in rank order
+    sdid: int = -1  # A3: SDID read from the hardware (rank table super_device_id); -1 unknown
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +285,9 @@ class NpuServer:
     accelerator: str = ""  # catalog accelerator, e.g. ascend-910b
     npus: int = 0  # NPU cards (devices counts dies on multi-die cards)
     dies_per_npu: int = 1
+    # Supernode servers: the Super Pod ID read from the hardware (NPU facts), else the planned
+    # supernode index; rank table super_pod_id and the scheduler's superpodid label. -1: none
+    super_pod_id: int = -1
 
     def domain(self, kind: str) -> Domain | None:
         return next((d for d in self.domains if d.kind == kind), None)
@@ -369,13 +389,19 @@ class Cluster:
     pools: tuple[Pool, ...]
     fabrics: tuple[Fabric, ...]
     cdus: tuple[Cdu, ...]
-    lossless: tuple[Lossless, ...]  # parameter plane first; storage plane when it has one
+    lossless: tuple[Lossless, ...]  # per RoCE plane that keeps PFC on: parameter, storage
     npu_servers: tuple[NpuServer, ...]  # rank order: supernode, pod, leaf, server
     hccl_env: tuple[tuple[str, str], ...]  # HCCL variables shared by every NPU server, sorted
     services: Services = Services()
     routes: tuple[Route, ...] = ()  # static routes of the border and management routing
     uplinks: tuple[Uplink, ...] = ()  # border routers' provider hand-offs
     flows: tuple[Flow, ...] = ()  # required flows (expand/flows.py)
+    roce_planes: tuple[str, ...] = ()  # planes whose hosts speak RoCE (each needs a lossless class)
+    switch_facts: tuple[SwitchFacts, ...] = ()  # per switch model in use, sorted by model
+    # NPU servers whose hardware facts (A3 SDIDs, Super Pod ID) a 1.2 rank table needs and no
+    # facts file gave; the rank table is then not written (files/hccl/rank_table.MISSING.md)
+    missing_facts: tuple[str, ...] = ()
+    facts_file: str = ""  # the NPU facts file read, "" when none
     scheduler: SchedulerSettings = SchedulerSettings()
     host_settings: HostSettings = HostSettings()
     settings: Settings = field(default_factory=lambda: Settings())  # design-review settings
@@ -400,6 +426,20 @@ class Cluster:
 
     def lossless_of(self, plane: str) -> Lossless | None:
         return next((x for x in self.lossless if x.plane == plane), None)
+
+    def facts_of(self, model: str) -> SwitchFacts | None:
+        return next((f for f in self.switch_facts if f.model == model), None)
+
+    def ecn_of(self, dev: Device) -> str:
+        """ECN on a switch's lossless queue: the plane's choice, with AI ECN only where the
+        model has it (catalog `ecn`); elsewhere static ECN (drop profile on the queue)."""
+        cls = self.lossless_of(dev.plane)
+        if cls is None:
+            return "off"
+        facts = self.facts_of(dev.model)
+        if cls.ecn == "ai-ecn" and facts is not None and facts.ecn != "ai-ecn":
+            return "static"
+        return cls.ecn
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from generator.artifacts import (
     scheduler,
     switches,
 )
+from generator.blueprint.facts import facts_path, load_npu_facts
 from generator.blueprint.load import LoadedBlueprint, load_blueprint
 from generator.blueprint.validate import validate
 from generator.errors import BlueprintError
@@ -132,9 +133,13 @@ def _timed(seconds: dict[str, float], stage: str) -> Iterator[None]:
 
 
 def run(
-    path: str | Path, progress: Callable[[str], None] = lambda _: None, emit: bool = True
+    path: str | Path,
+    progress: Callable[[str], None] = lambda _: None,
+    emit: bool = True,
+    facts: str | Path | None = None,
 ) -> Result:
-    """Everything up to the files to write. Raises BlueprintError, located, for user mistakes."""
+    """Everything up to the files to write. Raises BlueprintError, located, for user mistakes.
+    `facts`: the NPU facts file (roles/npu_facts); default the blueprint's hccl.facts."""
     seconds: dict[str, float] = {}
     with _timed(seconds, "load"):
         loaded = load_blueprint(path)
@@ -142,15 +147,18 @@ def run(
         with _timed(seconds, "validate"):
             bp = validate(loaded)
         progress("blueprint valid")
+        with _timed(seconds, "facts"):
+            facts_file = str(facts) if facts else facts_path(bp, loaded.file)
+            npu_facts = load_npu_facts(facts_file) if facts_file else None
         with _timed(seconds, "expand"):
-            cluster = expand(bp, progress=progress)
+            cluster = expand(bp, progress=progress, facts=npu_facts)
     except BlueprintError as err:
         raise err.locate(loaded.file, loaded.positions) from None
     with _timed(seconds, "analyse"):
         analysis = analyse(cluster)
     progress(f"{len(analysis.findings)} design findings")
     files: list[OutputFile] = []
-    if emit:
+    if emit and not any(f.severity == "error" for f in analysis.findings):  # nothing is written
         with _timed(seconds, "emit"):
             files = emit_all(cluster, analysis)
     return Result(loaded, bp, cluster, analysis, files, seconds)

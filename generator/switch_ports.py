@@ -1,6 +1,6 @@
 """Each switch's cabled ports as the switch sees them, and the indexes the switch configs are built
 from (one pass over the model's links and addresses per cluster), with the platform's grouping
-rules: how wide ECMP must be, which host ports form one server Eth-Trunk."""
+rules: which host ports form one server Eth-Trunk."""
 
 from __future__ import annotations
 
@@ -8,13 +8,11 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
 from generator.model import Cluster, Device, Link, Management, Subnet, port_sort_key
 
 # Platforms with templates; switches of other platforms (routers, firewalls) get no config here.
 PLATFORMS = ("huawei-ce",)
-MAX_ECMP = 128  # CE V300 `maximum load-balancing` upper bound
 
 
 @dataclass(slots=True)  # not frozen: a frozen dataclass is built 4x slower, and there are many
@@ -39,7 +37,9 @@ class Context:
     platform: Mapping[str, str]  # switch -> platform, for the platforms with templates
     ends: Mapping[str, list[End]]  # switch -> its cabled ports
     bond: Mapping[str, str]  # host -> its business bond name
-    subnet: Mapping[str, Subnet]  # switch -> host subnet it is the gateway of
+    subnet: Mapping[str, Subnet]  # switch -> (first) host subnet it is the gateway of
+    subnets: Mapping[str, tuple[Subnet, ...]]  # switch -> every host subnet (A3: one per die)
+    host_subnet: Mapping[tuple[str, str], Subnet]  # (host, port) -> the subnet of its address
     mlag_peer: Mapping[str, tuple[str, bool]]  # M-LAG member -> (other member, is a side)
     port_key: Callable[[str], tuple]  # port_sort_key, memoised per cluster (names repeat)
 
@@ -62,9 +62,29 @@ def context(cluster: Cluster) -> Context:
             mlag_peer[link.a_device] = (link.b_device, True)
             mlag_peer[link.b_device] = (link.a_device, False)
     bond = {a.device: a.port for a in cluster.addresses if a.plane == "business"}
-    subnet = {owner: s for s in cluster.subnets for owner in s.owners}
+    subnets: dict[str, tuple[Subnet, ...]] = defaultdict(tuple)
+    by_name = {}
+    for s in cluster.subnets:
+        by_name[s.name] = s
+        for owner in s.owners:
+            subnets[owner] += (s,)
+    subnet = {owner: found[0] for owner, found in subnets.items()}
+    host_subnet = {
+        (a.device, a.port): by_name[a.subnet] for a in cluster.addresses if a.subnet in by_name
+    }
     port_key = cache(port_sort_key)  # a fresh cache per cluster
-    return Context(cluster, devices, platform, ends, bond, subnet, mlag_peer, port_key)
+    return Context(
+        cluster,
+        devices,
+        platform,
+        ends,
+        bond,
+        subnet,
+        dict(subnets),
+        host_subnet,
+        mlag_peer,
+        port_key,
+    )
 
 
 def meth(dev: Device) -> Management | None:
@@ -74,19 +94,6 @@ def meth(dev: Device) -> Management | None:
 
 # ---------------------------------------------------------------------------------------------
 # How the platform spells model facts
-
-
-def ecmp_width(dev: Device, routed: list[End], devices: Mapping[str, Device]) -> int:
-    """Equal-cost paths a switch must install: all of its uplinks, or the parallel links toward
-    one downstream destination (the links to one leaf, or to the spines of one pod)."""
-    up = sum(1 for e in routed if e.lower)
-    groups: dict[Any, int] = defaultdict(int)
-    for e in routed:
-        if not e.lower:
-            far = devices[e.far]
-            key = far.asn or ((far.role, far.pod) if far.role in ("spine", "core") else far.name)
-            groups[key] += 1
-    return max(1, min(MAX_ECMP, max(up, *groups.values()) if groups else up))
 
 
 def server_trunks(ends: list[End], port_key: Callable[[str], tuple]) -> list[tuple[str, list[End]]]:

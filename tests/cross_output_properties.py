@@ -526,6 +526,29 @@ def rank_ids_agree(o: Outputs, result) -> Problems:
     return _first(problems)
 
 
+def device_counts_agree_between_labels_and_rank_table(o: Outputs, result) -> Problems:
+    """The scheduler's accelerator-type label counts a node's devices (`module-910b-8`,
+    `module-a3-16[-super-pod]`: A3 counts dies); the rank table lists as many devices (ranks) for
+    that node, and as many device addresses in its hccn.conf."""
+    import re
+
+    problems = []
+    for server in o.rank_table["server_list"]:
+        host = o.host_of_inband.get(server["server_id"], server["server_id"])
+        kind = o.node_labels.get(host, {}).get("accelerator-type", "")
+        m = re.fullmatch(r"module-(?:910b|a3)-(\d+)(?:-super-pod)?", kind)
+        if m is None:
+            continue  # the legacy 910 label ("module") names no count
+        conf = o.hccn(host)
+        addresses = sum(1 for k in conf if k.startswith("address_"))
+        if not int(m[1]) == len(server["device"]) == addresses:
+            problems.append(
+                f"{host}: label {kind}, rank table {len(server['device'])} devices, "
+                f"hccn.conf {addresses} addresses"
+            )
+    return _first(problems)
+
+
 PROPERTIES: dict[str, Callable[[Outputs, object], Problems]] = {
     f.__name__: f
     for f in (
@@ -543,5 +566,6 @@ PROPERTIES: dict[str, Callable[[Outputs, object], Problems]] = {
         ospf_configs_have_no_bgp_block,
         services_agree_between_inventory_and_switches,
         rank_ids_agree,
+        device_counts_agree_between_labels_and_rank_table,
     )
 }

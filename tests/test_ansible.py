@@ -114,6 +114,7 @@ def fleet(tmp_path_factory):
                         "npu_preflight_hccn_tool": str(FAKES / "hccn_tool"),
                         "npu_preflight_npu_smi": str(FAKES / "npu-smi"),
                         "thermal_guard_npu_smi": str(FAKES / "npu-smi"),
+                        "storage_nic_qos_tool": str(FAKES / "mlnx_qos"),
                         "switch_config_lldp_command": "WANKA_ROOT={{ wanka_root }} display lldp neighbor brief",
                     }
                 }
@@ -190,6 +191,11 @@ def test_site_configures_every_host_then_changes_nothing_and_check_mode_is_clean
     ).read_bytes()
     assert (npu / "etc/systemd/system/data.mount").is_file()
     assert "bond0" in (npu / "etc/NetworkManager/system-connections/bond0.nmconnection").read_text()
+    storage = yaml.safe_load((INVENTORY / "group_vars/all.yml").read_text())["storage_lossless"]
+    for port in ("stor0", "stor1"):  # the storage plane's lossless class, as mlnx_qos keeps it
+        qos = (npu / f"var/lib/wanka-fake/mlnx_qos.{port}").read_text().splitlines()
+        assert "trust=dscp" in qos and f"pfc={storage['pfc_bitmap']}" in qos
+        assert f"map.{storage['dscp']}={storage['priority']}" in qos
     ztp = next(fleet["roots"].glob("controller-*/srv/ztp/configs"))
     assert (ztp / "par-leaf-0001.cfg").read_bytes() == (
         INVENTORY / "files/switches/par-leaf-0001.cfg"
@@ -216,7 +222,9 @@ def _break(roots: Path, host: str, line: str) -> None:
 def test_preflight_names_each_unready_host_and_why(fleet):
     roots = fleet["roots"]
     _break(roots, "npu-003", "npu0.firmware=7.5.0.1.100")
-    _break(roots, "npu-007", "npu5.hbm_ecc=3")
+    _break(roots, "npu-007", "npu5.hbm_ecc_double=2")
+    _break(roots, "npu-009", "npu1.hbm_ecc=3")  # corrected single-bit errors: a warning only
+    _break(roots, "npu-010", "npu3.tls=1")  # TLS on one rank only
     _break(roots, "npu-012", "npu2.lldp_system=par-leaf-0004")
     _break(roots, "npu-012", "npu2.lldp_port=400GE1/0/9:1")
     res = fleet["play"]("playbooks/preflight.yml")
@@ -224,7 +232,9 @@ def test_preflight_names_each_unready_host_and_why(fleet):
     assert res.returncode != 0
     assert "npu-003 is not ready: NPU 0 firmware 7.5.0.1.100, blueprint wants 7.5.0.2.220" in out
     assert "firmware versions found: 7.5.0.1.100, 7.5.0.2.220" in out and "MIXED" in out
-    assert "npu-007 is not ready: NPU 5 has 3 HBM ECC errors" in out
+    assert "npu-007 is not ready: NPU 5 has 2 multi-bit HBM ECC errors and 0 isolated pages" in out
+    assert "npu-009: NPU 1 corrected 3 single-bit HBM ECC errors" in out
+    assert "hccn_tool -tls -g differs across the NPUs: 0, 1" in out
     assert re.search(
         r"npu-012 is not ready: NPU 2 LLDP neighbour is par-leaf-0004 400GE1/0/9:1, the cabling plan says par-leaf-0003 \S+",
         out,

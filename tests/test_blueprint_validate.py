@@ -94,7 +94,8 @@ def test_minimal_blueprint_validates_with_defaults_filled(tmp_path: Path) -> Non
     ]
     assert data["hccl"]["env"] == {"HCCL_CONNECT_TIMEOUT": 1200, "HCCL_EXEC_TIMEOUT": 1800}
     assert data["software"] == {"driver": "24.1.rc3", "firmware": "7.5.0.2.220", "cann": "8.0.0"}
-    assert "lossless" not in data["networks"]["storage"]  # no default there: stays absent
+    # the storage plane carries DPC over RoCE: it gets the same lossless defaults
+    assert data["networks"]["storage"]["lossless"]["pfc"] is True
 
 
 def test_given_values_win_over_defaults_and_input_is_not_changed(tmp_path: Path) -> None:
@@ -107,6 +108,8 @@ def test_given_values_win_over_defaults_and_input_is_not_changed(tmp_path: Path)
         "priority": 3,
         "dscp": 33,
         "ecn": "ai-ecn",
+        "cnp_dscp": 48,
+        "pfc": True,
         "mtu": 4200,
     }
     assert loaded.data == before

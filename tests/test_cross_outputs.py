@@ -193,3 +193,7 @@ def test_ntp_and_syslog_servers_of_the_inventory_are_the_switches(sweep):
 
 def test_rank_ids_agree_between_rank_table_placement_and_diff(sweep):
     _holds(sweep, "rank_ids_agree")
+
+
+def test_accelerator_labels_and_rank_table_count_the_same_devices(sweep):
+    _holds(sweep, "device_counts_agree_between_labels_and_rank_table")

@@ -62,3 +62,27 @@ def test_single_points_of_failure_on_the_business_plane_warn(tmp_path):
     assert any("not M-LAG" in m for m in messages) and any(
         "single border firewall" in m for m in messages
     )
+
+
+def test_every_roce_plane_needs_a_lossless_class(tmp_path):
+    """The storage plane carries DPC over RoCE: its switches get the lossless class by default, and
+    a blueprint that turns PFC off there (or on the parameter plane) fails the design check."""
+    import yaml
+
+    from generator import pipeline
+    from tests.conftest import ROOT
+
+    cluster = generated("pod-128.yaml").cluster
+    assert cluster.roce_planes == ("parameter", "storage")
+    assert {c.plane for c in cluster.lossless} == {"parameter", "storage"}
+    bp = yaml.safe_load((ROOT / "blueprints" / "pod-128.yaml").read_text())
+    for plane in ("storage", "parameter"):
+        variant = yaml.safe_load(yaml.safe_dump(bp))
+        variant["networks"][plane]["lossless"] = {"pfc": False}
+        path = tmp_path / f"{plane}.yaml"
+        path.write_text(yaml.safe_dump(variant))
+        result = pipeline.run(path)
+        errors = [f for f in result.findings if f.severity == "error" and f.code == "lossless"]
+        assert len(errors) == 1 and f"the {plane} plane carries RoCE" in errors[0].message
+        assert errors[0].where == ("networks", plane, "lossless")
+        assert result.files == [], "nothing is emitted when a design check fails"

@@ -28,7 +28,7 @@ def _generate(tmp_path: Path, text: str, capsys) -> tuple[int, str, Path]:
 CASES = {
     "two tiers asked, spine radix too small": (
         TEN_K.replace("    tiers: auto\n", "    tiers: 2\n"),
-        "spine: {model: ce16808}",
+        "spine: {model: ce16804}",
         "networks.parameter.spine.model",
         "cannot be built in 2 tiers",
     ),
@@ -99,4 +99,4 @@ def test_ten_k_auto_tiers_picks_three(tmp_path):
     from tests.conftest import generated
 
     fabric = generated("wanka-10k.yaml").cluster.fabric("parameter")
-    assert (fabric.tiers, fabric.pods, fabric.spines_per_pod) == (3, 3, 16)
+    assert (fabric.tiers, fabric.pods, fabric.spines_per_pod) == (3, 5, 16)

@@ -217,7 +217,7 @@ def test_bandwidth_lost_matches_max_flow_on_the_10k_example():
     i = failure_domains.impact(c, f, ix)
     assert i.leaf_uplink_lost == pytest.approx(1 / 16) and i.cards_interrupted == 0
     pod_cards = sum(len(s.devices) for s in c.npu_servers if s.pod == spine.pod)
-    assert i.cards_slowed == pod_cards == 4608
+    assert i.cards_slowed == pod_cards == 2304
 
 
 def _csv(name: str) -> dict[str, dict[str, str]]:
@@ -240,7 +240,7 @@ def test_the_emitted_worst_case_of_every_class_is_the_brute_force_maximum():
     # the figures the design review shows for the 10,240-card example
     assert rows["parameter leaf"]["cards_interrupted"] == "32"
     assert rows["parameter spine"]["leaf_uplink_lost"] == "0.0625"
-    assert rows["parameter spine"]["cards_slowed"] == "4608"
+    assert rows["parameter spine"]["cards_slowed"] == "2304"
     assert rows["parameter core"]["pod_uplink_lost"] == "0.0312"
     assert rows["parameter core"]["cards_slowed"] == "10240"
     assert (
@@ -264,7 +264,7 @@ def test_mean_time_between_interruptions_at_10k_cards():
     assert 4 < job.per_day < 5 and 5 < job.mtbi_hours < 6  # "several a day", MTBI of hours
     small = rev.jobs[0]  # one server
     assert small.cards == 8 and small.mtbi_hours > 1000
-    assert [j.cards for j in rev.jobs] == [8, 32, 4608, 10240]
+    assert [j.cards for j in rev.jobs] == [8, 32, 2304, 10240]
 
 
 def test_seed_001_reliability_arithmetic():

@@ -164,7 +164,7 @@ def test_supernode_and_pod_names_agree_across_inventory_monitoring_scheduler_ran
         assert labels[s.name]["supernode"] == name
         assert s.name in supernode_members[name]
         assert s.name in groups[name.replace("-", "_")]["hosts"]
-        assert pod_of[s.name] == str(s.domain("supernode").index)
+        assert pod_of[s.name] == str(s.super_pod_id)  # the hardware's Super Pod ID (facts)
         assert labels[s.name]["pod"] == hv[s.name].get("pod", labels[s.name]["pod"])
 
 

@@ -349,7 +349,8 @@ def test_node_labels_cover_every_npu_server_with_valid_labels(result: pipeline.R
         }[model.accelerator]
         assert labels["accelerator-type"] == expected_type
         if device.supernode >= 0:
-            assert labels["huawei.com/topotree.superpodid"] == str(device.supernode)
+            server = next(s for s in result.cluster.npu_servers if s.name == device.name)
+            assert labels["huawei.com/topotree.superpodid"] == str(server.super_pod_id)
             assert labels["huawei.com/topotree"] == "default"
         else:
             assert not any(k.startswith("huawei.com/topotree") for k in labels)
@@ -362,7 +363,8 @@ def test_supernode_labels_match_the_rank_table_and_racks() -> None:
         d["metadata"]["name"]: d["metadata"]["labels"]
         for d in docs(scheduler_files(result)["kubernetes/node-labels.yaml"])
     }
-    assert {v["huawei.com/topotree.superpodid"] for v in nodes.values()} == {"0", "1"}
+    # the Super Pod IDs of the NPU facts (test fixture: 7 and 8), as the rank table has them
+    assert {v["huawei.com/topotree.superpodid"] for v in nodes.values()} == {"7", "8"}
     assert {v["huawei.com/topotree.groupid"] for v in nodes.values()} == {"0"}  # one spine layer
     racks = {}
     for name, labels in nodes.items():

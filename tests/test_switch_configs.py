@@ -433,11 +433,14 @@ def test_lossless_class_on_switches_equals_the_host_side(example_name):
         assert pfc == host_priorities, f"{dev.name}: switch PFC {pfc}, NIC bitmap {cls.pfc_bitmap}"
         if dev.plane == "parameter":
             assert pfc == {cls.hccl_rdma_sl} == {int(env["HCCL_RDMA_SL"])}
-            assert dscp_map == [(cls.hccl_rdma_tc // 4, PHB[cls.hccl_rdma_sl])]
+            assert dscp_map[0] == (cls.hccl_rdma_tc // 4, PHB[cls.hccl_rdma_sl])
             assert int(env["HCCL_RDMA_TC"]) == 4 * dscp_map[0][0]
-        assert dscp_map == [(cls.dscp, PHB[cls.priority])]
-        if cls.ecn == "ai-ecn":
+        assert dscp_map == [(cls.dscp, PHB[cls.priority]), (cls.cnp_dscp, "cs6")]
+        ecn = cluster.ecn_of(dev)  # AI ECN only on models that have it, else static ECN
+        if ecn == "ai-ecn":
             assert ai_queues == [cls.priority], dev.name
+        elif ecn == "static":
+            assert not ai_queues and parsed.find("drop-profile "), dev.name
         # every port of the plane trusts DSCP into that domain and runs PFC
         plane_of = {port: link.plane for port, _, _, link in _ends(cluster)[dev.name]}
         for name, b in parsed.interfaces().items():
@@ -445,6 +448,8 @@ def test_lossless_class_on_switches_equals_the_host_side(example_name):
                 assert "trust dscp" in b.children, (dev.name, name)
                 assert f"trust upstream {domain}" in b.children, (dev.name, name)
                 assert "dcb pfc enable mode manual" in b.children, (dev.name, name)
+                # the lossless queue shares by DRR (not the default PQ); CNPs stay in PQ 6
+                assert f"qos queue {cls.queue} drr weight 50" in b.children, (dev.name, name)
 
 
 def test_hccn_files_use_the_bitmap_the_switches_enable(example_name):
@@ -632,7 +637,7 @@ def test_ospf_underlay_static_ecn_and_lossless_storage(tmp_path):
     parsed, text = cfgs[par_leaf.name]
     assert not parsed.find("bgp ") and parsed.find("ospf 1 router-id ")
     assert "undo priority 3" not in text, "priority 3 is the CE default, nothing to undo"
-    assert _lossless_on(parsed)[:2] == ({3}, [(26, "af3")])
+    assert _lossless_on(parsed)[:2] == ({3}, [(26, "af3"), (48, "cs6")])
     assert "drop-profile wanka-ecn" in text and " qos queue 3 ecn" in text
     assert "ai-service" not in text
     uplink = next(
@@ -646,7 +651,7 @@ def test_ospf_underlay_static_ecn_and_lossless_storage(tmp_path):
     sto_leaf = next(d for d in cluster.devices if d.role == "leaf" and d.plane == "storage")
     parsed, text = cfgs[sto_leaf.name]
     assert parsed.find("bgp "), "the storage plane keeps BGP (its switches have ASNs)"
-    assert _lossless_on(parsed) == ({5}, [(40, "ef")], switches.DS_DOMAIN, [5])
+    assert _lossless_on(parsed) == ({5}, [(40, "ef"), (48, "cs6")], switches.DS_DOMAIN, [5])
     assert "model ai_ecn_distributedfilestorage" in text
     biz = next(d for d in cluster.devices if d.plane == "business")
     assert "dcb pfc" not in cfgs[biz.name][1]

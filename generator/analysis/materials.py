@@ -23,18 +23,21 @@ def bom_rows(cluster: Cluster) -> list[BomRow]:
     )
     for (role, model, power), n in devices.items():
         rows.append(("device", model, role, n, f"{power:g}", f"{power * n:g}"))
-    cable_ids: dict[str, tuple[str, int, int]] = {}
+    cable_ids: dict[str, tuple[str, int, int, str, int]] = {}
     for link in cluster.links:  # breakout legs share one physical cable
-        cable_ids.setdefault(link.cable_id, (link.media, link.speed, link.length_m))
-    cables = Counter(cable_ids.values())
+        cable_ids.setdefault(
+            link.cable_id, (link.media, link.speed, link.length_m, link.optic, link.reach_m)
+        )
+    cables = Counter(c[:3] for c in cable_ids.values())
     for (media, speed, length), n in cables.items():
         rows.append(("cable", f"{media} {speed}G", f"{length} m", n, "", ""))
-    optics: Counter[tuple[str, int]] = Counter()
-    for media, speed, _length in cable_ids.values():
+    optics: Counter[tuple[str, int, str, int]] = Counter()
+    for media, speed, _length, optic, reach in cable_ids.values():
         if media in OPTICAL:
-            optics[(media, speed)] += 2
-    for (media, speed), n in optics.items():
-        rows.append(("optic", f"{speed}G {media} transceiver", "", n, "", ""))
+            optics[(media, speed, optic, reach)] += 2
+    for (media, speed, optic, reach), n in optics.items():
+        name = f"{optic} ({media}, {reach} m)" if optic else f"{speed}G {media}"
+        rows.append(("optic", f"{name} transceiver", "", n, "", ""))
     racks: Counter[tuple[str, int, float]] = Counter(
         (r.kind, r.height_u, r.power_kw) for r in cluster.racks
     )

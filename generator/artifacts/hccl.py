@@ -26,26 +26,24 @@ def rank_table_version(cluster: Cluster) -> str:
 def rank_table(servers: Sequence[NpuServer], version: str = "1.0") -> dict[str, Any]:
     """A rank table for `servers` in the order given (callers pass them in rank order). Rank ids
     are the model's (`NpuDevice.rank`) for the whole cluster; a job's table (a subset) numbers
-    its devices 0..N-1 in the order given. The super_pod_id is HCCL's spelling of the supernode
-    domain: its index as a string."""
+    its devices 0..N-1 in the order given. Version 1.2 (A3) takes super_device_id and
+    super_pod_id from the facts read on the hardware (SDID and Super Pod ID of `npu-smi info -t
+    spod-info`); callers check `missing_facts` first, no table is written with invented ids."""
     server_list = []
     model = [d.rank for s in servers for d in s.devices]
     ranks = iter(model if model == list(range(len(model))) else range(len(model)))
     pod_members: dict[int, list[str]] = {}
     for s in servers:
         server_id = ip(s.host_ip)
-        supernode = s.domain("supernode")
-        pod = supernode.index if supernode else -1
-        local = len(pod_members.setdefault(pod, []))
         devices = []
         for d in s.devices:
             entry = {"device_id": str(d.device_id)}
             if version == "1.2":
-                entry["super_device_id"] = str(local * len(s.devices) + d.device_id)
+                entry["super_device_id"] = str(d.sdid)
             entry["device_ip"] = ip(d.ip)
             entry["rank_id"] = str(next(ranks))
             devices.append(entry)
-        pod_members[pod].append(server_id)
+        pod_members.setdefault(s.super_pod_id, []).append(server_id)
         server_list.append({"server_id": server_id, "host_ip": server_id, "device": devices})
     table: dict[str, Any] = {
         "status": "completed",
@@ -86,12 +84,37 @@ def reserved_ports_sysctl(cluster: Cluster) -> str:
     )
 
 
+MISSING = "files/hccl/rank_table.MISSING.md"
+
+
+def missing_facts(cluster: Cluster, servers: Sequence[NpuServer] | None = None) -> str:
+    """Why no 1.2 rank table can be written, or "" when every server has its facts."""
+    wanted = {s.name for s in servers} if servers is not None else None
+    missing = [n for n in cluster.missing_facts if wanted is None or n in wanted]
+    if not missing:
+        return ""
+    shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+    return (
+        f"No HCCL rank table (version 1.2) for {cluster.name}: {len(missing)} A3 servers have no "
+        f"collected NPU facts ({shown}). A 1.2 table needs each die's SDID (super_device_id) and "
+        "each node's Super Pod ID, which only the hardware reports (`npu-smi info -t spod-info -i "
+        "<npu> -c <chip>`); wanka does not invent them. Collect them with `ansible-playbook -i "
+        "hosts.yml playbooks/npu_facts.yml` (roles/npu_facts), then generate again with "
+        "`wanka generate <blueprint> --facts <file>` or hccl.facts in the blueprint."
+    )
+
+
 def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
-    table = rank_table(cluster.npu_servers, cluster.host_settings.rank_table_version)
-    found = rank_table_problems(table)
-    if found:  # an internal bug, not a user mistake
-        raise AssertionError("generated rank table breaks HCCL rules: " + "; ".join(found[:5]))
-    yield OutputFile("files/hccl/rank_table.json", dumps(table))
+    version = cluster.host_settings.rank_table_version
+    why = missing_facts(cluster) if version == "1.2" else ""
+    if why:
+        yield OutputFile(MISSING, f"# Rank table not written\n\n{why}\n".encode())
+    else:
+        table = rank_table(cluster.npu_servers, version)
+        found = rank_table_problems(table)
+        if found:  # an internal bug, not a user mistake
+            raise AssertionError("generated rank table breaks HCCL rules: " + "; ".join(found[:5]))
+        yield OutputFile("files/hccl/rank_table.json", dumps(table))
     yield OutputFile("files/hccl/sysctl-hccl.conf", reserved_ports_sysctl(cluster).encode())
     for s in cluster.npu_servers:
         yield OutputFile(f"files/hccl/env/{s.name}.sh", environment(cluster, s).encode())

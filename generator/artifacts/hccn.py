@@ -53,6 +53,9 @@ def commands(server: NpuServer, lossless: Lossless) -> str:
             f'"$HCCN_TOOL" -i {i} -pfc -s bitmap {lossless.pfc_bitmap}',
             f'"$HCCN_TOOL" -i {i} -prio_tc -s map {lossless.prio_tc}',
             f'"$HCCN_TOOL" -i {i} -dscp_to_tc -s dscp {lossless.dscp} tc {lossless.tc}',
+            f'"$HCCN_TOOL" -i {i} -send_arp -s enable 1',
+            f'"$HCCN_TOOL" -i {i} -dcqcn -s enable 1',
+            f'"$HCCN_TOOL" -i {i} -dcqcn -s cnp_dscp {lossless.cnp_dscp}',
         ]
     return "\n".join(out) + "\n"
 

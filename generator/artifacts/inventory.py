@@ -183,20 +183,25 @@ def hosts_yml(cluster: Cluster) -> str:
 
 def all_vars(cluster: Cluster) -> dict[str, Any]:
     hs, svc = cluster.host_settings, cluster.services
-    lossless = cluster.lossless_of("parameter")
-    return {
+    classes = {
+        plane: {
+            "priority": c.priority,
+            "dscp": c.dscp,
+            "nic_tc": c.tc,
+            "mtu": c.mtu,
+            "pfc_bitmap": c.pfc_bitmap,
+            "cnp_dscp": c.cnp_dscp,
+        }
+        for plane in ("parameter", "storage")
+        if (c := cluster.lossless_of(plane)) is not None
+    }
+    out = {
         "wanka_cluster": cluster.name,
         "wanka_site": cluster.site,
         "wanka_files": "{{ inventory_dir }}/files",
         "software_versions": dict(hs.software_versions),
         "npu_per_server": cluster.npu_servers[0].npus if cluster.npu_servers else 0,
-        "lossless": {
-            "priority": lossless.priority,
-            "dscp": lossless.dscp,
-            "nic_tc": lossless.tc,
-            "mtu": lossless.mtu,
-            "pfc_bitmap": lossless.pfc_bitmap,
-        },
+        "lossless": classes.get("parameter", {}),
         "hccl_env": dict(cluster.hccl_env),
         "storage_access": hs.storage_access,
         "storage_mode": cluster.settings.storage_mode,
@@ -207,6 +212,9 @@ def all_vars(cluster: Cluster) -> dict[str, Any]:
         "npu_temperature_max_c": hs.npu_temperature_max_c,
         "thermal_guard": dict(hs.thermal_guard),
     }
+    if "storage" in classes:  # the storage NICs' RoCE class (roles/storage_nic_qos)
+        out["storage_lossless"] = classes["storage"]
+    return out
 
 
 def _yaml(data: Mapping[str, Any], title: str) -> bytes:

@@ -219,7 +219,8 @@ def node_labels(cluster: Cluster, topo: Topology) -> dict[str, dict[str, str]]:
         supernode, rack = model.domain("supernode"), model.domain("rack")
         if supernode is not None:  # MindCluster's spelling: the domain indexes
             labels["huawei.com/topotree"] = TOPOTREE
-            labels["huawei.com/topotree.superpodid"] = str(supernode.index)
+            # the rank table's super_pod_id (the hardware's, or the planned supernode's)
+            labels["huawei.com/topotree.superpodid"] = str(model.super_pod_id)
             group = topo.hyper[1].of[d.name] if groups else ""
             labels["huawei.com/topotree.groupid"] = str(groups.get(group, 0))
             if rack is not None:

@@ -14,7 +14,8 @@ are Ansible Vault variable references (`{{ vault_... }}`) that the deploying rol
 
 Every fact comes from the model (management address and VRF, routing protocol, ASNs, host
 VLAN and gateway interface, service addresses); what is computed here is only how the platform
-spells it (`ecmp_width`, `server_trunks`).
+spells it (`server_trunks`); ECMP width is the model's `Device.ecmp_paths` and the ECN mode
+`Cluster.ecn_of`.
 """
 
 from __future__ import annotations
@@ -24,14 +25,13 @@ from typing import Any
 
 from generator import render
 from generator.artifacts import OutputFile
-from generator.model import MGMT_VRF, Cluster, Device, Lossless, ip, network_of
+from generator.model import MGMT_VRF, Cluster, Device, Lossless, Subnet, ip, network_of
 from generator.structured_yaml import to_yaml
 from generator.switch_ports import (
     PLATFORMS,
     Context,
     End,
     context,
-    ecmp_width,
     meth,
     server_trunks,
 )
@@ -57,6 +57,12 @@ AI_ECN_MODEL = {"parameter": "ai_ecn_hpc", "storage": "ai_ecn_distributedfilesto
 CE_DEFAULT_PFC_PRIORITY = 3
 PFC_TURN_OFF_THRESHOLD = 20  # deadlocks within 20 s before PFC is turned off on a port
 ECN_PROFILE = "wanka-ecn"
+# CNPs (DCQCN congestion notifications) in cs6 = queue 6, left strict priority; queues 0-5 share
+# by DRR, the lossless queue with the larger weight instead of the default PQ on every queue
+# ([CE] qos pq/drr: "By default ... PQ"; Example for Configuring AI ECN maps CNPs to cs6).
+CNP_PHB = "cs6"
+DRR_QUEUES = (0, 5)
+LOSSLESS_DRR_WEIGHT = 50  # [U] share of the DRR queues for the lossless class; tune on site
 STATIC_ECN = {"low": 20, "high": 80, "percent": 10}  # % of queue buffer; assumption, tune on site
 
 # M-LAG pairs: DFS group, peer-link Eth-Trunk, server Eth-Trunks from 10, the virtual gateway MAC
@@ -144,11 +150,14 @@ def lossless(dev: Device, cx: Context) -> Config | None:
         "undo_default_priority": cls.priority != CE_DEFAULT_PFC_PRIORITY,
         "default_priority": CE_DEFAULT_PFC_PRIORITY,
         "turn_off_threshold": PFC_TURN_OFF_THRESHOLD,
-        "ecn": cls.ecn,
+        "ecn": (ecn := cx.cluster.ecn_of(dev)),
+        "cnp_dscp": cls.cnp_dscp,
+        "cnp_phb": CNP_PHB,
+        "drr": {"first": DRR_QUEUES[0], "last": DRR_QUEUES[1], "weight": LOSSLESS_DRR_WEIGHT},
     }
-    if cls.ecn == "ai-ecn":
+    if ecn == "ai-ecn":
         out["ai_ecn_model"] = AI_ECN_MODEL[dev.plane]
-    elif cls.ecn == "static":
+    elif ecn == "static":
         out["ecn_profile"] = {"name": ECN_PROFILE, **STATIC_ECN}
     return out
 
@@ -210,8 +219,14 @@ def port_profiles(dev: Device, cx: Context) -> dict[str, Config]:
         "lag-member": {"mode": "lag-member"},
     }
     if subnet is not None:
-        out = {"host": host, **out}
+        # one access profile per host subnet (A3: a subnet per die position, VLAN per subnet)
+        extra = {_host_profile(s, subnet): {**host, "vlan": s.vlan} for s in cx.subnets[dev.name]}
+        out = {"host": host, **{k: v for k, v in extra.items() if k != "host"}, **out}
     return out
+
+
+def _host_profile(sn: Subnet, first: Subnet) -> str:
+    return "host" if sn.vlan == first.vlan else f"host-vlan{sn.vlan}"
 
 
 def interfaces(dev: Device, cx: Context) -> Config:
@@ -249,7 +264,8 @@ def interfaces(dev: Device, cx: Context) -> Config:
         elif business and kind == "host" and link.plane == "business":
             trunk_hosts.append(e)
         elif kind != "uplink" and subnet is not None:
-            ports.append({"name": e.port, "peer": peer, "profile": "host"})
+            sn = cx.host_subnet.get((e.far, e.far_port), subnet)
+            ports.append({"name": e.port, "peer": peer, "profile": _host_profile(sn, subnet)})
         elif e.local_ip and link.plane == "border":  # toward a firewall, statically routed
             ports.append(
                 {
@@ -273,14 +289,14 @@ def interfaces(dev: Device, cx: Context) -> Config:
         else:
             ports.append({"name": e.port, "peer": peer, "profile": "unaddressed"})
 
-    if subnet is not None:
+    for sn in cx.subnets.get(dev.name, ()):
         vif: Config = {
-            "name": subnet.gateway_interface,
+            "name": sn.gateway_interface,
             "mode": "vlanif",
-            "description": f"gateway {ip(subnet.network)}/{subnet.prefix}",
-            "vlan": vlan,
-            "address": ip(subnet.gateway),
-            "prefix": subnet.prefix,
+            "description": f"gateway {ip(sn.network)}/{sn.prefix}",
+            "vlan": sn.vlan,
+            "address": ip(sn.gateway),
+            "prefix": sn.prefix,
         }
         if dev.plane in JUMBO_PLANES:
             vif["mtu"] = IP_MTU
@@ -377,14 +393,14 @@ def routing(dev: Device, cx: Context, ports: Config) -> Config | None:
         "default": any(r.prefix == 0 for r in advertised),
         "static": any(r.prefix for r in advertised),
     }
-    subnet = cx.subnet.get(dev.name)
     protocol = cx.cluster.routing(dev.plane)
-    width = ecmp_width(dev, routed, cx.devices)
+    width = max(1, dev.ecmp_paths)  # within the model's limit (design check `ecmp`)
     router_id = ip(dev.loopback)
     if protocol == "bgp" and dev.asn:
         networks = [{"address": router_id, "prefix": 32}]
-        if subnet is not None:
-            networks.append({"address": ip(subnet.network), "prefix": subnet.prefix})
+        networks += [
+            {"address": ip(sn.network), "prefix": sn.prefix} for sn in cx.subnets.get(dev.name, ())
+        ]
         peers = [
             {"address": ip(e.far_ip), "asn": cx.devices[e.far].asn, "device": e.far}
             for e in sorted(routed, key=lambda e: e.far_ip)
@@ -401,8 +417,7 @@ def routing(dev: Device, cx: Context, ports: Config) -> Config | None:
         }
     nets = {(network_of(e.local_ip, e.link.prefix), e.link.prefix) for e in routed}
     nets.add((dev.loopback, 32))
-    if subnet is not None:
-        nets.add((subnet.network, subnet.prefix))
+    nets.update((sn.network, sn.prefix) for sn in cx.subnets.get(dev.name, ()))
     return {
         "protocol": "ospf",
         "process": OSPF_PROCESS,

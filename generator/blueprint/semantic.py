@@ -350,6 +350,22 @@ def hccl_problems(data: Data, catalog: Catalog) -> list[Problem]:
     ]
 
 
+def cnp_problems(data: Data, catalog: Catalog) -> list[Problem]:
+    """A plane's CNP DSCP differs from its RoCE DSCP (CNPs go to cs6, RoCE to the lossless queue)."""
+    out = []
+    for plane in ("parameter", "storage"):
+        cfg = data["networks"][plane].get("lossless") or {}
+        if "cnp_dscp" in cfg and cfg["cnp_dscp"] == cfg.get("dscp"):
+            out.append(
+                Problem(
+                    ("networks", plane, "lossless", "cnp_dscp"),
+                    f"cnp_dscp {cfg['cnp_dscp']} is the RoCE DSCP too",
+                    "congestion notifications need their own DSCP (default 48, mapped to cs6)",
+                )
+            )
+    return out
+
+
 def _as_int(value: Any) -> int | None:
     try:
         return int(value)
@@ -368,4 +384,5 @@ CHECKS: tuple[Check, ...] = (
     hccl_problems,
     lambda data, _: pool_kind_problems((p, get(data, p)) for p in POOL_PATHS),
     lambda data, _: mountpoint_problems(data),
+    cnp_problems,
 )

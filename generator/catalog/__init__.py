@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -32,6 +32,22 @@ class SwitchModel:
     confirmed: bool
     source: str
     failure_rate_per_year: float = 0.0  # whole-device outages per year [U]
+    # Per-model facts, each {value, source} or {value, confirmed: false, note}: release,
+    # interface_naming, ecmp_max (`maximum load-balancing` limit), ecn (ai-ecn | static | none),
+    # command_families (the CLI families configs may use on this model).
+    facts: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def fact(self, name: str, default: Any = None) -> Any:
+        entry = self.facts.get(name)
+        return default if entry is None else entry["value"]
+
+    @property
+    def ecmp_max(self) -> int:
+        return int(self.fact("ecmp_max", 128))
+
+    @property
+    def command_families(self) -> tuple[str, ...]:
+        return tuple(self.fact("command_families", ()))
 
     def ports_at(self, speed: int) -> tuple[SwitchPort, ...]:
         return tuple(p for p in self.ports if p.speed == speed)
@@ -78,6 +94,7 @@ class Medium:
     max_speed: int
     max_m: float
     description: str
+    optics: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)  # speed -> optic, reach
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +109,13 @@ class Catalog:
             if speed <= m.max_speed and length_m <= m.max_m:
                 return m.name
         return "SMF"
+
+    def optic(self, medium: str, speed: int) -> tuple[str, int]:
+        """(transceiver, reach in m) of an optical medium at a link speed; ("", 0) for copper,
+        AOC (its ends are part of the cable) or a speed the catalog names no optic for."""
+        m = next((x for x in self.media if x.name == medium), None)
+        entry = m.optics.get(speed) if m else None
+        return (entry["optic"], int(entry["reach_m"])) if entry else ("", 0)
 
     def standard_length(self, length_m: float) -> int:
         for std in self.standard_lengths_m:
@@ -131,7 +155,11 @@ def _switch(name: str, d: Mapping[str, Any]) -> SwitchModel:
         confirmed=d.get("confirmed", False),
         source=d.get("source", ""),
         failure_rate_per_year=float(d.get("failure_rate_per_year", 0.0)),
+        facts={k: d[k] for k in SWITCH_FACTS if k in d},
     )
+
+
+SWITCH_FACTS = ("release", "interface_naming", "ecmp_max", "ecn", "command_families")
 
 
 def _host(name: str, d: Mapping[str, Any]) -> HostModel:
@@ -170,6 +198,9 @@ def build_catalog(overrides: Mapping[str, Any] | None = None) -> Catalog:
     return Catalog(
         switches={n: _switch(n, d) for n, d in sorted(data["switches"].items())},
         hosts={n: _host(n, d) for n, d in sorted(data["servers"].items())},
-        media=tuple(Medium(**m) for m in cables["media"]),
+        media=tuple(
+            Medium(**{**m, "optics": {int(k): v for k, v in m.get("optics", {}).items()}})
+            for m in cables["media"]
+        ),
         standard_lengths_m=tuple(cables["standard_lengths_m"]),
     )

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, TypeVar
 
+from generator.blueprint.facts import NpuFacts
 from generator.blueprint.semantic import planned_servers, server_count
 from generator.catalog import Catalog, build_catalog
 from generator.errors import BlueprintError, Problem
@@ -17,13 +18,27 @@ from generator.expand import growth
 from generator.expand.addressing import PlaneAddresses, allocate
 from generator.expand.border import attach, border_routing, shared_storage_addresses
 from generator.expand.devices import Placer, build, devices, host_endpoints
+from generator.expand.ecmp import ecmp_paths, switch_facts
 from generator.expand.fabric import PlaneBuild
 from generator.expand.flows import required_flows
 from generator.expand.layout import Floor
 from generator.expand.links import WireSet, cable, fabric
-from generator.expand.planes import PLANE_CODE, PlaneSpec, lossless_classes, plane_specs
+from generator.expand.planes import (
+    PLANE_CODE,
+    PlaneSpec,
+    lossless_classes,
+    lossless_of,
+    plane_specs,
+    roce_planes,
+)
 from generator.expand.racks import ZONES, assign_cdus, place_hosts
-from generator.expand.ranks import domain_namer, hccl_environment, npu_servers, rank_table_version
+from generator.expand.ranks import (
+    apply_facts,
+    domain_namer,
+    hccl_environment,
+    npu_servers,
+    rank_table_version,
+)
 from generator.expand.services import host_settings, scheduler_settings, services
 from generator.expand.settings import resolve_settings
 from generator.model import Cluster, Fabric, Growth
@@ -56,31 +71,39 @@ class Problems:
 
 
 def expand(
-    bp: Mapping[str, Any], catalog: Catalog | None = None, progress: Progress = _noop
+    bp: Mapping[str, Any],
+    catalog: Catalog | None = None,
+    progress: Progress = _noop,
+    facts: NpuFacts | None = None,
 ) -> Cluster:
-    """The whole cluster from a validated blueprint (defaults filled). With `growth.cards`, the
-    planned final build is laid out and the part built now kept (generator.expand.growth)."""
+    """The whole cluster from a validated blueprint (defaults filled) and, for A3 supernodes, the
+    NPU facts collected from the hardware. With `growth.cards`, the planned final build is laid
+    out and the part built now kept (generator.expand.growth)."""
     catalog = catalog or build_catalog(bp.get("catalog"))
     servers = server_count(bp, catalog) or 0
     planned = planned_servers(bp, catalog)
     if not planned or planned == servers:
-        return _expand(bp, catalog, progress, Growth(planned, servers))
-    final = _at_planned_size(bp, catalog, progress, planned)
+        return _expand(bp, catalog, progress, Growth(planned, servers), facts)
+    final = _at_planned_size(bp, catalog, progress, planned, facts)
     if planned > servers:
         progress(f"keeping the {servers:,} servers built now")
         return replace(growth.prefix(final, servers, Growth(planned, servers)), blueprint=bp)
-    cluster = _expand(bp, catalog, progress, Growth(planned, servers))
+    cluster = _expand(bp, catalog, progress, Growth(planned, servers), facts)
     return replace(cluster, growth=Growth(planned, servers, growth.moved(final, cluster)))
 
 
 def _at_planned_size(
-    bp: Mapping[str, Any], catalog: Catalog, progress: Progress, planned: int
+    bp: Mapping[str, Any],
+    catalog: Catalog,
+    progress: Progress,
+    planned: int,
+    facts: NpuFacts | None,
 ) -> Cluster:
     """The cluster at its planned final size; its design errors say they are the plan's."""
     compute = {k: v for k, v in bp["compute"].items() if k != "cards"}
     sized = {**bp, "compute": {**compute, "servers": planned}}
     try:
-        return _expand(sized, catalog, progress, Growth(planned, planned))
+        return _expand(sized, catalog, progress, Growth(planned, planned), facts)
     except BlueprintError as e:
         cards = bp["growth"]["cards"]
         raise BlueprintError(
@@ -89,7 +112,13 @@ def _at_planned_size(
         ) from None  # fmt: skip
 
 
-def _expand(bp: Mapping[str, Any], catalog: Catalog, progress: Progress, grown: Growth) -> Cluster:
+def _expand(
+    bp: Mapping[str, Any],
+    catalog: Catalog,
+    progress: Progress,
+    grown: Growth,
+    facts: NpuFacts | None,
+) -> Cluster:
     problems = Problems()
     specs = plane_specs(bp)
     floor = Floor()
@@ -117,7 +146,8 @@ def _expand(bp: Mapping[str, Any], catalog: Catalog, progress: Progress, grown: 
         sw.name: sw.splits for b in builds.values() for sw in (*b.leaves, *b.spines, *b.cores)
     }
     attached = attach(bp, builds, hosts, placer.placed.model, splits)
-    addrs = _allocate(specs, builds, problems)
+    dies = max((m.dies_per_npu for m in hosts.model.values() if m.kind == "npu-server"), default=1)
+    addrs = _allocate(specs, builds, problems, dies)
     if attached.shared_storage:
         where = ("networks", "storage", "pool")
         pool = bp["networks"]["storage"]["pool"]
@@ -141,6 +171,7 @@ def _expand(bp: Mapping[str, Any], catalog: Catalog, progress: Progress, grown: 
         wire_sets.append(WireSet("storage", "STO", attached.shared_storage))
     links = cable(wire_sets, floor, rack_by, catalog)
     progress(f"{len(links):,} links cabled")
+    devs = ecmp_paths(devs, links)
     cdus = assign_cdus(racks, floor, bp["zones"]["training"])
     cdu_of = {rack: c.name for c in cdus for rack in c.racks}
     racks = tuple(replace(r, cdu=cdu_of[r.name]) if r.name in cdu_of else r for r in racks)
@@ -151,6 +182,7 @@ def _expand(bp: Mapping[str, Any], catalog: Catalog, progress: Progress, grown: 
     namer = domain_namer(by_name, racks, cdus, _fabric_of(fabrics, "parameter"))
     servers = npu_servers(devs, links, addrs, hosts.model, namer)
     version = rank_table_version(bp, servers)
+    servers, missing = apply_facts(servers, facts, version)
     return Cluster(
         name=bp["metadata"]["name"],
         site=bp["metadata"]["site"],
@@ -165,7 +197,13 @@ def _expand(bp: Mapping[str, Any], catalog: Catalog, progress: Progress, grown: 
         cdus=cdus,
         lossless=lossless,
         npu_servers=servers,
-        hccl_env=hccl_environment(bp, lossless[0]),
+        roce_planes=roce_planes(bp),
+        switch_facts=switch_facts(devs, catalog),
+        missing_facts=missing,
+        facts_file=facts.file if facts else "",
+        hccl_env=hccl_environment(
+            bp, lossless_of("parameter", bp["networks"]["parameter"]["lossless"])
+        ),
         services=services(devs, pools),
         routes=routing.routes,
         uplinks=routing.uplinks,
@@ -182,9 +220,13 @@ def _fabric_of(fabrics: tuple[Fabric, ...], plane: str) -> Fabric | None:
 
 
 def _allocate(
-    specs: Mapping[str, PlaneSpec], builds: Mapping[str, PlaneBuild], problems: Problems
+    specs: Mapping[str, PlaneSpec],
+    builds: Mapping[str, PlaneBuild],
+    problems: Problems,
+    dies: int = 1,
 ) -> dict[str, PlaneAddresses]:
-    """Every plane's addresses from its pool; every pool that is too small is reported."""
+    """Every plane's addresses from its pool; every pool that is too small is reported. NPU dies
+    (A3) get a subnet per die position on the parameter plane."""
     out = {}
     for plane, b in builds.items():
         spec = specs[plane]
@@ -197,6 +239,7 @@ def _allocate(
                 subnet_per_group=s.subnet_per_group,
                 bond_name=s.bond,
                 vlan=s.vlan,
+                dies=dies if s.plane == "parameter" else 1,
             )
         )
         if a is not None:

@@ -49,13 +49,20 @@ def allocate(
     subnet_per_group: bool,
     bond_name: str,
     vlan: int = 0,
+    dies: int = 1,
 ) -> PlaneAddresses:
+    """`dies` > 1 (A3 NPUs, single-rail): each leaf gets one subnet per die position, VLAN
+    `vlan + die`, so the two dies of one NPU are in different subnets, as the MindCluster deployer
+    requires for Atlas A3 (deployer_0025: same subnet and hccn ping between the dies fails;
+    domain.md §2.3). HCCL's A3 rank-table sample shows both dies in one /24, but it is a format
+    sample; the deployment rule governs. Device k of a server is die k % dies of NPU k // dies."""
     network, prefix = parse_pool(pool_text)
     size = 1 << (32 - prefix)
     eighth = size // 8
+    dies = dies if build.rails == 1 and not subnet_per_group else 1
     per_subnet_hosts = (
         build.hosts_per_group if subnet_per_group or build.rails > 1 else len(build.plan.lanes)
-    )
+    ) // dies
     sub_prefix = block_prefix(per_subnet_hosts)
     sub_size = 1 << (32 - sub_prefix)
     owners = build.leaf_groups if subnet_per_group else [(leaf.name,) for leaf in build.leaves]
@@ -63,7 +70,7 @@ def allocate(
     upper_count = sum(1 for w in build.wires if w.kind == "uplink" and w.a_device not in leaf_index)
     switches = len(build.leaves) + len(build.spines) + len(build.cores)
     need = {
-        "host subnets": (len(owners) * sub_size, REGION_HOSTS),
+        "host subnets": (len(owners) * dies * sub_size, REGION_HOSTS),
         "leaf uplink /31s": (len(build.leaves) * len(build.plan.uplinks) * 2, REGION_LEAF_P2P),
         "upper-tier /31s": (upper_count * 2, REGION_UPPER_P2P),
         "loopbacks": (switches, REGION_LOOPBACK),
@@ -86,18 +93,19 @@ def allocate(
 
     subnets: list[Subnet] = []
     addresses: list[Address] = []
-    owner_subnet: dict[str, Subnet] = {}
+    owner_subnet: dict[tuple[str, int], Subnet] = {}
     base = network + REGION_HOSTS[0] * eighth
     for i, names in enumerate(owners):
-        net = base + i * sub_size
-        sn = Subnet.on_vlan(plane, tuple(names), net, sub_prefix, vlan)
-        subnets.append(sn)
-        for name in names:
-            owner_subnet[name] = sn
+        for die in range(dies):
+            net = base + (i * dies + die) * sub_size
+            sn = Subnet.on_vlan(plane, tuple(names), net, sub_prefix, vlan + die)
+            subnets.append(sn)
+            for name in names:
+                owner_subnet[(name, die)] = sn
     for w in build.wires:
         if w.kind != "host":
             continue
-        sn = owner_subnet[w.b_device]
+        sn = owner_subnet[(w.b_device, w.port_index % dies if w.port_index >= 0 else 0)]
         if subnet_per_group:  # one address per host, on the bond across the group
             if w.port_index == 0:
                 addresses.append(
@@ -112,8 +120,8 @@ def allocate(
                     )
                 )
             continue
-        ports = len(build.plan.lanes) // build.hosts_per_group if build.rails == 1 else 1
-        offset = w.member * ports + (w.port_index if build.rails == 1 else 0)
+        ports = len(build.plan.lanes) // build.hosts_per_group // dies if build.rails == 1 else 1
+        offset = w.member * ports + (w.port_index // dies if build.rails == 1 else 0)
         addresses.append(
             Address(
                 w.a_device,
@@ -146,7 +154,7 @@ def allocate(
     loopbacks = {
         sw.name: loop_base + k for k, sw in enumerate((*build.leaves, *build.spines, *build.cores))
     }
-    used = len(owners) * sub_size + 2 * len(p2p) + len(loopbacks)
+    used = len(owners) * dies * sub_size + 2 * len(p2p) + len(loopbacks)
     return PlaneAddresses(
         tuple(subnets), tuple(addresses), p2p, loopbacks, Pool(plane, network, prefix, used)
     )

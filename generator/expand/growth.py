@@ -76,6 +76,7 @@ def _keep(final: Cluster, present: set[str], built: set[str], growth: Growth) ->
         addresses=tuple(a for a in final.addresses if a.device in present),
         cdus=cdus,
         npu_servers=tuple(s for s in final.npu_servers if s.name in built),
+        missing_facts=tuple(n for n in final.missing_facts if n in built),
         growth=growth,
     )
 

@@ -38,6 +38,8 @@ def cable(
             length = catalog.standard_length(run_length(rack_by[ra], ua, rack_by[rb], ub))
             a_ip, b_ip = ws.p2p.get(i, (0, 0))
             kind = "mgmt" if ws.plane == "oob" and w.kind == "host" else w.kind
+            medium = catalog.medium(w.speed, length)
+            optic, reach = catalog.optic(medium, w.speed)
             links.append(
                 Link(
                     cid,
@@ -48,11 +50,13 @@ def cable(
                     w.b_device,
                     w.b_port,
                     w.speed,
-                    catalog.medium(w.speed, length),
+                    medium,
                     length,
                     a_ip,
                     b_ip,
                     31 if a_ip else 0,
+                    optic,
+                    reach,
                 )
             )
     return tuple(links)

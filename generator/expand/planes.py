@@ -139,14 +139,30 @@ def plane_specs(bp: Mapping[str, Any]) -> dict[str, PlaneSpec]:
     return specs
 
 
+def roce_planes(bp: Mapping[str, Any]) -> tuple[str, ...]:
+    """Planes whose hosts speak RoCE: the parameter plane (HCCL), and a dedicated storage plane
+    (DPC over 2 x 100G RoCE, seed 000). A shared storage plane rides the business network."""
+    dedicated = bp["networks"]["storage"]["mode"] == "dedicated"
+    return ("parameter", "storage") if dedicated else ("parameter",)
+
+
+def lossless_of(plane: str, cfg: Mapping[str, Any]) -> Lossless:
+    return Lossless(
+        plane,
+        cfg["priority"],
+        cfg["dscp"],
+        NIC_LOSSLESS_TC,
+        cfg["ecn"],
+        cfg["mtu"],
+        cfg.get("cnp_dscp", 48),
+    )
+
+
 def lossless_classes(bp: Mapping[str, Any]) -> tuple[Lossless, ...]:
-    out = []
-    for plane in ("parameter", "storage"):
-        cfg = bp["networks"][plane].get("lossless")
-        if cfg and not (plane == "storage" and bp["networks"]["storage"]["mode"] == "shared"):
-            out.append(
-                Lossless(
-                    plane, cfg["priority"], cfg["dscp"], NIC_LOSSLESS_TC, cfg["ecn"], cfg["mtu"]
-                )
-            )
-    return tuple(out)
+    """The lossless class of every RoCE plane whose blueprint keeps PFC on (`pfc: false` drops
+    it, and the design check then fails the plane)."""
+    return tuple(
+        lossless_of(plane, cfg)
+        for plane in roce_planes(bp)
+        if (cfg := bp["networks"][plane].get("lossless")) and cfg.get("pfc", True)
+    )

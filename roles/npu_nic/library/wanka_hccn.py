@@ -22,13 +22,25 @@ options:
   desired: {description: Content of the host's generated hccn.conf, type: str, required: true}
   hccn_tool: {description: Path of hccn_tool, type: str, default: /usr/local/Ascend/driver/tools/hccn_tool}
   root: {description: Root directory prefix for test doubles (exported as WANKA_ROOT), type: str, default: ''}
+  cnp_dscp: {description: "DCQCN CNP DSCP to set with DCQCN enabled (-dcqcn, ext build); -1 leaves DCQCN alone", type: int, default: -1}
 """
 
 IPV4 = re.compile(r"\b(\d{1,3}(?:\.\d{1,3}){3})\b")
 INT = re.compile(r"-?\d+")
 
 # key -> (hccn_tool option, how to read, how to set)
-SETTINGS = ("address", "gateway", "netdetect", "mtu", "bitmap", "prio_tc", "dscp_tc")
+SETTINGS = (
+    "address",
+    "gateway",
+    "netdetect",
+    "mtu",
+    "bitmap",
+    "prio_tc",
+    "dscp_tc",
+    "send_arp_status",  # -send_arp (cmd_ext.c): `current enable status: enable|disable`
+    "dcqcn",  # -dcqcn -g status (tool_dcqcn.c): `dcqcn enable status:   enable|disable`
+    "cnp_dscp",  # -dcqcn -g cnp_dscp: `cnp_dscp     : <n>`
+)
 
 
 def parse_conf(text: str) -> dict[int, dict[str, str]]:
@@ -70,6 +82,15 @@ class Tool:
         if key == "mtu":
             found = INT.findall(self.run("-i", i, "-mtu", "-g"))
             return found[-1] if found else ""
+        if key == "send_arp_status":
+            out = self.run("-i", i, "-send_arp", "-g")
+            return "1" if re.search(r"enable status:\s*enable", out) else "0"
+        if key == "dcqcn":
+            out = self.run("-i", i, "-dcqcn", "-g", "status")
+            return "1" if re.search(r"enable status:\s*enable", out) else "0"
+        if key == "cnp_dscp":
+            found = INT.findall(self.run("-i", i, "-dcqcn", "-g", "cnp_dscp"))
+            return found[-1] if found else ""
         if key in ("bitmap", "prio_tc"):
             found = INT.findall(self.run("-i", i, "-pfc" if key == "bitmap" else "-prio_tc", "-g"))
             return ",".join(found[-8:])
@@ -89,6 +110,12 @@ class Tool:
             self.run("-i", i, "-mtu", "-s", "size", want["mtu"])
         elif key == "bitmap":
             self.run("-i", i, "-pfc", "-s", "bitmap", want["bitmap"])
+        elif key == "send_arp_status":
+            self.run("-i", i, "-send_arp", "-s", "enable", want[key])
+        elif key == "dcqcn":
+            self.run("-i", i, "-dcqcn", "-s", "enable", want[key])
+        elif key == "cnp_dscp":
+            self.run("-i", i, "-dcqcn", "-s", "cnp_dscp", want[key])
         elif key == "prio_tc":
             self.run("-i", i, "-prio_tc", "-s", "map", want["prio_tc"])
         else:
@@ -108,6 +135,7 @@ def main() -> None:
             "desired": {"type": "str", "required": True},
             "hccn_tool": {"type": "str", "default": "/usr/local/Ascend/driver/tools/hccn_tool"},
             "root": {"type": "str", "default": ""},
+            "cnp_dscp": {"type": "int", "default": -1},
         },
         supports_check_mode=True,
     )
@@ -115,6 +143,9 @@ def main() -> None:
     if not os.path.exists(tool.path):
         module.fail_json(msg=f"{tool.path} not found: is the Ascend driver installed?")
     desired = parse_conf(module.params["desired"])
+    if module.params["cnp_dscp"] >= 0:  # DCQCN on, CNPs with the lossless class's CNP DSCP
+        for want in desired.values():
+            want.update(dcqcn="1", cnp_dscp=str(module.params["cnp_dscp"]))
     changes, mismatches = [], []
     for dev in sorted(desired):
         want = desired[dev]

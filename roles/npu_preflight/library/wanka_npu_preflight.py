@@ -23,6 +23,7 @@ options:
   firmware: {description: Required firmware version, type: str, required: true}
   temperature_max_c: {description: Highest allowed NPU temperature, type: int, required: true}
   mtu: {description: Planned NPU NIC MTU, type: int, required: true}
+  cnp_dscp: {description: CNP DSCP DCQCN must use (lossless class), type: int, required: true}
   npu_smi: {description: Path of npu-smi, type: str, default: npu-smi}
   hccn_tool: {description: Path of hccn_tool, type: str, default: /usr/local/Ascend/driver/tools/hccn_tool}
   root: {description: Root directory prefix for test doubles (exported as WANKA_ROOT), type: str, default: ''}
@@ -38,6 +39,10 @@ def fields(text: str) -> dict[str, str]:
         if m:
             out[m.group(1)] = m.group(2)
     return out
+
+
+def _count(ecc: dict[str, str], prefix: str) -> int:
+    return max((int(v) for k, v in ecc.items() if k.startswith(prefix) and v.isdigit()), default=0)
 
 
 def lldp_neighbour(text: str) -> tuple[str, str]:
@@ -61,6 +66,7 @@ def main() -> None:
             "firmware": {"type": "str", "required": True},
             "temperature_max_c": {"type": "int", "required": True},
             "mtu": {"type": "int", "required": True},
+            "cnp_dscp": {"type": "int", "required": True},
             "npu_smi": {"type": "str", "default": "npu-smi"},
             "hccn_tool": {"type": "str", "default": "/usr/local/Ascend/driver/tools/hccn_tool"},
             "root": {"type": "str", "default": ""},
@@ -77,6 +83,7 @@ def main() -> None:
         return out
 
     problems: list[str] = []
+    warnings: list[str] = []
     facts: list[dict] = []
     for n, expected in enumerate(p["lldp"]):
         i = str(n)
@@ -88,11 +95,15 @@ def main() -> None:
         link = run(p["hccn_tool"], "-i", i, "-link", "-g")
         mtu = re.findall(r"\d+", run(p["hccn_tool"], "-i", i, "-mtu", "-g"))
         system, port = lldp_neighbour(run(p["hccn_tool"], "-i", i, "-lldp", "-g"))
-        hbm = sum(
-            int(v)
-            for k, v in ecc.items()
-            if k.startswith("HBM") and "Error Count" in k and v.isdigit()
-        )
+        # Multi-bit errors and isolated (retired) pages fail the card; corrected single-bit
+        # counts only warn (review finding 22). Field names as npu-smi -t ecc prints them
+        # (`HBM Double Bit Error Count`, `... Aggregate Total Err Cnt`, `... Isolated Pages ...`).
+        hbm = _count(ecc, "HBM Double Bit")
+        isolated = sum(int(v) for k, v in ecc.items() if "Isolated" in k and v.isdigit())
+        single = _count(ecc, "HBM Single Bit")
+        dcqcn = run(p["hccn_tool"], "-i", i, "-dcqcn", "-g", "status")
+        cnp = re.findall(r"\d+", run(p["hccn_tool"], "-i", i, "-dcqcn", "-g", "cnp_dscp"))
+        tls = re.search(r"tls switch\[(\d)\]", run(p["hccn_tool"], "-i", i, "-tls", "-g"))
         temp = int(re.findall(r"-?\d+", common.get("Temperature(C)", "0"))[0] or 0)
         fact = {
             "id": int(i),
@@ -100,6 +111,11 @@ def main() -> None:
             "firmware": board.get("Firmware Version", ""),
             "health": health.get("Health Status", ""),
             "hbm_ecc_errors": hbm,
+            "hbm_isolated_pages": isolated,
+            "hbm_single_bit_errors": single,
+            "dcqcn": bool(re.search(r"enable status:\s*enable", dcqcn)),
+            "cnp_dscp": int(cnp[-1]) if cnp else -1,
+            "tls": int(tls.group(1)) if tls else -1,
             "temperature_c": temp,
             "link_up": bool(re.search(r"\bUP\b", link, re.IGNORECASE)),
             "mtu": int(mtu[-1]) if mtu else 0,
@@ -119,8 +135,19 @@ def main() -> None:
             problems.append(
                 f"{where} health {fact['health'] or 'unknown'} ({health.get('Error Information', 'NA')})"
             )
-        if hbm:
-            problems.append(f"{where} has {hbm} HBM ECC errors: replace the card before training")
+        if hbm or isolated:
+            problems.append(
+                f"{where} has {hbm} multi-bit HBM ECC errors and {isolated} isolated pages: "
+                "replace the card before training"
+            )
+        elif single:
+            warnings.append(f"{where} corrected {single} single-bit HBM ECC errors: watch it")
+        if not fact["dcqcn"]:
+            problems.append(f"{where} DCQCN is off: RoCE ignores ECN marks and PFC storms follow")
+        if fact["cnp_dscp"] != p["cnp_dscp"]:
+            problems.append(
+                f"{where} CNP DSCP {fact['cnp_dscp']}, the lossless class says {p['cnp_dscp']}"
+            )
         if temp > p["temperature_max_c"]:
             problems.append(f"{where} at {temp} C, over the {p['temperature_max_c']} C limit")
         if not fact["link_up"]:
@@ -131,7 +158,7 @@ def main() -> None:
             problems.append(
                 f"{where} LLDP neighbour is {system or '?'} {port or '?'}, the cabling plan says {expected}"
             )
-    module.exit_json(changed=False, npus=facts, problems=problems)
+    module.exit_json(changed=False, npus=facts, problems=problems, warnings_found=warnings)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,47 @@
+"""Equal-cost paths each routed switch must install, and the switch models' facts.
+
+A switch installs one path per routed uplink toward everything above it, and one per parallel
+link toward one destination below (the links to one leaf, or to the spines of one pod when they
+share an AS). The design check compares this with the model's `maximum load-balancing` limit
+(catalog `ecmp_max`); the switch config sets it."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import replace
+
+from generator.catalog import Catalog
+from generator.model import Device, Link, SwitchFacts
+
+
+def ecmp_paths(devices: tuple[Device, ...], links: Iterable[Link]) -> tuple[Device, ...]:
+    """The devices, each routed switch with its `ecmp_paths`."""
+    by_name = {d.name: d for d in devices}
+    up: Counter[str] = Counter()
+    below: dict[str, Counter] = defaultdict(Counter)
+    for link in links:
+        if link.kind != "uplink" or not link.a_ip:
+            continue
+        up[link.a_device] += 1
+        far = by_name[link.a_device]
+        key = far.asn or ((far.role, far.pod) if far.role in ("spine", "core") else far.name)
+        below[link.b_device][key] += 1
+    paths = {name: max(up[name], max(below[name].values(), default=0)) for name in {*up, *below}}
+    return tuple(replace(d, ecmp_paths=paths[d.name]) if d.name in paths else d for d in devices)
+
+
+def switch_facts(devices: Iterable[Device], catalog: Catalog) -> tuple[SwitchFacts, ...]:
+    out = []
+    for name in sorted({d.model for d in devices if d.platform}):
+        m = catalog.switches[name]
+        out.append(
+            SwitchFacts(
+                name,
+                str(m.fact("release", "")),
+                m.ecmp_max,
+                str(m.fact("ecn", "none")),
+                m.command_families,
+            )
+        )
+    return tuple(out)
