@@ -48,10 +48,7 @@ def test_single_points_of_failure_on_the_business_plane_warn(tmp_path):
     text = (
         (ROOT / "blueprints" / "pod-128.yaml")
         .read_text()
-        .replace(
-            "  management:\n    nodes:",
-            "  border:\n    firewall: {pair: false}\n  management:\n    nodes:",
-        )
+        .replace("  border:\n", "  border:\n    firewall: {pair: false}\n", 1)
     )
     text = text.replace("  business:\n    pool:", "  business:\n    leaf: {mlag: false}\n    pool:")
     bp = tmp_path / "spof.yaml"
