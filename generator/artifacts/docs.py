@@ -21,7 +21,7 @@ from markupsafe import Markup
 from generator import render
 from generator.analysis import Analysis
 from generator.analysis.checks import bandwidth
-from generator.analysis.failure_text import columns, markdown, rows
+from generator.analysis.failure_text import markdown, one_failure
 from generator.analysis.materials import OPTICAL
 from generator.artifacts import OutputFile
 from generator.artifacts.drawings import (
@@ -29,11 +29,15 @@ from generator.artifacts.drawings import (
     HOST_ROLES,
     LEVEL,
     Graph,
-    elevation_svgs,
     fabric_svg,
-    floor_svg,
     graphs,
     mermaid,
+)
+from generator.artifacts.rack_drawings import (
+    ALL_RACKS,
+    KIND_COLOURS,
+    elevation_svgs,
+    floor_svg,
     rack_loads,
 )
 from generator.model import PLANES, Cluster, Device, ip
@@ -233,10 +237,33 @@ def tables_data(cluster: Cluster, analysis: Analysis) -> dict:
     return {"devices": devs, "cables": cables, "ips": ips}
 
 
+def growth_status(cluster: Cluster) -> dict | None:
+    """The growth plan in words for the top of the review; None without a plan."""
+    g = cluster.growth
+    if not g.planned_servers:
+        return None
+    npus = cluster.npu_servers[0].npus if cluster.npu_servers else 0
+    text = (
+        f"Built now: {g.servers:,} of {g.planned_servers:,} planned NPU servers "
+        f"({g.servers * npus:,} of {g.planned_servers * npus:,} cards)."
+    )
+    if g.beyond:
+        text += (
+            f" Beyond the plan: the fabric is re-planned for the larger size and "
+            f"{len(g.moved):,} devices of the planned build move."
+        )
+    else:
+        text += (
+            " Within the plan: spines, cores, racks, pools and ASNs are laid out for the planned"
+            " size, so adding servers up to it moves nothing that is installed."
+        )
+    return {"beyond": g.beyond, "text": text, "moved": list(g.moved)}
+
+
 def report_html(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) -> str:
     cards = sum(len(s.devices) for s in cluster.npu_servers)
     cab, opt = cable_counts(cluster)
-    rev = analysis.failures
+    failure_head, failure_rows = one_failure(cluster, analysis.failures, "over limit")
     return render.template("docs/report.html.j2").render(
         cluster_name=cluster.name,
         site=cluster.site,
@@ -256,13 +283,21 @@ def report_html(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) 
         oversubscription=oversubscription_rows(cluster),
         pools=pool_rows(cluster),
         elevations=elevation_svgs(cluster),
-        legend=sorted(COLOURS.items()),
+        grouped=len(cluster.racks) > ALL_RACKS,
+        legend=sorted((r, c) for r, c in COLOURS.items() if r != "managed"),
         floor=floor_svg(cluster),
+        kinds=sorted(KIND_COLOURS.items()),
         cdus=cdu_rows(cluster),
         bom=bom_rows(analysis),
+        problems=[
+            [f.severity, f.code, f.message]
+            for f in analysis.findings
+            if f.severity in ("error", "warning")
+        ],
+        growth=growth_status(cluster),
         findings=[[f.severity, f.code, f.message] for f in analysis.findings],
-        failure_head=columns(rev),
-        failure_rows=list(rows(rev)),
+        failure_head=failure_head,
+        failure_rows=failure_rows,
         data=_json(tables_data(cluster, analysis)),
     )
 
