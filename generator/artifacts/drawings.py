@@ -212,22 +212,29 @@ def fabric_svg(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
             y += tall + GAP
     height = y - GAP + 10
     top = max((e.gbps for e in edges), default=1)
-    spots: list[tuple[float, float, float]] = []  # placed labels: centre and width
-    lines = []
+    ends = {}
     for e in edges:
         upper, lower = sorted((e.a, e.b), key=lambda i: (pos[i][1], i))
+        ends[e] = (upper, lower)
+    # a box whose lines down to one row all carry the same: one "... each" label under the box
+    fans = Counter(
+        (u, pos[lo][1], e.label) for e, (u, lo) in ends.items() if pos[u][1] != pos[lo][1]
+    )
+    labels: list[dict] = []
+    spots: list[tuple[float, float, float]] = []  # placed labels: centre and width
+    for (u, _, label), n in sorted(fans.items()):
+        if n > 1:
+            x, y, h = pos[u]
+            labels.append(dict(x=f"{x:.0f}", y=f"{y + h + 13:.0f}", text=f"{label} each"))
+            spots.append((x, y + h + 10, 5.2 * len(label) + 36))
+    lines = []
+    for e in edges:
+        upper, lower = ends[e]
         (x1, y1, h1), (x2, y2, h2) = pos[upper], pos[lower]
         if y1 == y2:  # same row: centre to centre
             y1, y2 = y1 + h1 / 2, y2 + h2 / 2
         else:  # the upper box's bottom to the lower box's top
             y1 += h1
-        lw, taken = 5.2 * len(e.label) + 6, True
-        for t in (0.3, 0.5, 0.7, 0.2, 0.4, 0.6, 0.8):  # first place that overlaps no label
-            lx, ly = x1 + t * (x2 - x1), y1 + t * (y2 - y1)
-            taken = any(abs(lx - px) < (lw + pw) / 2 and abs(ly - py) < 11 for px, py, pw in spots)
-            if not taken:
-                break
-        spots.append((lx, ly, lw))
         lines.append(
             dict(
                 x1=f"{x1:.0f}",
@@ -235,12 +242,19 @@ def fabric_svg(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
                 x2=f"{x2:.0f}",
                 y2=f"{y2:.0f}",
                 w=f"{1 + 5 * e.gbps / top:.1f}",
-                lx=f"{lx:.0f}",
-                ly=f"{ly + 3:.0f}",
-                label=e.label,
-                title=f"{e.links:,} links, {_gbps(e.gbps)} in all",
+                title=f"{e.label}: {e.links:,} links, {_gbps(e.gbps)} in all",
             )
         )
+        if fans.get((upper, pos[lower][1], e.label), 0) > 1:
+            continue
+        lw, taken = 5.2 * len(e.label) + 6, True
+        for t in (0.3, 0.5, 0.7, 0.2, 0.4, 0.6, 0.8):  # first place that overlaps no label
+            lx, ly = x1 + t * (x2 - x1), y1 + t * (y2 - y1)
+            taken = any(abs(lx - px) < (lw + pw) / 2 and abs(ly - py) < 11 for px, py, pw in spots)
+            if not taken:
+                break
+        spots.append((lx, ly, lw))
+        labels.append(dict(x=f"{lx:.0f}", y=f"{ly + 3:.0f}", text=e.label))
     boxes = []
     for n in nodes:
         x, y0, h = pos[n.id]
@@ -262,6 +276,7 @@ def fabric_svg(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
         height=f"{height:.0f}",
         box_w=BOX_W,
         edges=lines,
+        labels=labels,
         nodes=boxes,
     )
 

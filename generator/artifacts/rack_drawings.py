@@ -34,7 +34,7 @@ def _ink(fill: str) -> str:
     return "" if 0.299 * r + 0.587 * g + 0.114 * b > 150 else "lt"
 
 
-def _rack_svg(r: Rack, devices: list[Device], load: float) -> Markup:
+def _rack_svg(r: Rack, devices: list[Device], load: float, note: str = "") -> Markup:
     top = 16
     base = top + r.height_u * U_PX
     share = load / r.power_kw if r.power_kw else 0
@@ -59,7 +59,9 @@ def _rack_svg(r: Rack, devices: list[Device], load: float) -> Markup:
     return _svg(
         "docs/elevation.svg.j2",
         width=RACK_W + 4,
-        height=base + 30,
+        height=base + (42 if note else 30),
+        note=note,
+        note_y=base + 34,
         rack_w=RACK_W,
         name=r.name,
         top=top,
@@ -106,16 +108,18 @@ def elevation_svgs(cluster: Cluster) -> list[tuple[str, list[Markup]]]:
     layouts: dict[tuple, list[Rack]] = defaultdict(list)
     for r in racks:
         layouts[_layout(r, in_rack[r.name])].append(r)
+    zones: dict[str, list[list[Rack]]] = defaultdict(list)
+    for rs in sorted(layouts.values(), key=lambda rs: (rs[0].zone, rs[0].row, rs[0].position)):
+        zones[rs[0].zone].append(rs)
     out = []
-    for key, rs in sorted(layouts.items(), key=lambda kv: (kv[0][0], kv[1][0].name)):
-        first = rs[0]
-        rows_of = sorted({r.row for r in rs})
-        where = f"row {rows_of[0]}" if len(rows_of) == 1 else f"rows {rows_of[0]}-{rows_of[-1]}"
-        same = f"{len(rs):,} {key[1]} racks like {first.name}" if len(rs) > 1 else first.name
-        title = f"{first.zone} {where}: {same}"
-        if len(rs) > 1:
-            title += f" ({first.name} ... {rs[-1].name})"
-        out.append((title, [_rack_svg(first, in_rack[first.name], load[first.name])]))
+    for zone, groups in zones.items():
+        n = sum(len(rs) for rs in groups)
+        svgs = []
+        for rs in groups:
+            first = rs[0]
+            note = f"x {len(rs):,}: {first.name} ... {rs[-1].name}" if len(rs) > 1 else ""
+            svgs.append(_rack_svg(first, in_rack[first.name], load[first.name], note))
+        out.append((f"{zone}: {n:,} racks in {len(groups):,} layouts", svgs))
     return out
 
 
