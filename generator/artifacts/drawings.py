@@ -189,7 +189,7 @@ def fabric_svg(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
     line labelled with what it carries (links x speed), stacked so labels do not overlap."""
     nodes, edges = graph or plane_graph(cluster, plane)
     if not nodes:
-        return _svg("docs/fabric.svg.j2", plane=plane, nodes=[], edges=[])
+        return _svg("docs/fabric.svg.j2", plane=plane, nodes=[], edges=[], labels=[])
     levels = sorted({n.level for n in nodes}, reverse=True)
     near: dict[str, list[str]] = defaultdict(list)
     for e in edges:
