@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -97,9 +98,10 @@ def _check_layout(dom: str, result) -> None:
     if len(cluster.racks) <= 64:
         assert len(drawn) == len(cluster.racks)
     # fabric edges carry their bandwidth as text: the parameter spine-leaf links, counted here
-    # from the model, appear as "<links> x <speed>" on the drawing (whole tier or per pod)
+    # from the model, appear as "<links> x <speed>": for the whole tier, per pod, or per
+    # leaf-spine pair ("... to each leaf") when switches are drawn one by one
     svg = re.search(r'<svg class="fabric" data-plane="parameter".*?</svg>', dom, re.S).group(0)
-    labels = _texts(svg, "bw")
+    labels = _texts(svg, 'bw[^"]*')
     assert labels and len(labels) <= svg.count("<line ")
     by = cluster.device_by_name
     up = [
@@ -108,10 +110,12 @@ def _check_layout(dom: str, result) -> None:
         if x.plane == "parameter"
         and {by[x.a_device].role, by[x.b_device].role} == {"leaf", "spine"}
     ]
-    speeds = {x.speed for x in up}
-    assert len(speeds) == 1
-    # "4 x spine" drawn as one group: one label for all its links to one leaf group, or "each"
-    assert any(re.fullmatch(rf"[\d,]+ x {speeds.pop()}G( each)?", t) for t in labels), labels
+    (speed,) = {x.speed for x in up}
+    pods = Counter(max(by[x.a_device].pod, by[x.b_device].pod) for x in up)
+    pairs = Counter(frozenset((x.a_device, x.b_device)) for x in up)
+    expected = {f"{len(up):,} x {speed}G", *(f"{n:,} x {speed}G" for n in pods.values())}
+    expected |= {f"{n:,} x {speed}G to each leaf" for n in pairs.values()}
+    assert expected & set(labels), (expected, labels)
     # warnings and errors, and the growth status, come before the summary tables
     top = dom.index('<section id="attention"')
     assert top < dom.index('<section id="summary"')

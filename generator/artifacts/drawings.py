@@ -197,6 +197,21 @@ def fabric_svg(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
         near[e.b].append(e.a)
     width = max(PITCH * min(PER_ROW, max(Counter(n.level for n in nodes).values())), 480)
     lines_of = {n.id: n.label.split("<br/>") for n in nodes}
+    # a box whose lines down all carry the same says so once, inside the box
+    level = {n.id: n.level for n in nodes}
+    role = {n.id: n.role for n in nodes}
+    down: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for e in edges:
+        if level[e.a] != level[e.b]:
+            upper, lower = (e.a, e.b) if level[e.a] > level[e.b] else (e.b, e.a)
+            down[(upper, e.label)].append(lower)
+    fans = set()
+    for (upper, label), lower in sorted(down.items()):
+        if len(lower) > 1 and sum(1 for k in down if k[0] == upper) == 1:
+            fans.add((upper, label))
+            kinds = {role[x] for x in lower}
+            below = f"each {kinds.pop()}" if len(kinds) == 1 else "each below"
+            lines_of[upper] = [*lines_of[upper], f"{label} to {below}"]
     pos: dict[str, tuple[float, float, float]] = {}  # centre x, top y, box height
     y = 10.0
     for lv in levels:
@@ -212,24 +227,11 @@ def fabric_svg(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
             y += tall + GAP
     height = y - GAP + 10
     top = max((e.gbps for e in edges), default=1)
-    ends = {}
-    for e in edges:
-        upper, lower = sorted((e.a, e.b), key=lambda i: (pos[i][1], i))
-        ends[e] = (upper, lower)
-    # a box whose lines down to one row all carry the same: one "... each" label under the box
-    fans = Counter(
-        (u, pos[lo][1], e.label) for e, (u, lo) in ends.items() if pos[u][1] != pos[lo][1]
-    )
-    labels: list[dict] = []
     spots: list[tuple[float, float, float]] = []  # placed labels: centre and width
-    for (u, _, label), n in sorted(fans.items()):
-        if n > 1:
-            x, y, h = pos[u]
-            labels.append(dict(x=f"{x:.0f}", y=f"{y + h + 13:.0f}", text=f"{label} each"))
-            spots.append((x, y + h + 10, 5.2 * len(label) + 36))
+    labels: list[dict] = []
     lines = []
     for e in edges:
-        upper, lower = ends[e]
+        upper, lower = sorted((e.a, e.b), key=lambda i: (pos[i][1], i))
         (x1, y1, h1), (x2, y2, h2) = pos[upper], pos[lower]
         if y1 == y2:  # same row: centre to centre
             y1, y2 = y1 + h1 / 2, y2 + h2 / 2
@@ -245,10 +247,11 @@ def fabric_svg(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
                 title=f"{e.label}: {e.links:,} links, {_gbps(e.gbps)} in all",
             )
         )
-        if fans.get((upper, pos[lower][1], e.label), 0) > 1:
+        if (upper, e.label) in fans:
             continue
         lw, taken = 5.2 * len(e.label) + 6, True
-        for t in (0.3, 0.5, 0.7, 0.2, 0.4, 0.6, 0.8):  # first place that overlaps no label
+        tries = (0.5,) if y1 == y2 else (0.3, 0.5, 0.7, 0.2, 0.4, 0.6, 0.8)
+        for t in tries:  # the first place that overlaps no label
             lx, ly = x1 + t * (x2 - x1), y1 + t * (y2 - y1)
             taken = any(abs(lx - px) < (lw + pw) / 2 and abs(ly - py) < 11 for px, py, pw in spots)
             if not taken:
@@ -259,6 +262,7 @@ def fabric_svg(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
     for n in nodes:
         x, y0, h = pos[n.id]
         label = lines_of[n.id]
+        fanned = any(k[0] == n.id for k in fans)
         boxes.append(
             dict(
                 x=f"{x - BOX_W / 2:.0f}",
@@ -266,7 +270,14 @@ def fabric_svg(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
                 h=f"{h:.0f}",
                 tx=f"{x:.0f}",
                 fill=COLOURS.get(n.role, "#bab0ac"),
-                lines=[(f"{y0 + 16 + 12 * i:.0f}", text) for i, text in enumerate(label)],
+                lines=[
+                    (
+                        f"{y0 + 16 + 12 * i:.0f}",
+                        text,
+                        "bw in" if fanned and i == len(label) - 1 else "sm" if i else "",
+                    )
+                    for i, text in enumerate(label)
+                ],
             )
         )
     return _svg(
