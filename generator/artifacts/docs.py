@@ -1,9 +1,13 @@
 """docs/README.md and docs/report.html: the design review a pull-request reviewer reads.
 
 README.md is Markdown for a git web UI (tables, Mermaid diagrams aggregated per pod and tier).
-report.html is one self-contained page: inline SVG fabric drawings, rack elevations and floor
-plan, and cabling / IP tables rendered by a little inline JS from one JSON array each (built with
-json.dumps once, so the 30k-cable example stays O(size) and small).
+report.html is one self-contained page for a design review: warnings and errors first (with the
+growth plan's status and, beyond the plan, the devices that move), then the summary, inline SVG
+fabric drawings with bandwidth labels (drawings.py), rack elevations naming every device and the
+floor plan with rows and CDUs (rack_drawings.py), and cabling / IP tables rendered by a little
+inline JS from one JSON array each (built with json.dumps once, so the 30k-cable example stays
+O(size) and small). Everything fits a 1,400 px window; the page's script records whether it does
+(data-fits) for the tests.
 
 The findings, the failure-domain review and the bill of materials come from the Analysis the
 pipeline computed once (generator.analysis); this module only formats them. The markup lives in
