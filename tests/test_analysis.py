@@ -96,7 +96,10 @@ def test_no_emitter_imports_another():
 def test_analysis_and_its_emitters_read_settings_not_the_blueprint():
     files = [
         *(GENERATOR / "analysis").glob("*.py"),
-        *(GENERATOR / "artifacts" / f for f in ("docs.py", "drawings.py", "bom.py")),
+        *(
+            GENERATOR / "artifacts" / f
+            for f in ("docs.py", "drawings.py", "rack_drawings.py", "bom.py")
+        ),
         GENERATOR / "artifacts" / "failure_report.py",
     ]
     for path in files:

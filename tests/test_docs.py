@@ -7,6 +7,7 @@ node (tests/node, installed by .ci/run). In CI (CI=true) a missing browser or pa
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import os
@@ -14,11 +15,14 @@ import re
 import shutil
 import subprocess
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import EXAMPLES, ROOT, generated
 
+from generator.artifacts import docs
 from generator.model import ip
 
 NODE_DIR = ROOT / "tests" / "node"
@@ -70,7 +74,60 @@ FLAGS = (
 )
 
 
-# One example in the fast suite; a browser start costs seconds, the others run with the slow ones.
+def _texts(svg: str, cls: str) -> list[str]:
+    return [
+        html.unescape(t) for t in re.findall(rf'<text [^>]*class="{cls}"[^>]*>([^<]*)</text>', svg)
+    ]
+
+
+def _check_layout(dom: str, result) -> None:
+    """What the review page must show, read from the DOM Chromium laid out at 1,400 px."""
+    root = re.search(r"<html[^>]*>", dom).group(0)
+    # the page's own script measured the layout: nothing wider than the window, no section spills
+    assert 'data-fits="1"' in root and 'data-spills=""' in root, root
+    cluster = result.cluster
+    # rack elevations: every drawn rack names each of its devices on its block
+    in_rack: dict[str, set[str]] = {}
+    for d in cluster.devices:
+        in_rack.setdefault(d.rack, set()).add(d.name)
+    drawn = re.findall(r'<svg class="elevation".*?</svg>', dom, re.S)
+    assert drawn
+    for svg in drawn:
+        rack = _texts(svg, "rn")[0]
+        assert in_rack[rack] <= set(_texts(svg, 'dv[^"]*')), rack
+    if len(cluster.racks) <= 64:
+        assert len(drawn) == len(cluster.racks)
+    # fabric edges carry their bandwidth as text: the parameter spine-leaf links, counted here
+    # from the model, appear as "<links> x <speed>": for the whole tier, per pod, or per
+    # leaf-spine pair ("... to each leaf") when switches are drawn one by one
+    svg = re.search(r'<svg class="fabric" data-plane="parameter".*?</svg>', dom, re.S).group(0)
+    labels = _texts(svg, 'bw[^"]*')
+    assert labels and len(labels) <= svg.count("<line ")
+    by = cluster.device_by_name
+    up = [
+        x
+        for x in cluster.links
+        if x.plane == "parameter"
+        and {by[x.a_device].role, by[x.b_device].role} == {"leaf", "spine"}
+    ]
+    (speed,) = {x.speed for x in up}
+    pods = Counter(max(by[x.a_device].pod, by[x.b_device].pod) for x in up)
+    pairs = Counter(frozenset((x.a_device, x.b_device)) for x in up)
+    expected = {f"{len(up):,} x {speed}G", *(f"{n:,} x {speed}G" for n in pods.values())}
+    expected |= {f"{n:,} x {speed}G to each leaf" for n in pairs.values()}
+    assert expected & set(labels), (expected, labels)
+    # warnings and errors, and the growth status, come before the summary tables
+    top = dom.index('<section id="attention"')
+    assert top < dom.index('<section id="summary"')
+    for f in result.findings:
+        if f.severity in ("warning", "error"):
+            assert (
+                html.escape(f.message, quote=False) in dom[top : dom.index('<section id="summary"')]
+            )
+
+
+# One example in the fast suite, in one browser start (DOM and screenshot together); the other
+# examples run with the slow ones.
 @pytest.mark.parametrize(
     "name",
     [n if n == "cluster-1k.yaml" else pytest.param(n, marks=pytest.mark.slow) for n in EXAMPLES],
@@ -80,9 +137,18 @@ def test_report_opens_in_chromium(name, tmp_path):
     page = tmp_path / "report.html"
     page.write_bytes(_file(generated(name), "docs/report.html"))
     url = page.as_uri()
+    shot = tmp_path / "report.png"
     start = time.perf_counter()
     run = subprocess.run(
-        [browser, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", url],
+        [
+            browser,
+            *FLAGS,
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--window-size=1400,2000",
+            f"--screenshot={shot}",
+            "--dump-dom",
+            url,
+        ],
         capture_output=True,
         text=True,
         timeout=180,
@@ -100,29 +166,47 @@ def test_report_opens_in_chromium(name, tmp_path):
     planes = {x.plane for x in result.cluster.links}
     for plane in planes:
         assert f'class="fabric" data-plane="{plane}"' in dom, plane
-    rows = {(r.zone, r.row) for r in result.cluster.racks}
-    assert dom.count('class="elevation"') == len(rows)
     assert dom.count('class="floor"') == 1
     # the tables rendered their first page from the inline JSON
     assert re.search(r"of [\d,]+ rows", dom)
     cables = f"{len(result.cluster.links):,} rows"
     assert cables in dom
-    shot = tmp_path / "report.png"
-    subprocess.run(
-        [
-            browser,
-            *FLAGS,
-            f"--user-data-dir={tmp_path / 'profile'}",
-            f"--screenshot={shot}",
-            "--window-size=1400,2000",
-            url,
-        ],
-        capture_output=True,
-        timeout=180,
-        check=True,
-    )
+    _check_layout(dom, result)
     assert shot.stat().st_size > 10_000
-    print(f"{name}: report.html {page.stat().st_size:,} bytes, dump-dom {seconds:.2f} s")
+    print(f"{name}: report.html {page.stat().st_size:,} bytes, browser {seconds:.2f} s")
+
+
+def test_warnings_and_growth_lead_the_review(tmp_path):
+    """Warnings and errors open the page, before the summary; with a growth plan its status is
+    there too, and beyond the plan the devices that move are listed by name."""
+    from generator import pipeline
+
+    text = (ROOT / "blueprints" / "pod-128.yaml").read_text()
+    bp = yaml.safe_load(text)
+    bp["compute"]["cards"], bp["growth"] = 256, {"cards": 128}
+    path = tmp_path / "beyond.yaml"
+    path.write_text(yaml.safe_dump(bp, sort_keys=False))
+    result = pipeline.run(path, emit=False)
+    page = next(
+        f.data for f in docs.emit(result.cluster, result.analysis) if f.path.endswith(".html")
+    )
+    page = page.decode()
+    top, summary = page.index('<section id="attention"'), page.index('<section id="summary"')
+    head = page[top:summary]
+    assert result.cluster.growth.beyond and result.cluster.growth.moved
+    assert "Beyond the plan" in head and "sev-warning" in head
+    for moved in result.cluster.growth.moved:
+        assert f"<code>{html.escape(moved)}</code>" in head
+    warnings = [f for f in result.analysis.findings if f.severity in ("warning", "error")]
+    assert any(f.code == "growth" for f in warnings)
+    for f in warnings:
+        assert html.escape(f.message, quote=False) in head
+
+    legacy = _file(generated("legacy-100card.yaml"), "docs/report.html").decode()
+    head = legacy[legacy.index('<section id="attention"') : legacy.index('<section id="summary"')]
+    assert "Growth plan" not in head  # no plan, no status
+    shown = [f for f in generated("legacy-100card.yaml").findings if f.severity == "warning"]
+    assert shown and all(html.escape(f.message, quote=False) in head for f in shown)
 
 
 def _node() -> str:
@@ -237,10 +321,9 @@ def test_autoescape_is_on_for_html_and_svg_templates_only():
 
 
 def test_free_text_in_the_blueprint_is_escaped_in_report_html(tmp_path):
-    """metadata.site is free text shown in the report: markup in it stays text, and a script in
-    it does not run when the page opens."""
+    """metadata.site is free text shown in the report: markup in it stays text (the browser
+    check that it does not run is test_free_text_does_not_run_in_the_browser, slow)."""
     from generator import pipeline
-    from generator.artifacts import docs
 
     site = "<script>alert(1)</script><script>document.title='pwned'</script>"  # 64 at most
     text = (ROOT / "blueprints" / "pod-128.yaml").read_text()
@@ -249,13 +332,27 @@ def test_free_text_in_the_blueprint_is_escaped_in_report_html(tmp_path):
     bp.write_text(text.replace("  site: lab-1\n", f'  site: "{site}"\n'))
     result = pipeline.run(bp, emit=False)
     files = {f.path: f.data.decode() for f in docs.emit(result.cluster, result.analysis)}
-    html = files["docs/report.html"]
-    assert "<script>alert(1)</script>" not in html
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    page = files["docs/report.html"]
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert f"`{site}`" in files["docs/README.md"]  # Markdown is not HTML-escaped
 
+
+@pytest.mark.slow
+def test_free_text_does_not_run_in_the_browser(tmp_path):
+    """A script in metadata.site does not run when the page opens."""
+    from generator import pipeline
+
+    site = "<script>alert(1)</script><script>document.title='pwned'</script>"
+    text = (ROOT / "blueprints" / "pod-128.yaml").read_text()
+    bp = tmp_path / "hostile.yaml"
+    bp.write_text(text.replace("  site: lab-1\n", f'  site: "{site}"\n'))
+    result = pipeline.run(bp, emit=False)
     page = tmp_path / "report.html"
-    page.write_text(html)
+    page.write_bytes(
+        next(f.data for f in docs.emit(result.cluster, result.analysis) if f.path.endswith(".html"))
+    )
+
     browser = _chromium()
     run = subprocess.run(
         [browser, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", page.as_uri()],

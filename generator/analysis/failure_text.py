@@ -129,6 +129,43 @@ def _table(head: list[str], body: list[list[str]]) -> list[str]:
     return lines
 
 
+def one_failure(cluster: Cluster, rev: Review, mark: str) -> tuple[list[str], list[list[str]]]:
+    """The "one failure" table in words (head, rows): what the worst unit of each class costs;
+    `mark` flags a class over design.max_failure_share."""
+    limit = cluster.settings.max_failure_share
+    sizes = " / ".join(f"{s:,}" for s in rev.job_sizes)
+    body = []
+    for r in rev.rows:
+        i = r.impact
+        share = i.cards_interrupted / rev.cards if rev.cards else 0
+        flag = f" {mark}" if share > limit and i.cards_interrupted > rev.cards_per_server else ""
+        body.append(
+            [
+                r.kind,
+                f"{r.units:,}",
+                _num(r.rate),
+                _big(round(r.per_year, 4)),
+                r.worst,
+                f"{i.cards_interrupted:,} ({_pct(share) or '0%'}){flag}",
+                " / ".join(str(n) for _, n in i.jobs_lost),
+                _effect(cluster, rev, r),
+            ]
+        )
+    return (
+        [
+            "failure of one",
+            "units",
+            "rate / year each",
+            "failures / year",
+            "worst unit",
+            "cards interrupted",
+            f"jobs of {sizes} cards lost",
+            "effect",
+        ],
+        body,
+    )
+
+
 def markdown(cluster: Cluster, rev: Review) -> str:
     servers = len(cluster.npu_servers)
     limit = cluster.settings.max_failure_share
@@ -184,41 +221,7 @@ def markdown(cluster: Cluster, rev: Review) -> str:
             f"8,766 h / {_big(round(j.per_year, 3))} = {j.mtbi_hours:,.1f} h"
         )
     out += ["", "## One failure", ""]
-    sizes = " / ".join(f"{s:,}" for s in rev.job_sizes)
-    body = []
-    for r in rev.rows:
-        i = r.impact
-        share = i.cards_interrupted / rev.cards if rev.cards else 0
-        flag = (
-            " **over limit**"
-            if share > limit and i.cards_interrupted > rev.cards_per_server
-            else ""
-        )
-        body.append(
-            [
-                r.kind,
-                f"{r.units:,}",
-                _num(r.rate),
-                _big(round(r.per_year, 4)),
-                r.worst,
-                f"{i.cards_interrupted:,} ({_pct(share) or '0%'}){flag}",
-                " / ".join(str(n) for _, n in i.jobs_lost),
-                _effect(cluster, rev, r),
-            ]
-        )
-    out += _table(
-        [
-            "failure of one",
-            "units",
-            "rate / year each",
-            "failures / year",
-            "worst unit",
-            "cards interrupted",
-            f"jobs of {sizes} cards lost",
-            "effect",
-        ],
-        body,
-    )
+    out += _table(*one_failure(cluster, rev, "**over limit**"))
     rates = rev.rates
     out += [
         "",

@@ -1,9 +1,13 @@
 """docs/README.md and docs/report.html: the design review a pull-request reviewer reads.
 
 README.md is Markdown for a git web UI (tables, Mermaid diagrams aggregated per pod and tier).
-report.html is one self-contained page: inline SVG fabric drawings, rack elevations and floor
-plan, and cabling / IP tables rendered by a little inline JS from one JSON array each (built with
-json.dumps once, so the 30k-cable example stays O(size) and small).
+report.html is one self-contained page for a design review: warnings and errors first (with the
+growth plan's status and, beyond the plan, the devices that move), then the summary, inline SVG
+fabric drawings with bandwidth labels (drawings.py), rack elevations naming every device and the
+floor plan with rows and CDUs (rack_drawings.py), and cabling / IP tables rendered by a little
+inline JS from one JSON array each (built with json.dumps once, so the 30k-cable example stays
+O(size) and small). Everything fits a 1,400 px window; the page's script records whether it does
+(data-fits) for the tests.
 
 The findings, the failure-domain review and the bill of materials come from the Analysis the
 pipeline computed once (generator.analysis); this module only formats them. The markup lives in
@@ -21,7 +25,7 @@ from markupsafe import Markup
 from generator import render
 from generator.analysis import Analysis
 from generator.analysis.checks import bandwidth
-from generator.analysis.failure_text import columns, markdown, rows
+from generator.analysis.failure_text import markdown, one_failure
 from generator.analysis.materials import OPTICAL
 from generator.artifacts import OutputFile
 from generator.artifacts.drawings import (
@@ -29,11 +33,15 @@ from generator.artifacts.drawings import (
     HOST_ROLES,
     LEVEL,
     Graph,
-    elevation_svgs,
     fabric_svg,
-    floor_svg,
     graphs,
     mermaid,
+)
+from generator.artifacts.rack_drawings import (
+    ALL_RACKS,
+    KIND_COLOURS,
+    elevation_svgs,
+    floor_svg,
     rack_loads,
 )
 from generator.model import PLANES, Cluster, Device, ip
@@ -245,10 +253,33 @@ def tables_data(cluster: Cluster, analysis: Analysis) -> dict:
     return {"devices": devs, "cables": cables, "ips": ips}
 
 
+def growth_status(cluster: Cluster) -> dict | None:
+    """The growth plan in words for the top of the review; None without a plan."""
+    g = cluster.growth
+    if not g.planned_servers:
+        return None
+    npus = cluster.npu_servers[0].npus if cluster.npu_servers else 0
+    text = (
+        f"Built now: {g.servers:,} of {g.planned_servers:,} planned NPU servers "
+        f"({g.servers * npus:,} of {g.planned_servers * npus:,} cards)."
+    )
+    if g.beyond:
+        text += (
+            f" Beyond the plan: the fabric is re-planned for the larger size and "
+            f"{len(g.moved):,} devices of the planned build move."
+        )
+    else:
+        text += (
+            " Within the plan: spines, cores, racks, pools and ASNs are laid out for the planned"
+            " size, so adding servers up to it moves nothing that is installed."
+        )
+    return {"beyond": g.beyond, "text": text, "moved": list(g.moved)}
+
+
 def report_html(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) -> str:
     cards = sum(len(s.devices) for s in cluster.npu_servers)
     cab, opt = cable_counts(cluster)
-    rev = analysis.failures
+    failure_head, failure_rows = one_failure(cluster, analysis.failures, "over limit")
     return render.template("docs/report.html.j2").render(
         cluster_name=cluster.name,
         site=cluster.site,
@@ -268,13 +299,21 @@ def report_html(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) 
         oversubscription=oversubscription_rows(cluster),
         pools=pool_rows(cluster),
         elevations=elevation_svgs(cluster),
-        legend=sorted(COLOURS.items()),
+        grouped=len(cluster.racks) > ALL_RACKS,
+        legend=sorted((r, c) for r, c in COLOURS.items() if r != "managed"),
         floor=floor_svg(cluster),
+        kinds=sorted(KIND_COLOURS.items()),
         cdus=cdu_rows(cluster),
         bom=bom_rows(analysis),
+        problems=[
+            [f.severity, f.code, f.message]
+            for f in analysis.findings
+            if f.severity in ("error", "warning")
+        ],
+        growth=growth_status(cluster),
         findings=[[f.severity, f.code, f.message] for f in analysis.findings],
-        failure_head=columns(rev),
-        failure_rows=list(rows(rev)),
+        failure_head=failure_head,
+        failure_rows=failure_rows,
         data=_json(tables_data(cluster, analysis)),
     )
 

@@ -1,13 +1,14 @@
-"""The design review's drawings: each plane's fabric aggregated per pod and tier (Mermaid for
-README.md, SVG for report.html), rack elevations and the floor plan. Geometry is computed here;
-the SVG markup lives in templates/docs/*.svg.j2 (autoescaped). A helper of the docs emitter, not
-an emitter itself.
+"""The design review's fabric drawings: each plane's fabric aggregated per pod and tier (Mermaid
+for README.md, SVG for report.html); rack elevations and the floor plan are in rack_drawings.
+Geometry is computed here; the SVG markup lives in templates/docs/*.svg.j2 (autoescaped). A helper
+of the docs emitter, not an emitter itself.
 """
 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+import textwrap
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from markupsafe import Markup
@@ -37,15 +38,10 @@ COLOURS = {
     "core": "#b07aa1",
     "border-router": "#76b7b2",
     "firewall": "#ff9da7",
+    "managed": "#d4d4d4",
 }
+WRAP = 30  # characters per line in a drawing's box
 SMALL_PLANE = 12  # planes with at most this many switches are drawn switch by switch
-
-
-def rack_loads(cluster: Cluster) -> dict[str, float]:
-    load: dict[str, float] = defaultdict(float)
-    for d in cluster.devices:
-        load[d.rack] += d.power_w / 1000
-    return load
 
 
 # --- fabric graph, aggregated -----------------------------------------------------------------
@@ -65,6 +61,14 @@ class Edge:
     b: str
     links: int
     gbps: int
+    speed: int  # Gbit/s of every link, 0 when they differ
+
+    @property
+    def label(self) -> str:
+        """What the edge carries, e.g. "4 x 400G" (links of one speed) or "3 links, 700G"."""
+        if self.speed:
+            return f"{self.links:,} x {_gbps(self.speed)}" if self.links > 1 else _gbps(self.speed)
+        return f"{self.links:,} links, {_gbps(self.gbps)}"
 
 
 def _ident(text: str) -> str:
@@ -84,7 +88,8 @@ def graphs(cluster: Cluster) -> dict[str, Graph]:
 
 def plane_graph(cluster: Cluster, plane: str, links: list | None = None) -> Graph:
     """Switches of a plane and the hosts on it: one node per switch when the plane is small,
-    else one node per (role, pod) group; one node per host role per leaf group."""
+    else one node per (role, pod) group; one node per host role per leaf group. On the oob
+    plane, which reaches every device, everything an access switch (group) manages is one node."""
     by_name = cluster.device_by_name
     if links is None:
         links = [x for x in cluster.links if x.plane == plane]
@@ -107,7 +112,8 @@ def plane_graph(cluster: Cluster, plane: str, links: list | None = None) -> Grap
     members: dict[str, set[str]] = defaultdict(set)
     meta: dict[str, tuple[str, int, str]] = {}
     models: dict[str, set[str]] = defaultdict(set)
-    edges: dict[tuple[str, str], list[int]] = {}
+    managed: dict[str, dict[str, str]] = defaultdict(dict)  # oob: node -> device -> what
+    edges: dict[tuple[str, str], list] = {}
     for d in switches:
         key, label, level, role = group(d)
         members[key].add(d.name)
@@ -118,27 +124,38 @@ def plane_graph(cluster: Cluster, plane: str, links: list | None = None) -> Grap
         gb = group(b) if b.plane == plane else None
         if gb is None:
             continue
-        if a.role in HOST_ROLES or a.plane != plane:
+        if plane == "oob" and a.plane != plane:
+            ka = f"managed@{gb[0]}"
+            meta.setdefault(ka, ("managed", 0, "managed"))
+            managed[ka][a.name] = a.role if a.role in HOST_ROLES else f"{a.plane} switch"
+        elif a.role in HOST_ROLES or a.plane != plane:
             ka = f"{a.role}@{gb[0]}"
             meta.setdefault(ka, (a.role, LEVEL.get(a.role, 0), a.role))
             models[ka].add(a.model)
         else:
             ka = group(a)[0]
         members[ka].add(a.name)
-        e = edges.setdefault((ka, gb[0]), [0, 0])
+        e = edges.setdefault((ka, gb[0]), [0, 0, set()])
         e[0] += 1
         e[1] += link.speed
+        e[2].add(link.speed)
     nodes = []
     for key in sorted(meta, key=lambda k: (-meta[k][1], k)):
         label, level, role = meta[key]
         n = len(members[key])
         model = ", ".join(sorted(models[key]))
-        if not small or role in HOST_ROLES:
+        if role == "managed":
+            kinds = Counter(managed[key].values())
+            what = ", ".join(
+                f"{c:,} x {k}" for k, c in sorted(kinds.items(), key=lambda x: (-x[1], x[0]))
+            )
+            label = "<br/>".join([f"{n:,} devices managed", *textwrap.wrap(what, WRAP)])
+        elif not small or role in HOST_ROLES:
             label = f"{n:,} x {label}<br/>{model}"
         nodes.append(Node(_ident(f"{plane}_{key}"), label, level, role))
     out_edges = [
-        Edge(_ident(f"{plane}_{a}"), _ident(f"{plane}_{b}"), n, gb)
-        for (a, b), (n, gb) in sorted(edges.items())
+        Edge(_ident(f"{plane}_{a}"), _ident(f"{plane}_{b}"), n, gb, min(s) if len(s) == 1 else 0)
+        for (a, b), (n, gb, s) in sorted(edges.items())
     ]
     return nodes, out_edges
 
@@ -156,7 +173,7 @@ def mermaid(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
             {"id": n.id, "label": n.label.replace('"', "'"), "host": n.role in HOST_ROLES}
             for n in nodes
         ],
-        edges=[{"a": e.a, "b": e.b, "title": f"{e.links:,} x, {_gbps(e.gbps)}"} for e in edges],
+        edges=[{"a": e.a, "b": e.b, "title": e.label} for e in edges],
     )
     return text.rstrip("\n")
 
@@ -164,22 +181,62 @@ def mermaid(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
 # --- SVG (report.html) ------------------------------------------------------------------------
 
 
+BOX_W, PITCH, PER_ROW, GAP = 156, 166, 8, 90  # 8 boxes a row: 1,328 px fit a 1,400 px window
+
+
 def fabric_svg(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
+    """Tiers top down, a tier with more than PER_ROW boxes wrapped onto several rows; every
+    line labelled with what it carries (links x speed), stacked so labels do not overlap."""
     nodes, edges = graph or plane_graph(cluster, plane)
     if not nodes:
-        return _svg("docs/fabric.svg.j2", plane=plane, nodes=[], edges=[])
+        return _svg("docs/fabric.svg.j2", plane=plane, nodes=[], edges=[], labels=[])
     levels = sorted({n.level for n in nodes}, reverse=True)
-    rows = {lv: [n for n in nodes if n.level == lv] for lv in levels}
-    width = max(160 * max(len(r) for r in rows.values()), 480)
-    pos: dict[str, tuple[float, float]] = {}
-    for i, lv in enumerate(levels):
-        row = rows[lv]
-        for j, n in enumerate(row):
-            pos[n.id] = ((j + 0.5) * width / len(row), 40 + i * 110)
+    near: dict[str, list[str]] = defaultdict(list)
+    for e in edges:
+        near[e.a].append(e.b)
+        near[e.b].append(e.a)
+    width = max(PITCH * min(PER_ROW, max(Counter(n.level for n in nodes).values())), 480)
+    lines_of = {n.id: n.label.split("<br/>") for n in nodes}
+    # a box whose lines down all carry the same says so once, inside the box
+    level = {n.id: n.level for n in nodes}
+    role = {n.id: n.role for n in nodes}
+    down: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for e in edges:
+        if level[e.a] != level[e.b]:
+            upper, lower = (e.a, e.b) if level[e.a] > level[e.b] else (e.b, e.a)
+            down[(upper, e.label)].append(lower)
+    fans = set()
+    for (upper, label), lower in sorted(down.items()):
+        if len(lower) > 1 and sum(1 for k in down if k[0] == upper) == 1:
+            fans.add((upper, label))
+            kinds = {role[x] for x in lower}
+            below = f"each {kinds.pop()}" if len(kinds) == 1 else "each below"
+            lines_of[upper] = [*lines_of[upper], f"{label} to {below}"]
+    pos: dict[str, tuple[float, float, float]] = {}  # centre x, top y, box height
+    y = 10.0
+    for lv in levels:
+        tier = [n for n in nodes if n.level == lv]
+        # under the boxes they connect to (mean x of the placed neighbours), to keep lines short
+        placed = {n.id: [pos[m][0] for m in near[n.id] if m in pos] for n in tier}
+        tier.sort(key=lambda n: sum(placed[n.id]) / len(placed[n.id]) if placed[n.id] else 1e9)
+        for row in (tier[i : i + PER_ROW] for i in range(0, len(tier), PER_ROW)):
+            tall = max(12 + 12 * len(lines_of[n.id]) for n in row)
+            for j, n in enumerate(row):
+                h = 12 + 12 * len(lines_of[n.id])
+                pos[n.id] = ((j + 0.5) * width / len(row), y + (tall - h) / 2, h)
+            y += tall + GAP
+    height = y - GAP + 10
     top = max((e.gbps for e in edges), default=1)
+    spots: list[tuple[float, float, float]] = []  # placed labels: centre and width
+    labels: list[dict] = []
     lines = []
     for e in edges:
-        (x1, y1), (x2, y2) = pos[e.a], pos[e.b]
+        upper, lower = sorted((e.a, e.b), key=lambda i: (pos[i][1], i))
+        (x1, y1, h1), (x2, y2, h2) = pos[upper], pos[lower]
+        if y1 == y2:  # same row: centre to centre
+            y1, y2 = y1 + h1 / 2, y2 + h2 / 2
+        else:  # the upper box's bottom to the lower box's top
+            y1 += h1
         lines.append(
             dict(
                 x1=f"{x1:.0f}",
@@ -187,31 +244,50 @@ def fabric_svg(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
                 x2=f"{x2:.0f}",
                 y2=f"{y2:.0f}",
                 w=f"{1 + 5 * e.gbps / top:.1f}",
-                title=f"{e.links:,} links, {_gbps(e.gbps)}",
+                title=f"{e.label}: {e.links:,} links, {_gbps(e.gbps)} in all",
             )
         )
+        if (upper, e.label) in fans:
+            continue
+        lw, taken = 5.2 * len(e.label) + 6, True
+        tries = (0.5,) if y1 == y2 else (0.3, 0.5, 0.7, 0.2, 0.4, 0.6, 0.8)
+        for t in tries:  # the first place that overlaps no label
+            lx, ly = x1 + t * (x2 - x1), y1 + t * (y2 - y1)
+            taken = any(abs(lx - px) < (lw + pw) / 2 and abs(ly - py) < 11 for px, py, pw in spots)
+            if not taken:
+                break
+        spots.append((lx, ly, lw))
+        labels.append(dict(x=f"{lx:.0f}", y=f"{ly + 3:.0f}", text=e.label))
     boxes = []
     for n in nodes:
-        x, y = pos[n.id]
-        label = n.label.split("<br/>")
+        x, y0, h = pos[n.id]
+        label = lines_of[n.id]
+        fanned = any(k[0] == n.id for k in fans)
         boxes.append(
             dict(
-                x=f"{x - 74:.0f}",
-                y=f"{y - 20:.0f}",
+                x=f"{x - BOX_W / 2:.0f}",
+                y=f"{y0:.0f}",
+                h=f"{h:.0f}",
                 tx=f"{x:.0f}",
-                ty1=f"{y - 4:.0f}",
-                ty2=f"{y + 12:.0f}",
                 fill=COLOURS.get(n.role, "#bab0ac"),
-                line1=label[0],
-                line2=" ".join(label[1:]),
+                lines=[
+                    (
+                        f"{y0 + 16 + 12 * i:.0f}",
+                        text,
+                        "bw in" if fanned and i == len(label) - 1 else "sm" if i else "",
+                    )
+                    for i, text in enumerate(label)
+                ],
             )
         )
     return _svg(
         "docs/fabric.svg.j2",
         plane=plane,
         width=f"{width:.0f}",
-        height=40 + len(levels) * 110,
+        height=f"{height:.0f}",
+        box_w=BOX_W,
         edges=lines,
+        labels=labels,
         nodes=boxes,
     )
 
@@ -219,119 +295,3 @@ def fabric_svg(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
 def _svg(template: str, **data: object) -> Markup:
     """An SVG drawing rendered (escaped) from its template, to inline in report.html."""
     return Markup(render.render(template, **data).rstrip("\n"))
-
-
-U_PX = 3
-RACK_W = 34
-
-
-def elevation_svgs(cluster: Cluster) -> list[tuple[str, Markup]]:
-    """(title, svg) per (zone, row): every rack, a rect per device, a power bar under each."""
-    load = rack_loads(cluster)
-    in_rack: dict[str, list[Device]] = defaultdict(list)
-    for d in cluster.devices:
-        in_rack[d.rack].append(d)
-    rows: dict[tuple[str, int], list] = defaultdict(list)
-    for r in cluster.racks:
-        rows[(r.zone, r.row)].append(r)
-    out = []
-    for (zone, row), racks in sorted(rows.items()):
-        racks.sort(key=lambda r: r.position)
-        tall = max(r.height_u for r in racks) * U_PX
-        base = 4 + tall
-        drawn = []
-        for i, r in enumerate(racks):
-            x = 6 + i * (RACK_W + 6)
-            share = load[r.name] / r.power_kw if r.power_kw else 0
-            devices = [
-                dict(
-                    name=d.name,
-                    u=d.u,
-                    model=d.model,
-                    y=base - (d.u - 1 + d.height_u) * U_PX,
-                    h=d.height_u * U_PX - 0.5,
-                    fill=COLOURS.get(d.role, "#bab0ac"),
-                )
-                for d in in_rack[r.name]
-            ]
-            drawn.append(
-                dict(
-                    name=r.name,
-                    x=x,
-                    top=base - r.height_u * U_PX,
-                    h=r.height_u * U_PX,
-                    bar_y=base + 4,
-                    label_y=base + 20,
-                    pct_y=base + 32,
-                    bar_w=f"{RACK_W * min(share, 1):.1f}",
-                    colour="#e15759" if share > 1 else "#f28e2b" if share > 0.9 else "#59a14f",
-                    load=f"{load[r.name]:.1f}",
-                    budget=f"{r.power_kw:g}",
-                    cx=f"{x + RACK_W / 2:.0f}",
-                    short=r.name.split("-")[-1],
-                    pct=f"{100 * share:.0f}",
-                    devices=devices,
-                )
-            )
-        svg = _svg(
-            "docs/elevation.svg.j2",
-            width=len(racks) * (RACK_W + 6) + 6,
-            height=tall + 44,
-            rack_w=RACK_W,
-            racks=drawn,
-        )
-        out.append((f"{zone} row {row}: {len(racks)} racks", svg))
-    return out
-
-
-ZONE_COLOURS = {"training": "#4e79a7", "storage": "#59a14f", "management": "#9c755f"}
-
-
-def floor_svg(cluster: Cluster) -> Markup:
-    if not cluster.racks:
-        return _svg("docs/floor.svg.j2", racks=[], cdus=[])
-    scale = 24
-    xs = [r.x_m for r in cluster.racks]
-    ys = [r.y_m for r in cluster.racks]
-    x0, y0 = min(xs) - 1, min(ys) - 1
-    by_name = cluster.rack_by_name
-    cdus = []
-    for c in cluster.cdus:
-        cx = [by_name[r].x_m for r in c.racks]
-        cy = [by_name[r].y_m for r in c.racks]
-        x, y = (min(cx) - x0 - 0.35) * scale, (min(cy) - y0 - 0.45) * scale
-        w, h = (max(cx) - min(cx) + 0.7) * scale, (max(cy) - min(cy) + 1.4) * scale
-        cdus.append(
-            dict(
-                x=f"{x:.0f}",
-                y=f"{y:.0f}",
-                w=f"{w:.0f}",
-                h=f"{h:.0f}",
-                tx=f"{x + 2:.0f}",
-                ty=f"{y + h - 3:.0f}",
-                name=c.name,
-                load=f"{c.load_kw:,.0f}",
-                capacity=f"{c.capacity_kw:,.0f}",
-            )
-        )
-    racks = [
-        dict(
-            x=f"{(r.x_m - x0 - 0.25) * scale:.0f}",
-            y=f"{(r.y_m - y0 - 0.35) * scale:.0f}",
-            w=f"{0.5 * scale:.0f}",
-            h=f"{0.7 * scale:.0f}",
-            fill=ZONE_COLOURS.get(r.zone, "#bab0ac"),
-            name=r.name,
-            kind=r.kind,
-            cooling=r.cooling,
-            cdu=r.cdu,
-        )
-        for r in cluster.racks
-    ]
-    return _svg(
-        "docs/floor.svg.j2",
-        width=f"{(max(xs) - x0 + 2) * scale:.0f}",
-        height=f"{(max(ys) - y0 + 2) * scale:.0f}",
-        cdus=cdus,
-        racks=racks,
-    )
