@@ -24,6 +24,7 @@ from generator.artifacts import (
     monitoring,
     scheduler,
     switches,
+    ztp,
 )
 from generator.blueprint.load import LoadedBlueprint, load_blueprint
 from generator.blueprint.validate import validate
@@ -42,6 +43,7 @@ EMITTERS = (  # the slowest first, so parallel workers finish together
     monitoring.emit,
     scheduler.emit,
     failure_report.emit,
+    ztp.emit,
 )
 
 

@@ -7,6 +7,8 @@ and rendered by the platform's Jinja2 templates (generator/templates/switches/<p
 files/switches/<name>.cfg. Every port the cabling plan puts on a switch is configured, up and
 described after its far end; no other port is touched.
 
+files/ztp/configs/<name>.cfg: the same in saved format, the startup configuration ZTP loads.
+
 The .cfg files are CLI scripts for VRP V200/V300 two-stage commit: a first `system-view` session
 sets the host name and the port splits and commits (split sub-ports exist only once the split is
 committed), a second session configures everything else and commits. Secrets never appear: they
@@ -430,17 +432,19 @@ def to_yaml(data: Mapping[str, Any], indent: str = "") -> str:
     return "\n".join(lines) + ("\n" if not indent else "")
 
 
-def template_name(platform: str) -> str:
-    return f"switches/{platform}/switch.cfg.j2"
+TEMPLATES = ("config.j2", "switch.cfg.j2", "startup.cfg.j2")  # body, CLI script, startup config
 
 
 def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
+    """Per switch: structured config, CLI script, startup config (one body rendered, wrapped twice)."""
     cx = context(cluster)
-    templates = {p: render.template(template_name(p)) for p in PLATFORMS}
+    templates = {p: [render.template(f"switches/{p}/{t}") for t in TEMPLATES] for p in PLATFORMS}
     for dev in cluster.devices:
-        platform = cx.platform.get(dev.name)
-        if platform not in templates:
+        if (platform := cx.platform.get(dev.name)) not in templates:
             continue
         cfg = structured_config(dev, cx)
+        body, script, startup = templates[platform]
+        text = {**cfg, "body": body.render(cfg)}
         yield OutputFile(f"files/switches/{dev.name}.yml", to_yaml(cfg).encode())
-        yield OutputFile(f"files/switches/{dev.name}.cfg", templates[platform].render(cfg).encode())
+        yield OutputFile(f"files/switches/{dev.name}.cfg", script.render(text).encode())
+        yield OutputFile(f"files/ztp/configs/{dev.name}.cfg", startup.render(text).encode())
