@@ -22,6 +22,7 @@ from generator.artifacts import (
     hccn,
     inventory,
     monitoring,
+    rollout,
     scheduler,
     switches,
     ztp,
@@ -44,6 +45,7 @@ EMITTERS = (  # the slowest first, so parallel workers finish together
     scheduler.emit,
     failure_report.emit,
     ztp.emit,
+    rollout.emit,
 )
 
 

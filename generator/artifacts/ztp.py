@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from generator import render
 from generator.artifacts import OutputFile
-from generator.model import Cluster, ip
+from generator.model import Cluster, ip, netmask, network_of
 from generator.switch_ports import PLATFORMS
 
 
@@ -31,6 +31,8 @@ def switches(cluster: Cluster) -> list[dict[str, object]]:
                 "address": ip(m.ip),
                 "prefix": m.prefix,
                 "gateway": ip(m.gateway) if m.gateway else "",
+                "network": ip(network_of(m.ip, m.prefix)),
+                "netmask": netmask(m.prefix),
             }
         )
     return out
