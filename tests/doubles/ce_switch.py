@@ -190,9 +190,7 @@ class Session:
         if cmd == "commit":
             self.sw.commits.append(self.sw.running)
             self.sw.running = self.candidate.copy()
-        elif cmd == "abort":
-            self.candidate, self.views = None, []
-        elif cmd in ("return", "quit") and (cmd == "return" or not self.views):
+        elif cmd == "abort" or (cmd in ("return", "quit") and (cmd == "return" or not self.views)):
             self.candidate, self.views = None, []
         elif cmd == "quit":
             self.views.pop()

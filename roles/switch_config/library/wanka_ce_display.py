@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from ansible.module_utils.basic import AnsibleModule
+
 DOCUMENTATION = r"""
 module: wanka_ce_display
 short_description: Run a display command on a Huawei CloudEngine switch
@@ -17,8 +19,6 @@ options:
   device_type: {type: str, default: huawei_vrpv8, description: netmiko device type.}
   command: {type: str, required: true, description: The command, which must start with display.}
 """
-
-from ansible.module_utils.basic import AnsibleModule
 
 
 def main() -> None:

@@ -3,6 +3,11 @@
 
 from __future__ import annotations
 
+import os
+import re
+
+from ansible.module_utils.basic import AnsibleModule
+
 DOCUMENTATION = r"""
 module: wanka_ce_config
 short_description: Converge a Huawei CloudEngine switch to its intended configuration
@@ -31,10 +36,6 @@ options:
   secrets: {type: bool, default: false, description: Also converge lines that carry secrets.}
 """
 
-import os
-import re
-
-from ansible.module_utils.basic import AnsibleModule
 
 SECRET = re.compile(r"\b(irreversible-cipher|cipher)\s+\S+")
 REJECTED = r"Error:"  # VRP prints "Error: ..." under a rejected line
