@@ -53,9 +53,9 @@ class Runner:
         }
 
     def play(self, playbook: str, *args: str) -> subprocess.CompletedProcess:
+        inventories = ["-i", str(self.inventory), "-i", str(self.overrides)]
         return subprocess.run(
-            [tool("ansible-playbook"), "-i", str(self.inventory), "-i", str(self.overrides)]
-            + [playbook, *args],
+            [tool("ansible-playbook"), *inventories, playbook, *args],
             cwd=ROOT,
             env=self.env,
             capture_output=True,

@@ -38,7 +38,6 @@ options:
 
 
 SECRET = re.compile(r"\b(irreversible-cipher|cipher)\s+\S+")
-REJECTED = r"Error:"  # VRP prints "Error: ..." under a rejected line
 
 
 def _config(text: str, secrets: bool):
@@ -71,6 +70,18 @@ def remediation(running: str, intended: str, secrets: bool) -> list[str]:
     return list(wf.remediation_config.dump_simple(sectional_exiting=True))
 
 
+def _rejected(output: str) -> list[str]:
+    """`<line>: Error: ...` for each line the switch answered with an error (VRP prints the line
+    after the prompt, a caret under the fault, then `Error: ...`)."""
+    out, last = [], ""
+    for line in output.splitlines():
+        if re.match(r"^\s*Error:", line):
+            out.append(f"{_masked([last]).strip()!r}: {line.strip()}")
+        elif "]" in line and not line.strip().startswith("^"):
+            last = line.split("]", 1)[1].strip()
+    return out
+
+
 def _masked(lines: list[str]) -> str:
     return "".join(SECRET.sub(r"\1 ******", line) + "\n" for line in lines)
 
@@ -92,7 +103,6 @@ def main() -> None:
     p = module.params
     try:
         from netmiko import ConnectHandler
-        from netmiko.exceptions import ConfigInvalidException
     except ImportError as exc:
         module.fail_json(msg=f"netmiko and hier_config are needed on the controller: {exc}")
 
@@ -119,17 +129,15 @@ def main() -> None:
         result["backup"] = p["backup"]
 
         commands = [line.strip() for line in lines]
-        try:
-            conn.send_config_set(commands, error_pattern=REJECTED)
-        except ConfigInvalidException as exc:
+        output = conn.send_config_set(commands)
+        errors = _rejected(output)
+        if errors:
             conn.send_command("abort", expect_string=r">")
             after = conn.send_command("display current-configuration")
-            unchanged = after == running
-            rejected = str(exc).strip().splitlines()
+            state = "unchanged" if after == running else "CHANGED, check it"
             module.fail_json(
                 msg=f"{p['host']} rejected a line; the uncommitted change was discarded (abort), "
-                f"running configuration {'unchanged' if unchanged else 'CHANGED, check it'}: "
-                + " | ".join(rejected[-3:]),
+                f"running configuration {state}: " + "; ".join(errors),
                 rolled_back=True,
                 **result,
             )
