@@ -153,7 +153,7 @@ class Session:
         if cmd in ("display current-configuration", "display current-configuration | no-more"):
             return self.sw.config()
         if cmd == "display lldp neighbor brief":
-            rows = "".join(f"{a:<27}{101:<13}{p:<19}{d}\n" for a, d, p in sorted(self.sw.lldp))
+            rows = "".join(f"{a:<23} {101:<10} {p:<23} {d}\n" for a, d, p in sorted(self.sw.lldp))
             return LLDP_HEADER + rows
         return None
 

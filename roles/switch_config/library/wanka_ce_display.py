@@ -17,6 +17,7 @@ options:
   username: {type: str, required: true, description: Local user.}
   password: {type: str, required: true, no_log: true, description: Its password.}
   device_type: {type: str, default: huawei_vrpv8, description: netmiko device type.}
+  timeout: {type: int, default: 60, description: Seconds to wait for the session and each answer.}
   command: {type: str, required: true, description: The command, which must start with display.}
 """
 
@@ -29,6 +30,7 @@ def main() -> None:
             "username": {"type": "str", "required": True},
             "password": {"type": "str", "required": True, "no_log": True},
             "device_type": {"type": "str", "default": "huawei_vrpv8"},
+            "timeout": {"type": "int", "default": 60},
             "command": {"type": "str", "required": True},
         },
         supports_check_mode=True,
@@ -41,7 +43,9 @@ def main() -> None:
     except ImportError as exc:
         module.fail_json(msg=f"netmiko is needed on the controller: {exc}")
     keys = ("device_type", "host", "port", "username", "password")
-    with ConnectHandler(**{k: p[k] for k in keys}) as conn:
+    waits = ("conn_timeout", "auth_timeout", "banner_timeout", "read_timeout_override")
+    args = {k: p[k] for k in keys} | dict.fromkeys(waits, p["timeout"])
+    with ConnectHandler(**args) as conn:
         out = conn.send_command(p["command"])
     module.exit_json(changed=False, stdout=out, stdout_lines=out.splitlines())
 

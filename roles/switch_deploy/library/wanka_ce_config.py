@@ -31,6 +31,7 @@ options:
   username: {type: str, required: true, description: Local user with privilege level 3.}
   password: {type: str, required: true, no_log: true, description: Its password.}
   device_type: {type: str, default: huawei_vrpv8, description: netmiko device type.}
+  timeout: {type: int, default: 60, description: Seconds to wait for the session and each answer.}
   intended: {type: str, required: true, description: Intended configuration, saved format.}
   backup: {type: path, required: true, description: File the running configuration is saved to.}
   secrets: {type: bool, default: false, description: Also converge lines that carry secrets.}
@@ -94,6 +95,7 @@ def main() -> None:
             "username": {"type": "str", "required": True},
             "password": {"type": "str", "required": True, "no_log": True},
             "device_type": {"type": "str", "default": "huawei_vrpv8"},
+            "timeout": {"type": "int", "default": 60},
             "intended": {"type": "str", "required": True},
             "backup": {"type": "path", "required": True},
             "secrets": {"type": "bool", "default": False},
@@ -112,6 +114,10 @@ def main() -> None:
         port=p["port"],
         username=p["username"],
         password=p["password"],
+        conn_timeout=p["timeout"],
+        auth_timeout=p["timeout"],
+        banner_timeout=p["timeout"],
+        read_timeout_override=p["timeout"],
     )
     try:
         running = conn.send_command("display current-configuration")
