@@ -137,6 +137,23 @@ def test_a_rejected_line_is_discarded_and_leaves_the_switch_as_it_was(fleet):
     sw.reject.clear()
 
 
+def test_a_commit_that_does_not_converge_is_rolled_back(fleet):
+    sw = fleet["fleet"].switches["par-spine-001"]
+    sw.load(drifted("par-spine-001"))
+    sw.ignore.append(r"^lldp enable$")  # accepted, committed, but the switch does not apply it
+    sw.log.clear()
+    before = sw.config()
+    res = fleet["runner"].play(
+        "playbooks/switch-changes.yml", *fleet["rollout"], "--limit", "par-spine-001"
+    )
+    sw.ignore.clear()
+    assert res.returncode != 0
+    out = " ".join(res.stdout.split())
+    assert "rolled back to the configuration before the commit: lldp enable" in out
+    assert sw.log.count("commit") == 1 and "rollback configuration last 1" in sw.log
+    assert sw.config() == before
+
+
 def test_lldp_check_passes_on_the_planned_cabling_and_names_a_miscabled_port(fleet):
     limit = ["--limit", ",".join(SWITCHES)]
     res = fleet["runner"].play("playbooks/switches.yml", *limit, "-e", "ztp_server_host=none")

@@ -120,6 +120,7 @@ class Switch:
     running: Node = field(default_factory=lambda: Node(""))
     lldp: list[tuple[str, str, str]] = field(default_factory=list)  # (local, device, port)
     reject: list[str] = field(default_factory=list)  # regexes of lines the switch refuses
+    ignore: list[str] = field(default_factory=list)  # regexes of lines accepted but not applied
     commits: list[Node] = field(default_factory=list)  # configuration before each commit
     log: list[str] = field(default_factory=list)  # every line received, for the tests
 
@@ -187,6 +188,8 @@ class Session:
         if any(re.search(r, cmd) for r in self.sw.reject):
             self.write(f"{' ' * (len(self.prompt()) + 1)}^\n{ERROR}\n")
             return True
+        if any(re.search(r, cmd) for r in self.sw.ignore):
+            return True
         if cmd == "commit":
             self.sw.commits.append(self.sw.running)
             self.sw.running = self.candidate.copy()
@@ -209,6 +212,7 @@ class Session:
                 line = await self.p.stdin.readline()
                 if not line:
                     break
+                self.write(line.rstrip("\r\n") + "\n")  # the terminal's echo, line by line
                 if not self.handle(line.strip()):
                     break
                 self.write(self.prompt())
@@ -260,7 +264,7 @@ class Fleet:
                 0,
                 server_host_keys=[key],
                 process_factory=handler,
-                line_editor=True,
+                line_editor=False,  # echo is written in order with the answers
             )
             self.servers.append(server)
             self.ports[name] = server.sockets[0].getsockname()[1]
@@ -269,6 +273,10 @@ class Fleet:
         async def close() -> None:
             for s in self.servers:
                 s.close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
         asyncio.run_coroutine_threadsafe(close(), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
