@@ -26,8 +26,10 @@ from generator.artifacts import (
     hccn,
     inventory,
     monitoring,
+    rollout,
     scheduler,
     switches,
+    ztp,
 )
 from generator.blueprint.facts import facts_path, load_npu_facts
 from generator.blueprint.load import LoadedBlueprint, load_blueprint
@@ -48,6 +50,8 @@ EMITTERS = (  # the slowest first, so parallel workers finish together
     scheduler.emit,
     failure_report.emit,
     border.emit,
+    ztp.emit,
+    rollout.emit,
 )
 
 

@@ -433,6 +433,28 @@ def playbook_targets_have_a_reachable_ansible_host(o: Outputs, _result) -> Probl
     return _first(sorted(set(problems)))
 
 
+def switches_are_reachable_provisioned_and_rolled_out_once(o: Outputs, _result) -> Problems:
+    """Every switch with a configuration has a saved-format startup configuration, is in the ZTP
+    list with the management address the inventory reaches it on, and is in exactly one batch of
+    the day-2 rolling order."""
+    ztp = {s["name"]: s for s in yaml.safe_load(o.text("files/ztp/switches.yml"))["switches"]}
+    order = yaml.safe_load(o.text("files/switch-rollout.yml"))["switch_rollout_order"]
+    problems = []
+    for name in sorted(o.configs):
+        if f"files/ztp/configs/{name}.cfg" not in o.files:
+            problems.append(f"{name}: no startup configuration")
+        address = o.host_vars.get(name, {}).get("ansible_host")
+        if name not in ztp or ztp[name]["address"] != address:
+            problems.append(
+                f"{name}: ansible_host {address}, ZTP {ztp.get(name, {}).get('address')}"
+            )
+        if order.count(name) != 1:
+            problems.append(f"{name}: {order.count(name)} times in the rolling order")
+    if len(order) != len(o.configs):
+        problems.append(f"rolling order has {len(order)} switches, configs {len(o.configs)}")
+    return _first(problems)
+
+
 # -- routing and services ------------------------------------------------------------------------------
 
 
@@ -556,6 +578,7 @@ def device_counts_agree_between_labels_and_rank_table(o: Outputs, result) -> Pro
 PROPERTIES: dict[str, Callable[[Outputs, object], Problems]] = {
     f.__name__: f
     for f in (
+        switches_are_reachable_provisioned_and_rolled_out_once,
         addresses_are_configured_where_the_ip_plan_says,
         gateway_rows_name_one_cabled_device,
         gateways_are_configured_where_the_ip_plan_says,

@@ -1,6 +1,7 @@
 """The roles, run for real: ansible-playbook site.yml against the generated pod-128 inventory with
-local connections, every host confined to its own fake root, and test doubles of npu-smi,
-hccn_tool and the switches' `display` on PATH (tests/fakes, named as such)."""
+local connections, every host confined to its own fake root, test doubles of npu-smi and
+hccn_tool on PATH (tests/fakes, named as such), and every switch a CloudEngine SSH test double
+(tests/doubles/ce_switch.py) that the real netmiko talks to."""
 
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.ansible_run import VAULT
+from tests.doubles.ce_switch import Fleet, Switch
 
 pytestmark = pytest.mark.slow  # several real ansible-playbook runs: minutes of CPU
 
@@ -57,8 +61,8 @@ def _hosts() -> dict[str, dict]:
     return hosts
 
 
-def _seed(roots: Path) -> None:
-    """What the hardware reports when everything is as planned."""
+def _seed(roots: Path) -> dict[str, Switch]:
+    """What the hardware reports when everything is as planned; the switches as SSH doubles."""
     versions = yaml.safe_load((INVENTORY / "group_vars" / "all.yml").read_text())[
         "software_versions"
     ]
@@ -67,8 +71,6 @@ def _seed(roots: Path) -> None:
         hosts = _hosts()
         for row in csv.DictReader(fh):
             a, b = row["a_device"], row["b_device"]
-            if "inband_address" in hosts.get(a, {}):
-                continue
             switch_lldp.setdefault(a, {})[row["a_port"]] = [b, row["b_port"]]
             switch_lldp.setdefault(b, {})[row["b_port"]] = [a, row["a_port"]]
     for name, v in hosts.items():
@@ -89,18 +91,19 @@ def _seed(roots: Path) -> None:
                     f"npu{i}.lldp_port={port}",
                 ]
             (state / "npu.conf").write_text("\n".join(lines) + "\n")
-        if name in switch_lldp:
-            rows = sorted(
-                f"{local} {dev} {port}" for local, (dev, port) in switch_lldp[name].items()
-            )
-            (state / "lldp.conf").write_text("\n".join(rows) + "\n")
+    return {
+        name: Switch(name, lldp=[(local, dev, port) for local, (dev, port) in rows.items()])
+        for name, rows in switch_lldp.items()
+        if not name.startswith(("rtr-", "fw-"))
+    }
 
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("fleet")
     roots = tmp / "roots"
-    _seed(roots)
+    switches = Fleet(list(_seed(roots).values()), VAULT["vault_switch_admin_password"]).start()
+    ztp = yaml.safe_load((INVENTORY / "files/ztp/switches.yml").read_text())["switches"]
     overrides = tmp / "test-doubles.yml"
     overrides.write_text(
         yaml.safe_dump(
@@ -115,8 +118,16 @@ def fleet(tmp_path_factory):
                         "npu_preflight_npu_smi": str(FAKES / "npu-smi"),
                         "thermal_guard_npu_smi": str(FAKES / "npu-smi"),
                         "storage_nic_qos_tool": str(FAKES / "mlnx_qos"),
-                        "switch_config_lldp_command": "WANKA_ROOT={{ wanka_root }} display lldp neighbor brief",
-                    }
+                        **VAULT,
+                        "ztp_server_manage_service": False,
+                        "ztp_server_identities": {  # stand-ins for the delivery list's ESNs
+                            s["name"]: {"esn": f"2102311LDL{i:010d}"} for i, s in enumerate(ztp)
+                        },
+                    },
+                    "hosts": {
+                        name: {"ansible_host": "127.0.0.1", "ansible_port": port}
+                        for name, port in switches.ports.items()
+                    },
                 }
             }
         )
@@ -152,7 +163,8 @@ def fleet(tmp_path_factory):
         )
 
     first = play("site.yml")  # configure the fleet once; the tests below start from here
-    return {"play": play, "roots": roots, "first": first}
+    yield {"play": play, "roots": roots, "first": first, "switches": switches.switches}
+    switches.stop()
 
 
 def _recap(res: subprocess.CompletedProcess) -> dict[str, tuple[int, int, int]]:
@@ -172,13 +184,14 @@ def _tree(root: Path) -> dict[str, str]:
 
 def test_site_configures_every_host_then_changes_nothing_and_check_mode_is_clean(fleet):
     first = fleet["first"]
-    assert first.returncode == 0, first.stdout[-4000:] + first.stderr[-2000:]
+    fatal = [line for line in first.stdout.splitlines() if line.startswith("fatal")]
+    assert first.returncode == 0, "\n".join(fatal)[:6000] + first.stderr[-2000:]
     recap = _recap(first)
     hosts = _hosts()
     assert set(recap) == {h for h in hosts if not h.startswith(("rtr-", "fw-"))}
     for name, (_, changed, failed) in recap.items():
         assert failed == 0
-        if "npu_lldp" in hosts[name] or name.startswith(("par-", "sto-", "biz-")):
+        if "npu_lldp" in hosts[name] or name.startswith("controller"):
             assert changed > 0, f"{name} was not configured"
     npu = fleet["roots"] / "npu-001"
     conf = (npu / "etc/hccn.conf").read_text()
@@ -197,9 +210,14 @@ def test_site_configures_every_host_then_changes_nothing_and_check_mode_is_clean
         assert "trust=dscp" in qos and f"pfc={storage['pfc_bitmap']}" in qos
         assert f"map.{storage['dscp']}={storage['priority']}" in qos
     ztp = next(fleet["roots"].glob("controller-*/srv/ztp/configs"))
-    assert (ztp / "par-leaf-0001.cfg").read_bytes() == (
-        INVENTORY / "files/switches/par-leaf-0001.cfg"
-    ).read_bytes()
+    staged = (ztp / "par-leaf-0001.cfg").read_text()
+    generated = (INVENTORY / "files/ztp/configs/par-leaf-0001.cfg").read_text()
+    assert "{{" in generated and "{{" not in staged
+    assert staged == generated.replace(
+        "{{ vault_switch_admin_password }}", VAULT["vault_switch_admin_password"]
+    ).replace("{{ vault_snmp_auth_key }}", VAULT["vault_snmp_auth_key"]).replace(
+        "{{ vault_snmp_priv_key }}", VAULT["vault_snmp_priv_key"]
+    )
 
     before = _tree(fleet["roots"])
     second = fleet["play"]("site.yml")
@@ -244,13 +262,12 @@ def test_preflight_names_each_unready_host_and_why(fleet):
 
 
 def test_switch_cabled_differently_from_the_plan_fails_verification(fleet):
-    roots = fleet["roots"]
-    path = roots / "par-spine-001/var/lib/wanka-fake/lldp.conf"
-    rows = path.read_text().splitlines()
-    port = sorted(rows)[0].split()[0]
-    rows[rows.index(sorted(rows)[0])] = f"{port} par-leaf-0009 400GE1/0/31"
-    path.write_text("\n".join(rows) + "\n")
+    switch = fleet["switches"]["par-spine-001"]
+    rows = sorted(switch.lldp)
+    port = rows[0][0]
+    switch.lldp = [(port, "par-leaf-0009", "400GE1/0/31"), *rows[1:]]
     res = fleet["play"]("playbooks/switches.yml", "--limit", "par-spine-001")
+    switch.lldp = rows
     assert res.returncode != 0
     assert (
         f"par-spine-001 is cabled differently from the plan: {port}: LLDP neighbour par-leaf-0009 400GE1/0/31"

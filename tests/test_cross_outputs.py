@@ -179,6 +179,10 @@ def test_every_host_a_playbook_targets_has_a_management_ansible_host(sweep):
     _holds(sweep, "playbook_targets_have_a_reachable_ansible_host")
 
 
+def test_every_switch_is_reachable_provisioned_and_in_one_rollout_batch(sweep):
+    _holds(sweep, "switches_are_reachable_provisioned_and_rolled_out_once")
+
+
 def test_ospf_clusters_carry_no_bgp_asn_in_the_inventory(sweep):
     _holds(sweep, "ospf_inventory_has_no_bgp_asn")
 

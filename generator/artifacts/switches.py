@@ -7,6 +7,8 @@ and rendered by the platform's Jinja2 templates (generator/templates/switches/<p
 files/switches/<name>.cfg. Every port the cabling plan puts on a switch is configured, up and
 described after its far end; no other port is touched.
 
+files/ztp/configs/<name>.cfg: the same in saved format, the startup configuration ZTP loads.
+
 The .cfg files are CLI scripts for VRP V200/V300 two-stage commit: a first `system-view` session
 sets the host name and the port splits and commits (split sub-ports exist only once the split is
 committed), a second session configures everything else and commits. Secrets never appear: they
@@ -25,7 +27,7 @@ from typing import Any
 
 from generator import render
 from generator.artifacts import OutputFile
-from generator.model import MGMT_VRF, Cluster, Device, Lossless, Subnet, ip, network_of
+from generator.model import MGMT_VRF, Cluster, Device, Lossless, Subnet, ip
 from generator.structured_yaml import to_yaml
 from generator.switch_ports import (
     PLATFORMS,
@@ -35,6 +37,7 @@ from generator.switch_ports import (
     meth,
     server_trunks,
 )
+from generator.switch_routing import monitor_link, routing, wildcard
 
 Config = dict[str, Any]
 
@@ -73,15 +76,8 @@ SERVER_TRUNK_BASE = 10
 GATEWAY_MAC = "0000-5e00-0101"
 DFS_PRIORITY = (150, 120)  # (peer-link a side, b side)
 
-OSPF_PROCESS, OSPF_AREA = 1, "0.0.0.0"
-
-
 # ---------------------------------------------------------------------------------------------
 # Feature areas
-
-
-def _wildcard(prefix: int) -> str:
-    return ip((1 << (32 - prefix)) - 1)
 
 
 def system(dev: Device, cx: Context) -> Config:
@@ -107,7 +103,7 @@ def management(dev: Device, cx: Context) -> Config:
             for net, prefix in svc.pools
         ]
     rules = [
-        {"id": 5 * (i + 1), "action": "permit", "source": ip(net), "wildcard": _wildcard(prefix)}
+        {"id": 5 * (i + 1), "action": "permit", "source": ip(net), "wildcard": wildcard(prefix)}
         for i, (net, prefix) in enumerate(svc.pools)
     ]
     rules.append({"id": 100, "action": "deny"})
@@ -352,85 +348,6 @@ def interfaces(dev: Device, cx: Context) -> Config:
     }
 
 
-def monitor_link(dev: Device, cx: Context, ports: Config) -> Config | None:
-    """M-LAG members: server trunks go down when every uplink is down (traffic then takes the
-    other member instead of the peer-link)."""
-    if dev.name not in cx.mlag_peer:
-        return None
-    ifaces = ports["interfaces"]
-    uplinks = [i["name"] for i in ifaces if i.get("profile") == "fabric"]
-    downlinks = [
-        {"name": i["name"], "id": n}
-        for n, i in enumerate((i for i in ifaces if "mlag" in i), start=1)
-    ]
-    if not uplinks or not downlinks:
-        return None
-    return {"group": 1, "uplinks": uplinks, "downlinks": downlinks}
-
-
-def routing(dev: Device, cx: Context, ports: Config) -> Config | None:
-    """BGP (one ASN per switch as the model assigns) or OSPF area 0 over the addressed links;
-    the loopback and the host subnet are announced; ECMP as wide as the uplinks."""
-    routed = [
-        e
-        for e in cx.ends.get(dev.name, ())
-        if e.local_ip and e.link.kind == "uplink" and e.link.plane == dev.plane
-    ]
-    if not dev.loopback:
-        return None
-    static = [
-        {
-            "network": ip(r.network),
-            "prefix": r.prefix,
-            "next_hop": ip(r.next_hop),
-            "preference": r.preference,
-        }
-        for r in cx.cluster.routes
-        if r.device == dev.name and not r.vrf
-    ]
-    advertised = [r for r in cx.cluster.routes if r.device == dev.name and r.advertise]
-    redistribute = {
-        "default": any(r.prefix == 0 for r in advertised),
-        "static": any(r.prefix for r in advertised),
-    }
-    protocol = cx.cluster.routing(dev.plane)
-    width = max(1, dev.ecmp_paths)  # within the model's limit (design check `ecmp`)
-    router_id = ip(dev.loopback)
-    if protocol == "bgp" and dev.asn:
-        networks = [{"address": router_id, "prefix": 32}]
-        networks += [
-            {"address": ip(sn.network), "prefix": sn.prefix} for sn in cx.subnets.get(dev.name, ())
-        ]
-        peers = [
-            {"address": ip(e.far_ip), "asn": cx.devices[e.far].asn, "device": e.far}
-            for e in sorted(routed, key=lambda e: e.far_ip)
-        ]
-        return {
-            "protocol": "bgp",
-            "asn": dev.asn,
-            "router_id": router_id,
-            "ecmp": width,
-            "networks": networks,
-            "peers": peers,
-            "static": static,
-            "redistribute": redistribute,
-        }
-    nets = {(network_of(e.local_ip, e.link.prefix), e.link.prefix) for e in routed}
-    nets.add((dev.loopback, 32))
-    nets.update((sn.network, sn.prefix) for sn in cx.subnets.get(dev.name, ()))
-    return {
-        "protocol": "ospf",
-        "process": OSPF_PROCESS,
-        "router_id": router_id,
-        "ecmp": width,
-        "area": OSPF_AREA,
-        "networks": [{"address": ip(n), "wildcard": _wildcard(p)} for n, p in sorted(nets)],
-        "silent": [i["name"] for i in ports["interfaces"] if i.get("mode") == "vlanif"],
-        "static": static,
-        "redistribute": redistribute,
-    }
-
-
 def structured_config(dev: Device, cx: Context) -> Config:
     ports = interfaces(dev, cx)
     return {
@@ -448,17 +365,19 @@ def structured_config(dev: Device, cx: Context) -> Config:
 # Output
 
 
-def template_name(platform: str) -> str:
-    return f"switches/{platform}/switch.cfg.j2"
+TEMPLATES = ("config.j2", "switch.cfg.j2", "startup.cfg.j2")  # body, CLI script, startup config
 
 
 def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
+    """Per switch: structured config, CLI script, startup config (one body rendered, wrapped twice)."""
     cx = context(cluster)
-    templates = {p: render.template(template_name(p)) for p in PLATFORMS}
+    templates = {p: [render.template(f"switches/{p}/{t}") for t in TEMPLATES] for p in PLATFORMS}
     for dev in cluster.devices:
-        platform = cx.platform.get(dev.name)
-        if platform not in templates:
+        if (platform := cx.platform.get(dev.name)) not in templates:
             continue
         cfg = structured_config(dev, cx)
+        body, script, startup = templates[platform]
+        text = {**cfg, "body": body.render(cfg)}
         yield OutputFile(f"files/switches/{dev.name}.yml", to_yaml(cfg).encode())
-        yield OutputFile(f"files/switches/{dev.name}.cfg", templates[platform].render(cfg).encode())
+        yield OutputFile(f"files/switches/{dev.name}.cfg", script.render(text).encode())
+        yield OutputFile(f"files/ztp/configs/{dev.name}.cfg", startup.render(text).encode())

@@ -1,0 +1,43 @@
+"""files/ztp/switches.yml: what zero-touch provisioning needs per switch, for roles/ztp_server.
+
+The startup configurations themselves (files/ztp/configs/<name>.cfg) are written by the switches
+emitter, which renders each configuration body once for the CLI script and the startup file.
+Each switch's management address, prefix and gateway come from the model (`Device.mgmt`); the
+device identities (ESN or MAC) are not design facts and come from the site at staging time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from generator import render
+from generator.artifacts import OutputFile
+from generator.model import Cluster, ip, netmask, network_of
+from generator.switch_ports import PLATFORMS
+
+
+def switches(cluster: Cluster) -> list[dict[str, object]]:
+    out = []
+    for d in cluster.devices:
+        if d.platform not in PLATFORMS or d.mgmt is None:  # switches with a rendered config
+            continue
+        m = d.mgmt
+        out.append(
+            {
+                "name": d.name,
+                "model": d.model,
+                "config": f"configs/{d.name}.cfg",
+                "interface": m.interface,
+                "address": ip(m.ip),
+                "prefix": m.prefix,
+                "gateway": ip(m.gateway) if m.gateway else "",
+                "network": ip(network_of(m.ip, m.prefix)),
+                "netmask": netmask(m.prefix),
+            }
+        )
+    return out
+
+
+def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
+    text = render.render("ztp/switches.yml.j2", cluster=cluster.name, switches=switches(cluster))
+    yield OutputFile("files/ztp/switches.yml", text.encode())

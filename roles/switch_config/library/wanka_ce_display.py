@@ -1,0 +1,54 @@
+#!/usr/bin/python
+"""Run a `display` command on a CloudEngine switch over SSH (netmiko) and return its output."""
+
+from __future__ import annotations
+
+from ansible.module_utils.basic import AnsibleModule
+
+DOCUMENTATION = r"""
+module: wanka_ce_display
+short_description: Run a display command on a Huawei CloudEngine switch
+description:
+  - Opens an SSH session with netmiko (device type C(huawei_vrpv8) for VRP V200/V300) and returns
+    the output of one C(display) command. Changes nothing; runs in check mode too.
+options:
+  host: {type: str, required: true, description: Management address of the switch.}
+  port: {type: int, default: 22, description: SSH port.}
+  username: {type: str, required: true, description: Local user.}
+  password: {type: str, required: true, no_log: true, description: Its password.}
+  device_type: {type: str, default: huawei_vrpv8, description: netmiko device type.}
+  timeout: {type: int, default: 60, description: Seconds to wait for the session and each answer.}
+  command: {type: str, required: true, description: The command, which must start with display.}
+"""
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={
+            "host": {"type": "str", "required": True},
+            "port": {"type": "int", "default": 22},
+            "username": {"type": "str", "required": True},
+            "password": {"type": "str", "required": True, "no_log": True},
+            "device_type": {"type": "str", "default": "huawei_vrpv8"},
+            "timeout": {"type": "int", "default": 60},
+            "command": {"type": "str", "required": True},
+        },
+        supports_check_mode=True,
+    )
+    p = module.params
+    if not p["command"].startswith("display "):
+        module.fail_json(msg=f"only display commands are run, not {p['command']!r}")
+    try:
+        from netmiko import ConnectHandler
+    except ImportError as exc:
+        module.fail_json(msg=f"netmiko is needed on the controller: {exc}")
+    keys = ("device_type", "host", "port", "username", "password")
+    waits = ("conn_timeout", "auth_timeout", "banner_timeout", "read_timeout_override")
+    args = {k: p[k] for k in keys} | dict.fromkeys(waits, p["timeout"])
+    with ConnectHandler(**args) as conn:
+        out = conn.send_command(p["command"])
+    module.exit_json(changed=False, stdout=out, stdout_lines=out.splitlines())
+
+
+if __name__ == "__main__":
+    main()
