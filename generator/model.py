@@ -314,6 +314,39 @@ class HostSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class AcceptanceScope:
+    """One HCCL Test at one scope of the topology, run once per unit (a server, a leaf, a pod,
+    a leaf pair, the cluster). Bus bandwidths in GB/s (10^9 bytes), NCCL-tests convention."""
+
+    kind: str  # server | leaf | pod | supernode | cluster | leaf-pair
+    op: str  # all_reduce | all_gather (the HCCL Test binary is <op>_test)
+    units: tuple[tuple[str, tuple[str, ...]], ...]  # (unit name, its leaves; server: its name)
+    ranks: int  # ranks of the largest unit
+    tiers: str  # what the traffic crosses, e.g. "HCCS", "leaf", "leaf, spine"
+    bound_gbytes_s: float  # the topology's bus bandwidth per rank at this scope
+    expected_busbw: float  # efficiency x bound: the pass mark
+    formula: str  # the arithmetic, with the numbers
+
+
+@dataclass(frozen=True, slots=True)
+class Acceptance:
+    """The acceptance plan and the operations checklist thresholds (blueprint `acceptance`)."""
+
+    efficiency: float = 0.8
+    min_bytes: int = 8388608
+    max_bytes: int = 1073741824
+    iters: int = 20
+    warmup: int = 5
+    batch: int = 16
+    ranks_per_server: int = 8
+    leaves: tuple[tuple[str, tuple[str, ...]], ...] = ()  # access unit -> its servers, rank order
+    scopes: tuple[AcceptanceScope, ...] = ()  # topology order: server, leaf, pod, cluster, pairs
+    checkpoint_write_gbps: float = 0.0
+    idle_power_max_w: int = 0
+    compile_cache: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class Cluster:
     name: str
     site: str
@@ -334,6 +367,7 @@ class Cluster:
     host_settings: HostSettings = HostSettings()
     settings: Settings = field(default_factory=lambda: Settings())  # design-review settings
     growth: Growth = field(default_factory=lambda: Growth())
+    acceptance: Acceptance = Acceptance()
     device_by_name: Mapping[str, Device] = field(init=False, repr=False, compare=False)
     rack_by_name: Mapping[str, Rack] = field(init=False, repr=False, compare=False)
 

@@ -14,6 +14,7 @@ from typing import Any
 from generator.analysis import Analysis, Finding, analyse
 from generator.artifacts import (
     OutputFile,
+    acceptance,
     bom,
     cabling,
     docs,
@@ -42,6 +43,7 @@ EMITTERS = (  # the slowest first, so parallel workers finish together
     monitoring.emit,
     scheduler.emit,
     failure_report.emit,
+    acceptance.emit,
 )
 
 
