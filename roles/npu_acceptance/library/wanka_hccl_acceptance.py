@@ -105,7 +105,7 @@ def outliers(results: list[dict]) -> list[str]:
 
     def say(what: str, r: dict) -> None:
         out.append(
-            f"{what}: {r['op']} busbw {r['busbw']:g} GB/s, expected {r['expected_busbw']:g} GB/s"
+            f"{what}: {r['op']} busbw {r['busbw']:.1f} GB/s, expected {r['expected_busbw']:g} GB/s"
             f" ({r['shortfall_pct']:g}% short{'; ' + r['reason'] if 'check' in r['reason'] else ''})"
         )
 
