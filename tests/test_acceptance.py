@@ -94,7 +94,7 @@ def test_reader_turns_the_documented_table_into_bus_bandwidth():
         "success",
     )
     # HCCL's "GB" is 2^30 bytes: 67108864 B / 2630.20 us = 25.515e9 B/s = 23.762 GiB/s.
-    assert 67108864 / 2630.20e-6 / 2**30 == pytest.approx(23.76245, rel=1e-4)
+    assert pytest.approx(23.76245, rel=1e-4) == 67108864 / 2630.20e-6 / 2**30
     # 8 ranks: busbw = 23.76245 x 1.073741824 x 2 x 7 / 8 = 44.651 GB/s
     assert reader.bus_bandwidth("all_reduce", 23.76245, 8) == pytest.approx(44.651, abs=1e-3)
     assert reader.bus_bandwidth("all_gather", 23.76245, 8) == pytest.approx(22.325, abs=1e-3)

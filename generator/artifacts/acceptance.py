@@ -67,6 +67,11 @@ def plan(cluster: Cluster) -> dict[str, Any]:
         "ranks_per_server": a.ranks_per_server,
         "judged_at_bytes": a.max_bytes,
         "batch": a.batch,
+        "checklist": {
+            "checkpoint_write_gbps": a.checkpoint_write_gbps,
+            "idle_power_max_w": a.idle_power_max_w,
+            "compile_cache": dict(a.compile_cache),
+        },
         "scopes": scopes,
         "leaves": {n: list(ss) for n, ss in a.leaves},
     }
