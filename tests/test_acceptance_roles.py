@@ -101,3 +101,101 @@ def test_degraded_link_fails_naming_its_leaf_and_the_shortfall(acceptance):
     assert 'wanka_acceptance_passed{scope="leaf",op="all_reduce",unit="par-leaf-0001"} 1' in prom
     assert 'wanka_acceptance_passed{scope="leaf",op="all_reduce",unit="par-leaf-0002"} 0' in prom
     assert 'wanka_acceptance_passed{scope="server",op="all_reduce",unit="npu-006"} 1' in prom
+
+
+# --- ops_checklist: one passing and one failing host per checklist item, two playbook runs ---
+
+CHECKED = ("npu-001", "npu-002", "npu-003", "npu-004", "npu-005")
+VERSION = """Huawei Versatile Routing Platform Software
+VRP (R) software, Version 8.230 (CE9860 {release})
+Copyright (C) 2012-2023 Huawei Technologies Co., Ltd.
+HUAWEI CE9860-4C-EI uptime is 12 days, 3 hours, 4 minutes
+
+"""  # VRP layout of ntc-templates' huawei_vrp display version captures; CE release names [S]
+
+
+def _checklist_fleet(tmp: Path, broken: bool) -> Path:
+    """Fake roots for CHECKED; when `broken`, each of npu-002..005 misses one checklist item and
+    one leaf runs other software."""
+    roots = tmp / ("broken" if broken else "healthy")
+    for name in CHECKED:
+        root = roots / name
+        (root / "etc/systemd/system").mkdir(parents=True)
+        (root / "data").mkdir()
+        state = root / "var/lib/wanka-fake"
+        state.mkdir(parents=True)
+        lines = [f"npu{i}.{k}" for i in range(8) for k in ("health=OK", "temp=45")]
+        (state / "npu.conf").write_text("\n".join(lines) + "\n")
+    captures = roots / "captures"
+    captures.mkdir()
+    for leaf in ("par-leaf-0001", "par-leaf-0002", "par-leaf-0003"):
+        release = "V300R022C10SPC100" if broken and leaf == "par-leaf-0003" else "V300R023C00SPC500"
+        (captures / f"{leaf}.txt").write_text(VERSION.format(release=release))
+    if broken:
+        (roots / "npu-002/var/lib/wanka-fake/nic.conf").write_text("stor1 63 8\n")
+        with open(roots / "npu-003/var/lib/wanka-fake/npu.conf", "a") as fh:
+            fh.write("npu5.power=180.5\n")  # idle (AI Core 0%) at 180.5 W
+        cache = roots / "npu-004/root/atc_data"
+        cache.mkdir(parents=True)
+        (cache / "kernel.o").write_bytes(b"x" * 3_000_000)
+        (roots / "npu-005/data").rmdir()  # the DPC mount is not there: nothing can be written
+    return roots
+
+
+@pytest.fixture(scope="module")
+def checklist(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("checklist")
+    plan = yaml.safe_load((INVENTORY / "files/acceptance/plan.yml").read_text())
+    plan["checklist"]["compile_cache"]["max_gb"] = 0.002  # 2 MB
+    plan["checklist"]["checkpoint_write_gbps"] = 0.001  # any disk: the failing host has no mount
+    (tmp / "plan.yml").write_text(yaml.safe_dump(plan))
+    runs = {}
+    for broken in (False, True):
+        roots = _checklist_fleet(tmp, broken)
+        overrides = tmp / f"vars-{broken}.yml"
+        overrides.write_text(yaml.safe_dump({"all": {"vars": {
+            "ansible_connection": "local",
+            "ansible_python_interpreter": sys.executable,
+            "wanka_root": str(roots) + "/{{ inventory_hostname }}",
+            "ops_checklist_plan": str(tmp / "plan.yml"),
+            "ops_checklist_ethtool": str(FAKES / "bin/ethtool"),
+            "ops_checklist_npu_smi": str(FAKES / "bin/npu-smi"),
+            "ops_checklist_write_mb": 4,
+            "ops_checklist_switch_captures": str(roots / "captures"),
+        }}}))  # fmt: skip
+        env = {
+            **os.environ,
+            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+            "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
+            "ANSIBLE_HOME": str(tmp / "ansible-home"),
+            "ANSIBLE_LOCAL_TEMP": str(tmp / "ansible-tmp"),
+            "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(tmp / "facts"),
+            "ANSIBLE_NOCOLOR": "1",
+        }
+        runs[broken] = subprocess.run(
+            [_tool("ansible-playbook"), "-i", str(INVENTORY / "hosts.yml"), "-i", str(overrides),
+             "--limit", ",".join((*CHECKED, "localhost")), "playbooks/ops_checklist.yml"],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        runs[broken, "roots"] = roots
+    return runs
+
+
+def test_checklist_passes_a_healthy_fleet_and_installs_the_cache_cleanup_timer(checklist):
+    res = checklist[False]
+    assert res.returncode == 0, res.stdout[-3000:]
+    unit = checklist[False, "roots"] / "npu-001/etc/systemd/system/wanka-cache-cleanup.service"
+    assert "ExecStart=/usr/bin/find /root/atc_data -mindepth 1 -type f -mtime +7 -delete" in (
+        unit.read_text()
+    )
+
+
+def test_checklist_fails_each_item_naming_the_host_and_why(checklist):
+    out = checklist[True].stdout
+    assert checklist[True].returncode != 0
+    assert "par-leaf-0003 run 8.230 (CE9860 V300R022C10SPC100)" in out
+    assert "npu-002 checklist: stor1: RSS uses 8 of 63 combined queues" in out
+    assert "npu-003 checklist: NPU 5: idle (AI Core 0%) but draws 180.5 W > 120 W" in out
+    assert "npu-004 checklist: compile caches hold 0.0 GB > 0.002 GB" in out
+    assert "npu-005 checklist: checkpoint path /data: writes 0 GB/s < 0.001 GB/s" in out
+    assert "npu-001 checklist" not in out
