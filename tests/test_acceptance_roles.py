@@ -5,6 +5,7 @@ generated pod-128 inventory with a local connection and the test doubles of mpir
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -150,6 +151,23 @@ def checklist(tmp_path_factory):
     plan["checklist"]["checkpoint_write_gbps"] = 0.001  # any disk: the failing host has no mount
     (tmp / "plan.yml").write_text(yaml.safe_dump(plan))
     runs = {}
+
+    def play(overrides: Path, *args: str) -> subprocess.CompletedProcess:
+        env = {
+            **os.environ,
+            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+            "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
+            "ANSIBLE_HOME": str(tmp / "ansible-home"),
+            "ANSIBLE_LOCAL_TEMP": str(tmp / "ansible-tmp"),
+            "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(tmp / "facts"),
+            "ANSIBLE_NOCOLOR": "1",
+        }
+        return subprocess.run(
+            [_tool("ansible-playbook"), "-i", str(INVENTORY / "hosts.yml"), "-i", str(overrides),
+             "--limit", ",".join((*CHECKED, "localhost")), "playbooks/ops_checklist.yml", *args],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+
     for broken in (False, True):
         roots = _checklist_fleet(tmp, broken)
         overrides = tmp / f"vars-{broken}.yml"
@@ -163,21 +181,10 @@ def checklist(tmp_path_factory):
             "ops_checklist_write_mb": 4,
             "ops_checklist_switch_captures": str(roots / "captures"),
         }}}))  # fmt: skip
-        env = {
-            **os.environ,
-            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-            "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-            "ANSIBLE_HOME": str(tmp / "ansible-home"),
-            "ANSIBLE_LOCAL_TEMP": str(tmp / "ansible-tmp"),
-            "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(tmp / "facts"),
-            "ANSIBLE_NOCOLOR": "1",
-        }
-        runs[broken] = subprocess.run(
-            [_tool("ansible-playbook"), "-i", str(INVENTORY / "hosts.yml"), "-i", str(overrides),
-             "--limit", ",".join((*CHECKED, "localhost")), "playbooks/ops_checklist.yml"],
-            cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
-        )  # fmt: skip
+        runs[broken] = play(overrides)
         runs[broken, "roots"] = roots
+        if not broken:  # the same healthy fleet again, in check mode: nothing left to change
+            runs["again"] = play(overrides, "--check", "--diff")
     return runs
 
 
@@ -188,6 +195,9 @@ def test_checklist_passes_a_healthy_fleet_and_installs_the_cache_cleanup_timer(c
     assert "ExecStart=/usr/bin/find /root/atc_data -mindepth 1 -type f -mtime +7 -delete" in (
         unit.read_text()
     )
+    again = checklist["again"]
+    assert again.returncode == 0, again.stdout[-3000:]
+    assert re.findall(r"changed=(\d+)", again.stdout) == ["0"] * (len(CHECKED) + 1)
 
 
 def test_checklist_fails_each_item_naming_the_host_and_why(checklist):
