@@ -57,7 +57,8 @@ def test_plan_lists_every_scope_in_topology_order_with_a_command_and_an_expectat
         if s["kind"] != "server":
             for u in s["units"]:
                 assert set(u["leaves"]) <= set(plan["leaves"])
-    pairs = next(s for s in plan["scopes"] if s["kind"] == "leaf-pair")["units"]
+    pairs = [u for s in plan["scopes"] if s["kind"] == "leaf-pair" for u in s["units"]]
+    assert len({s["name"] for s in plan["scopes"]}) == len(plan["scopes"])
     leaves = list(plan["leaves"])
     assert len(pairs) == len(leaves)  # a ring: every leaf in exactly two pairs
     assert sorted(x for u in pairs for x in u["leaves"]) == sorted(leaves * 2)
@@ -124,3 +125,16 @@ def test_outliers_name_the_leaf_whose_two_pairs_are_slow_and_a_single_slow_spine
     results[-1] = _result("leaf-pair", "L4+L1", ["L4", "L1"], 15.0)
     out = reader.outliers(results)
     assert any(o.startswith("leaf L4 uplinks") for o in out)
+
+
+def test_plan_puts_every_server_under_the_leaf_its_npu_ports_are_cabled_to():
+    import csv
+    import io
+
+    files = {f.path: f.data for f in generated("pod-128.yaml").files}
+    plan = yaml.safe_load(files["files/acceptance/plan.yml"])
+    cabled: dict[str, set[str]] = {}
+    for row in csv.DictReader(io.StringIO(files["files/cabling.csv"].decode())):
+        if row["a_device"].startswith("npu-") and row["b_device"].startswith("par-leaf"):
+            cabled.setdefault(row["a_device"], set()).add(row["b_device"])
+    assert {s: {leaf} for leaf, ss in plan["leaves"].items() for s in ss} == cabled

@@ -46,7 +46,8 @@ def plan(cluster: Cluster) -> dict[str, Any]:
     scopes = []
     for s in a.scopes:
         entry: dict[str, Any] = {
-            "name": f"{s.kind}/{s.op}",
+            "name": f"{s.kind}/{s.op}"
+            + ("/across-pods" if s.kind == "leaf-pair" and "core" in s.tiers else ""),
             "kind": s.kind,
             "op": s.op,
             "tiers": s.tiers,

@@ -107,9 +107,11 @@ def acceptance_plan(
         pairs = tuple(
             (f"{a}+{b}", (a, b)) for a, b in zip(names, names[1:] + names[:1], strict=True)
         )
-        same = all(unit_pod[a] == unit_pod[b] for _, (a, b) in pairs)
-        out += scope("leaf-pair", ("all_reduce",), pairs, "leaf, spine" if same else top,
-                     spine, spine_how)  # fmt: skip
+        same = tuple(p for p in pairs if unit_pod[p[1][0]] == unit_pod[p[1][1]])
+        cross = tuple(p for p in pairs if unit_pod[p[1][0]] != unit_pod[p[1][1]])
+        for units, tiers in ((same, "leaf, spine"), (cross, top)):
+            if units:
+                out += scope("leaf-pair", ("all_reduce",), units, tiers, spine, spine_how)
     return Acceptance(
         **settings,
         ranks_per_server=ranks_per_server,
