@@ -11,6 +11,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from generator.model_settings import (  # noqa: F401  (re-exported: one model namespace)
+    Acceptance,
+    AcceptanceScope,
+    Flow,
+    Growth,
+    HostSettings,
+    Route,
+    SchedulerSettings,
+    Services,
+    Settings,
+    Uplink,
+)
+
 PLANES = ("parameter", "storage", "business", "inband", "oob", "border")
 MGMT_VRF = "_management_vpn_"  # the VRF MEth0/0/0 lives in on CE V300 (present by default)
 
@@ -294,89 +307,6 @@ class NpuServer:
 
 
 @dataclass(frozen=True, slots=True)
-class Services:
-    """Management services every device is pointed at (switch configs and inventory alike):
-    each list holds the management nodes of that role, or every management node when the
-    blueprint has none of that role. Addresses are the nodes' in-band addresses."""
-
-    ntp: tuple[int, ...] = ()
-    syslog: tuple[int, ...] = ()
-    snmp: tuple[int, ...] = ()  # SNMP managers (the monitoring nodes)
-    ztp: tuple[int, ...] = ()  # where switches fetch their day-0 files
-    pools: tuple[tuple[int, int], ...] = ()  # management pools (in-band, oob): network, prefix
-    snmp_user: str = "wanka-nms"
-    snmp_group: str = "wanka-nms"
-    snmp_view: str = "iso-view"
-    snmp_auth: str = "sha2-256"
-    snmp_priv: str = "aes256"
-
-
-@dataclass(frozen=True, slots=True)
-class Route:
-    """A static route on a switch, firewall or border router (the border and management routing,
-    decided in expand/border.py). `advertise`: the device imports it into its plane's routing
-    protocol, so the whole plane follows it."""
-
-    device: str
-    network: int
-    prefix: int
-    next_hop: int
-    preference: int = 60  # VRP static route default; the second firewall is a floating backup
-    vrf: str = ""
-    advertise: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Uplink:
-    """A border router's hand-off to the provider (not cabled by us: the carrier's circuit)."""
-
-    device: str
-    port: str
-    ip: int
-    prefix: int
-    gateway: int  # the provider's address: the router's default route
-
-
-@dataclass(frozen=True, slots=True)
-class Flow:
-    """A flow that must exist: the table that drives firewall policy and that verify proves.
-
-    source/destination are endpoint groups (management-nodes, switch-management, bmc,
-    business-hosts, dpc-clients, storage-nodes, monitored-hosts, outside); `zones` the firewall
-    zones it crosses ("" when it stays inside one plane)."""
-
-    name: str
-    source: str
-    destination: str
-    protocol: str  # tcp | udp | any
-    ports: tuple[int, ...]
-    zones: tuple[str, str]
-    purpose: str
-
-
-@dataclass(frozen=True, slots=True)
-class SchedulerSettings:
-    """scheduler: from the blueprint, defaults and `auto` resolved."""
-
-    volcano_mode: str = "hypernodes"  # hypernodes | labels
-    volcano_namespace: str = "volcano-system"
-    mindcluster_namespace: str = "kube-system"
-    tor_level: str = "double_layer"  # single_layer | double_layer
-
-
-@dataclass(frozen=True, slots=True)
-class HostSettings:
-    """What every host's configuration shares, from the blueprint (group_vars/all.yml)."""
-
-    software_versions: tuple[tuple[str, Any], ...] = ()
-    storage_access: str = ""
-    dpc_filesystems: tuple[Mapping[str, Any], ...] = ()
-    npu_temperature_max_c: float = 0
-    thermal_guard: Mapping[str, Any] = field(default_factory=dict)
-    rank_table_version: str = "1.0"
-
-
-@dataclass(frozen=True, slots=True)
 class Cluster:
     name: str
     site: str
@@ -392,7 +322,7 @@ class Cluster:
     lossless: tuple[Lossless, ...]  # per RoCE plane that keeps PFC on: parameter, storage
     npu_servers: tuple[NpuServer, ...]  # rank order: supernode, pod, leaf, server
     hccl_env: tuple[tuple[str, str], ...]  # HCCL variables shared by every NPU server, sorted
-    services: Services = Services()
+    services: Services = field(default_factory=Services)
     routes: tuple[Route, ...] = ()  # static routes of the border and management routing
     uplinks: tuple[Uplink, ...] = ()  # border routers' provider hand-offs
     flows: tuple[Flow, ...] = ()  # required flows (expand/flows.py)
@@ -402,10 +332,11 @@ class Cluster:
     # facts file gave; the rank table is then not written (files/hccl/rank_table.MISSING.md)
     missing_facts: tuple[str, ...] = ()
     facts_file: str = ""  # the NPU facts file read, "" when none
-    scheduler: SchedulerSettings = SchedulerSettings()
-    host_settings: HostSettings = HostSettings()
+    scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)
+    host_settings: HostSettings = field(default_factory=HostSettings)
     settings: Settings = field(default_factory=lambda: Settings())  # design-review settings
     growth: Growth = field(default_factory=lambda: Growth())
+    acceptance: Acceptance = field(default_factory=Acceptance)
     device_by_name: Mapping[str, Device] = field(init=False, repr=False, compare=False)
     rack_by_name: Mapping[str, Rack] = field(init=False, repr=False, compare=False)
 
@@ -440,41 +371,3 @@ class Cluster:
         if cls.ecn == "ai-ecn" and facts is not None and facts.ecn != "ai-ecn":
             return "static"
         return cls.ecn
-
-
-@dataclass(frozen=True, slots=True)
-class Growth:
-    """The planned final size (blueprint `growth.cards`) against what is built now.
-
-    Inside the plan the cluster is a stable prefix of the planned build; beyond it, `moved`
-    lists the devices of the planned build that the larger build places elsewhere."""
-
-    planned_servers: int = 0  # 0: no plan given
-    servers: int = 0  # NPU servers built now
-    moved: tuple[str, ...] = ()  # "name rack Uu -> rack Uu", beyond the plan only
-
-    @property
-    def beyond(self) -> bool:
-        return 0 < self.planned_servers < self.servers
-
-
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """What the design checks, the failure-domain analysis and the review read from the
-    blueprint and catalog, resolved once by generator.expand.settings from the validated blueprint, whose
-    schema defaults are already filled in. The defaults here are not the schema's: they mean
-    "nothing set" (no failure rates, no limit, nothing to warn about) for a Cluster built
-    without a blueprint."""
-
-    max_failure_share: float = 1.0  # design.max_failure_share
-    rack_failure_rate: float = 0.0  # design.failure_rates.rack, per rack per year
-    cdu_failure_rate: float = 0.0  # design.failure_rates.cdu, per CDU per year
-    cable_failure_rate: float = 0.0  # design.failure_rates.cable, per cable per year
-    model_failure_rates: Mapping[str, float] = field(default_factory=dict)  # catalog model -> /year
-    parallelism: Mapping[str, int] = field(default_factory=dict)  # hccl.parallelism (tp, pp, ...)
-    parameter_rail: str = ""  # networks.parameter.rail (single | multi)
-    storage_mode: str = ""  # networks.storage.mode (dedicated | shared)
-    storage_access: str = ""  # zones.storage.access (dpc | nfs)
-    business_leaf_mlag: bool = True  # networks.business.leaf.mlag (True: no single leaf)
-    border_router_pair: bool = True  # zones.border.router.pair
-    firewall_pair: bool = True  # zones.border.firewall.pair

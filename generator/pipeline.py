@@ -17,6 +17,7 @@ from typing import Any
 from generator.analysis import Analysis, Finding, analyse
 from generator.artifacts import (
     OutputFile,
+    acceptance,
     bom,
     border,
     cabling,
@@ -52,6 +53,7 @@ EMITTERS = (  # the slowest first, so parallel workers finish together
     border.emit,
     ztp.emit,
     rollout.emit,
+    acceptance.emit,
 )
 
 

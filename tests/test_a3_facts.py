@@ -99,8 +99,10 @@ def test_without_facts_no_rank_table_and_the_output_says_what_is_missing():
     text = files[hccl.MISSING].decode()
     assert "96 A3 servers have no collected NPU facts" in text
     assert "npu-smi info -t spod-info" in text and "--facts" in text
-    warn = [f for f in result.findings if f.code == "npu-facts"]
-    assert len(warn) == 1 and warn[0].severity == "warning"
+    # said, not a warning: before delivery there is no hardware to read facts from, so a design
+    # under `--strict` still passes; the deployment refuses without them (roles/hccl_env)
+    said = [f for f in result.findings if f.code == "npu-facts"]
+    assert len(said) == 1 and said[0].severity == "info"
 
 
 def test_ranktable_command_refuses_without_facts_and_writes_with_them(tmp_path, capsys):

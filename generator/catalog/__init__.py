@@ -83,6 +83,7 @@ class HostModel:
     confirmed: bool
     source: str
     failure_rate_per_year: float = 0.0  # failures per year that stop the host's work [U]
+    intra_server_busbw: float = 0.0  # GB/s AllReduce bus bandwidth among a server's NPUs, 0 unknown
 
     def port(self, role: str) -> HostPorts | None:
         return self.ports.get(role)
@@ -180,6 +181,7 @@ def _host(name: str, d: Mapping[str, Any]) -> HostModel:
         confirmed=d.get("confirmed", False),
         source=d.get("source", ""),
         failure_rate_per_year=float(d.get("failure_rate_per_year", 0.0)),
+        intra_server_busbw=float(d.get("intra_server_busbw_gbytes_s", 0.0)),
     )
 
 

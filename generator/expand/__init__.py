@@ -15,6 +15,7 @@ from generator.blueprint.semantic import planned_servers, server_count
 from generator.catalog import Catalog, build_catalog
 from generator.errors import BlueprintError, Problem
 from generator.expand import growth
+from generator.expand.acceptance import acceptance_plan
 from generator.expand.addressing import PlaneAddresses, allocate
 from generator.expand.border import attach, border_routing, shared_storage_addresses
 from generator.expand.devices import Placer, build, devices, host_endpoints
@@ -87,7 +88,8 @@ def expand(
     final = _at_planned_size(bp, catalog, progress, planned, facts)
     if planned > servers:
         progress(f"keeping the {servers:,} servers built now")
-        return replace(growth.prefix(final, servers, Growth(planned, servers)), blueprint=bp)
+        kept = replace(growth.prefix(final, servers, Growth(planned, servers)), blueprint=bp)
+        return replace(kept, acceptance=_acceptance(bp, kept, catalog))
     cluster = _expand(bp, catalog, progress, Growth(planned, servers), facts)
     return replace(cluster, growth=Growth(planned, servers, growth.moved(final, cluster)))
 
@@ -212,7 +214,19 @@ def _expand(
         host_settings=host_settings(bp, version),
         settings=resolve_settings(bp, catalog),
         growth=grown,
+        acceptance=acceptance_plan(
+            bp,
+            servers,
+            links,
+            _fabric_of(fabrics, "parameter"),
+            {s.name: hosts.model[s.name] for s in servers},
+        ),
     )
+
+
+def _acceptance(bp: Mapping[str, Any], c: Cluster, catalog: Catalog):
+    models = {s.name: catalog.hosts[c.device_by_name[s.name].model] for s in c.npu_servers}
+    return acceptance_plan(bp, c.npu_servers, c.links, c.fabric("parameter"), models)
 
 
 def _fabric_of(fabrics: tuple[Fabric, ...], plane: str) -> Fabric | None:

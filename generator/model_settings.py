@@ -1,0 +1,163 @@
+"""Cluster-wide settings and plans of the model (generator.model): management services,
+routing and flows of the border, scheduler and host settings, the acceptance plan, growth and the
+design-review settings. Records only; generator.model re-exports them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    """Management services every device is pointed at (switch configs and inventory alike):
+    each list holds the management nodes of that role, or every management node when the
+    blueprint has none of that role. Addresses are the nodes' in-band addresses."""
+
+    ntp: tuple[int, ...] = ()
+    syslog: tuple[int, ...] = ()
+    snmp: tuple[int, ...] = ()  # SNMP managers (the monitoring nodes)
+    ztp: tuple[int, ...] = ()  # where switches fetch their day-0 files
+    pools: tuple[tuple[int, int], ...] = ()  # management pools (in-band, oob): network, prefix
+    snmp_user: str = "wanka-nms"
+    snmp_group: str = "wanka-nms"
+    snmp_view: str = "iso-view"
+    snmp_auth: str = "sha2-256"
+    snmp_priv: str = "aes256"
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """A static route on a switch, firewall or border router (the border and management routing,
+    decided in expand/border.py). `advertise`: the device imports it into its plane's routing
+    protocol, so the whole plane follows it."""
+
+    device: str
+    network: int
+    prefix: int
+    next_hop: int
+    preference: int = 60  # VRP static route default; the second firewall is a floating backup
+    vrf: str = ""
+    advertise: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Uplink:
+    """A border router's hand-off to the provider (not cabled by us: the carrier's circuit)."""
+
+    device: str
+    port: str
+    ip: int
+    prefix: int
+    gateway: int  # the provider's address: the router's default route
+
+
+@dataclass(frozen=True, slots=True)
+class Flow:
+    """A flow that must exist: the table that drives firewall policy and that verify proves.
+
+    source/destination are endpoint groups (management-nodes, switch-management, bmc,
+    business-hosts, dpc-clients, storage-nodes, monitored-hosts, outside); `zones` the firewall
+    zones it crosses ("" when it stays inside one plane)."""
+
+    name: str
+    source: str
+    destination: str
+    protocol: str  # tcp | udp | any
+    ports: tuple[int, ...]
+    zones: tuple[str, str]
+    purpose: str
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerSettings:
+    """scheduler: from the blueprint, defaults and `auto` resolved."""
+
+    volcano_mode: str = "hypernodes"  # hypernodes | labels
+    volcano_namespace: str = "volcano-system"
+    mindcluster_namespace: str = "kube-system"
+    tor_level: str = "double_layer"  # single_layer | double_layer
+
+
+@dataclass(frozen=True, slots=True)
+class HostSettings:
+    """What every host's configuration shares, from the blueprint (group_vars/all.yml)."""
+
+    software_versions: tuple[tuple[str, Any], ...] = ()
+    storage_access: str = ""
+    dpc_filesystems: tuple[Mapping[str, Any], ...] = ()
+    npu_temperature_max_c: float = 0
+    thermal_guard: Mapping[str, Any] = field(default_factory=dict)
+    rank_table_version: str = "1.0"
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptanceScope:
+    """One HCCL Test at one scope of the topology, run once per unit (a server, a leaf, a pod,
+    a leaf pair, the cluster). Bus bandwidths in GB/s (10^9 bytes), NCCL-tests convention."""
+
+    kind: str  # server | leaf | pod | supernode | cluster | leaf-pair
+    op: str  # all_reduce | all_gather (the HCCL Test binary is <op>_test)
+    units: tuple[tuple[str, tuple[str, ...]], ...]  # (unit name, its leaves; server: its name)
+    ranks: int  # ranks of the largest unit
+    tiers: str  # what the traffic crosses, e.g. "HCCS", "leaf", "leaf, spine"
+    bound_gbytes_s: float  # the topology's bus bandwidth per rank at this scope
+    expected_busbw: float  # efficiency x bound: the pass mark
+    formula: str  # the arithmetic, with the numbers
+
+
+@dataclass(frozen=True, slots=True)
+class Acceptance:
+    """The acceptance plan and the operations checklist thresholds (blueprint `acceptance`)."""
+
+    efficiency: float = 0.8
+    min_bytes: int = 8388608
+    max_bytes: int = 1073741824
+    iters: int = 20
+    warmup: int = 5
+    batch: int = 16
+    ranks_per_server: int = 8
+    leaves: tuple[tuple[str, tuple[str, ...]], ...] = ()  # access unit -> its servers, rank order
+    scopes: tuple[AcceptanceScope, ...] = ()  # topology order: server, leaf, pod, cluster, pairs
+    checkpoint_write_gbps: float = 0.0
+    idle_power_max_w: int = 0
+    compile_cache: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Growth:
+    """The planned final size (blueprint `growth.cards`) against what is built now.
+
+    Inside the plan the cluster is a stable prefix of the planned build; beyond it, `moved`
+    lists the devices of the planned build that the larger build places elsewhere."""
+
+    planned_servers: int = 0  # 0: no plan given
+    servers: int = 0  # NPU servers built now
+    moved: tuple[str, ...] = ()  # "name rack Uu -> rack Uu", beyond the plan only
+
+    @property
+    def beyond(self) -> bool:
+        return 0 < self.planned_servers < self.servers
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What the design checks, the failure-domain analysis and the review read from the
+    blueprint and catalog, resolved once by generator.expand.settings from the validated blueprint, whose
+    schema defaults are already filled in. The defaults here are not the schema's: they mean
+    "nothing set" (no failure rates, no limit, nothing to warn about) for a Cluster built
+    without a blueprint."""
+
+    max_failure_share: float = 1.0  # design.max_failure_share
+    rack_failure_rate: float = 0.0  # design.failure_rates.rack, per rack per year
+    cdu_failure_rate: float = 0.0  # design.failure_rates.cdu, per CDU per year
+    cable_failure_rate: float = 0.0  # design.failure_rates.cable, per cable per year
+    model_failure_rates: Mapping[str, float] = field(default_factory=dict)  # catalog model -> /year
+    parallelism: Mapping[str, int] = field(default_factory=dict)  # hccl.parallelism (tp, pp, ...)
+    parameter_rail: str = ""  # networks.parameter.rail (single | multi)
+    storage_mode: str = ""  # networks.storage.mode (dedicated | shared)
+    storage_access: str = ""  # zones.storage.access (dpc | nfs)
+    business_leaf_mlag: bool = True  # networks.business.leaf.mlag (True: no single leaf)
+    border_router_pair: bool = True  # zones.border.router.pair
+    firewall_pair: bool = True  # zones.border.firewall.pair
