@@ -478,7 +478,11 @@ def services_agree_between_inventory_and_switches(o: Outputs, _result) -> Proble
     syslog = set(o.group_vars.get("syslog_servers") or ())
     problems = []
     for name in sorted(o.configs):
-        sw_ntp = {line.split()[2] for line in o.config_lines(name, "ntp unicast-server ")}
+        sw_ntp = {
+            line.split()[2]
+            for prefix in ("ntp unicast-server ", "ntp-service unicast-server ")  # CE, NE/USG
+            for line in o.config_lines(name, prefix)
+        }
         sw_log = {
             line.split()[2]
             for line in o.config_lines(name, "info-center loghost ")
