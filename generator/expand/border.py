@@ -163,9 +163,9 @@ def border_routing(
     border = bp["zones"]["border"]
     bases = {plane: parse_pool(pools[plane]) for plane in FIREWALL_PLANES}
     net, prefix = parse_pool(border["pool"])
-    nxt = {
-        plane: net + (((1 << (32 - pre)) // 8) * BORDER_REGION)
-        for plane, (net, pre) in bases.items()
+    nxt = {  # next free /31 of each plane's border region, and of the border pool
+        plane: base + ((1 << (32 - length)) // 8) * BORDER_REGION
+        for plane, (base, length) in bases.items()
     }
     nxt["border"] = net
     p2p: dict[int, tuple[int, int]] = {}

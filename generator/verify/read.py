@@ -166,7 +166,6 @@ def _host_line(folder: Path) -> dict[str, int]:
 ROUTE = re.compile(
     r"ip route-static (?:vpn-instance (\S+) )?(\S+) (\S+) (\d+\.\d+\.\d+\.\d+)(?: preference (\d+))?"
 )
-PROTOCOLS = {"tcp", "udp", "icmp"}
 
 
 _INTERFACE = re.compile(r"interface (\S+)")
