@@ -193,14 +193,14 @@ class Sizing:
         nets: dict = {"parameter": {"leaf": {"model": self.leaf}}}
         if self.cards <= 1024:
             nets["parameter"]["spine"] = {"model": "ce16804"}
-        elif self.cards <= 12288:
-            nets["parameter"].update(spine={"model": "ce16808"}, core={"model": "ce16808"})
+        elif self.cards <= 12288:  # pod spines of 72 down / 72 up: within the 128-way ECMP limit
+            nets["parameter"].update(spine={"model": "ce16804"}, core={"model": "ce16808"})
             nets["storage"] = {"spine": {"model": "ce16808"}}
             nets["business"] = {"spine": {"model": "ce16804", "count": 2}}
             nets["management"] = {"inband": {"core": {"model": "ce16804"}}}
         else:
-            nets["parameter"].update(spine={"model": "ce16816"}, core={"model": "ce16816"})
-            nets["storage"] = {"spine": {"model": "ce16816"}}
+            nets["parameter"].update(spine={"model": "ce16804"}, core={"model": "ce16816"})
+            nets["storage"] = {"spine": {"model": "ce16804"}}
             nets["business"] = {"spine": {"model": "ce16816", "count": 2}, "pool": "10.100.0.0/15"}
             nets["management"] = {
                 "inband": {"pool": "10.104.0.0/15", "core": {"model": "ce16816"}},

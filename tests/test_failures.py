@@ -138,8 +138,8 @@ def test_every_parameter_switch_rack_and_cdu_of_the_10k_example_matches_brute_fo
         i = failure_domains.impact(c, f, ix)
         assert (i.npu_ports_cut, i.cards_interrupted) == brute_force(name, f), (f.kind, f.name)
         checked[f.kind] += 1
-    assert checked["parameter leaf"] == 320 and checked["parameter spine"] == 48
-    assert checked["parameter core"] == 32 and checked["CDU"] == 14
+    assert checked["parameter leaf"] == 320 and checked["parameter spine"] == 80  # 5 pods x 16
+    assert checked["parameter core"] == 32 and checked["CDU"] == 23
     assert checked["rack (network)"] + checked["rack (compute)"] >= 400
 
 
@@ -243,13 +243,12 @@ def test_the_emitted_worst_case_of_every_class_is_the_brute_force_maximum():
     assert rows["parameter spine"]["cards_slowed"] == "2304"
     assert rows["parameter core"]["pod_uplink_lost"] == "0.0312"
     assert rows["parameter core"]["cards_slowed"] == "10240"
-    assert (
-        rows["CDU"]["cards_interrupted"] == "768"
-    )  # 24 racks (4 servers + their leaf, 24.2 kW) x 32 cards
+    # 14 racks (4 servers + their leaf, 24.2 kW) under a 350 kW CDU, x 32 cards
+    assert rows["CDU"]["cards_interrupted"] == "448"
     assert rows["inband access"]["cards_interrupted"] == "384"
     assert rows["NPU server"]["failures_per_year"] == "1536"
     assert rows["parameter leaf"]["jobs_lost_32_cards"] == "1"
-    assert rows["CDU"]["jobs_lost_32_cards"] == "24"
+    assert rows["CDU"]["jobs_lost_32_cards"] == "14"
     md = next(f for f in generated(name).files if f.path == "files/failure-domains.md")
     assert b"| the whole cluster | 10,240 | 1,280 |" in md.data
 

@@ -32,9 +32,10 @@ def blueprint_for(cards: int, folder: Path) -> Path:
     bp["compute"]["hostname"] = "npu-{index:06d}"
     bp["zones"]["storage"]["nodes"]["count"] = max(4, cards // 400)
     if cards > 20000:
-        bp["networks"]["parameter"]["spine"]["model"] = "ce16816"
+        # pod spines of 72 down / 72 up keep every path within the 128-way ECMP limit (#15)
+        bp["networks"]["parameter"]["spine"]["model"] = "ce16804"
         bp["networks"]["parameter"]["core"]["model"] = "ce16816"
-        bp["networks"]["storage"]["spine"]["model"] = "ce16816"
+        bp["networks"]["storage"]["spine"]["model"] = "ce16804"
         bp["networks"]["business"]["spine"]["model"] = "ce16816"
         bp["networks"]["business"]["pool"] = "10.100.0.0/15"
         bp["networks"]["management"]["inband"] = {
