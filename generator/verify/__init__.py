@@ -27,7 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator.output import MARKER
-from generator.verify import flows, read, rules, safe
+from generator.verify import flows, read, rules
 from generator.verify.report import NotAnOutput, Problem, Report
 
 __all__ = ["NotAnOutput", "Problem", "Report", "verify"]
@@ -55,8 +55,6 @@ def verify(folder: Path) -> Report:
         report.switches += 1
         configured.add(path.stem)
         ports, access = read.switch(g, folder, path, routing, gateway=path.stem in firewalls)
-        if (structured := path.with_suffix(".yml")).is_file():  # damaged YAML ends the run
-            safe.file_yaml(folder, structured)
         rules.check_access(access, pools, report)
         for port, logical in ports.items():
             fold[f"{path.stem}\0{port}"] = logical
