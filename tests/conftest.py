@@ -55,6 +55,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 FACTS = {"supernode-768.yaml": ROOT / "tests" / "data" / "npu-facts" / "supernode-768.yml"}
 
 
+# A 16-card cluster: the smallest that generates, so each case costs a fraction of a second.
+TINY = """\
+apiVersion: wanka/v1
+kind: Cluster
+metadata:
+  name: tiny
+compute:
+  cards: 16
+zones:
+  storage: {nodes: {count: 1}}
+  management: {nodes: {controller: 1}}
+  border: {router: {pair: false}, firewall: {pair: false}}
+"""
+
+
 @functools.cache
 def generated(name: str):
     """pipeline.Result of an example blueprint, computed once per test session."""

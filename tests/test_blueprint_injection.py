@@ -16,20 +16,7 @@ import pytest
 from generator import cli, pipeline
 from generator.artifacts import hccl
 from generator.switch_ports import PLATFORMS
-
-# A 16-card cluster: the smallest that generates, so each case costs a fraction of a second.
-TINY = """\
-apiVersion: wanka/v1
-kind: Cluster
-metadata:
-  name: tiny
-compute:
-  cards: 16
-zones:
-  storage: {nodes: {count: 1}}
-  management: {nodes: {controller: 1}}
-  border: {router: {pair: false}, firewall: {pair: false}}
-"""
+from tests.conftest import TINY
 
 
 def write(tmp_path: Path, text: str, name: str = "bp.yaml") -> Path:

@@ -25,21 +25,10 @@ import yaml
 
 from generator import cli, output
 from generator.artifacts import OutputFile
+from tests.conftest import TINY
 
 ROOT = Path(__file__).resolve().parents[1]
 POD = ROOT / "blueprints" / "pod-128.yaml"
-TINY = """\
-apiVersion: wanka/v1
-kind: Cluster
-metadata:
-  name: tiny
-compute:
-  cards: 16
-zones:
-  storage: {nodes: {count: 1}}
-  management: {nodes: {controller: 1}}
-  border: {router: {pair: false}, firewall: {pair: false}}
-"""
 PYTHON_WANKA = [sys.executable, "-m", "generator"]
 SIZE = ["size", "--params", "7e9", "--tokens", "1e11", "--days", "30"]
 

@@ -42,6 +42,7 @@ from generator import cli, output, pipeline
 from generator.artifacts import hccl
 from generator.blueprint.load import MAX_BYTES
 from generator.errors import BlueprintError
+from tests.conftest import TINY
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = yaml.safe_load((ROOT / "blueprints" / "pod-128.yaml").read_text())
@@ -245,18 +246,6 @@ def test_mutated_blueprints_end_in_a_result_or_a_located_error(case):
 COMMANDS = ("validate", "generate", "ranktable", "placement", "size", "diff", "verify", "schema")
 COMMANDS += ("catalog",)
 CASE_SECONDS = 60  # a case that runs longer is a hang
-TINY = """\
-apiVersion: wanka/v1
-kind: Cluster
-metadata:
-  name: tiny
-compute:
-  cards: 16
-zones:
-  storage: {nodes: {count: 1}}
-  management: {nodes: {controller: 1}}
-  border: {router: {pair: false}, firewall: {pair: false}}
-"""
 HOSTILE_WORDS = [
     "-",
     "--",
