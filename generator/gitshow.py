@@ -24,6 +24,8 @@ class GitError(ValueError):
 
 def split_spec(spec: str) -> tuple[str, str]:
     """`REF:path` -> (ref, path); GitError when it is not one, or a part starts with `-`."""
+    if not spec:
+        raise GitError("'' (an empty argument): not a file, nor REF:path; give OLD and NEW")
     ref, _, path = spec.partition(":")
     if not ref or not path:
         raise GitError(f"{spec}: not a file, nor REF:path")

@@ -402,6 +402,7 @@ def _located(err: str, argv: list[str]) -> bool:
         body = line.removeprefix("wanka: ")
         return (
             any(body.startswith(a) for a in given)
+            or ("" in argv[1:] and body.startswith("'' (an empty argument)"))
             or bool(options.search(body))
             or (argv[0] == "verify" and re.match(r"[\w./-]+(:\d+)?: ", body) is not None)
         )
@@ -437,18 +438,24 @@ def test_every_command_fails_cleanly_on_hostile_input(data):
             signal.signal(signal.SIGALRM, previous)
         err = stderr.getvalue()
         _STATS[argv[0]] = _STATS.get(argv[0], 0) + 1
+        _FAILED.append(argv)  # taken off again when every assertion below holds
         assert code in (0, 1, 2), (argv, code, err[-2000:])
         assert "Traceback" not in err, (argv, err[-2000:])
         if code == 2:
             assert _located(err, argv), (argv, err[-2000:])
         assert not Path("/tmp/wanka-hostile-pwned").exists(), argv
+        _FAILED.pop()
 
 
 _STATS: dict[str, int] = {}
+_FAILED: list[list[str]] = []  # command lines whose case failed: the property test reports them
 
 
 def test_the_command_mix_reaches_every_command():
-    """Runs after the property test: with the ci profile's count every command was drawn."""
+    """Runs after the property test: with the ci profile's count every command was drawn. A
+    failing case stops Hypothesis early, so the mix is only judged when every case passed."""
+    if _FAILED:
+        pytest.skip(f"the property test failed first ({len(_FAILED)} failing cases)")
     if sum(_STATS.values()) >= 100:
         assert set(_STATS) == set(COMMANDS), _STATS
 
