@@ -161,12 +161,15 @@ def test_ztp_server_stages_rendered_configs_and_an_intermediate_file_that_lists_
         for v in VAULT.values()
     )
 
-    ini = (root / "ztp.ini").read_text()
-    assert ini.startswith(";BEGIN ZTP CONFIG\n[GLOBAL CONFIG]\n") and ini.rstrip().endswith(
-        ";END ZTP CONFIG"
-    )
-    sections = re.findall(r"\[DEVICE_TYPE_(\d+) DESCRIPTION\]\n(.*?)(?=\n\[|\n;END)", ini, re.S)
-    assert int(re.search(r"\*DEVICE_TYPE_NUM=(\d+)", ini).group(1)) == len(sections) == len(staged)
+    # VRP8 ZTP guide, INI intermediate file: #sha256sum over everything after the first line
+    header, rest = (root / "ztp.ini").read_bytes().split(b"\n", 1)
+    assert header == f'#sha256sum="{hashlib.sha256(rest).hexdigest()}"'.encode()
+    ini = rest.decode()
+    assert ini.startswith(";BEGIN ROUTER\n[GLOBAL CONFIG]\n") and ini.endswith(";END ROUTER\n")
+    fileserver = re.search(r"^FILESERVER=(\S+)$", ini, re.M).group(1)
+    assert fileserver.endswith("/configs")
+    sections = re.findall(r"\[DEVICE(\d+) DESCRIPTION\]\n(.*?)(?=\n\[|\n;END)", ini, re.S)
+    assert [int(n) for n, _ in sections] == list(range(1, len(staged) + 1))
     sums = dict(
         reversed(line.split("  ", 1)) for line in (root / "SHA256SUMS").read_text().splitlines()
     )
@@ -174,13 +177,16 @@ def test_ztp_server_stages_rendered_configs_and_an_intermediate_file_that_lists_
     listed = set()
     for _, body in sections:
         fields = dict(line.split("=", 1) for line in body.splitlines() if "=" in line)
-        config = fields["*FILENAME_1"]
-        name = config.removeprefix("configs/").removesuffix(".cfg")
+        config = fields["SYSTEM-CONFIG"]
+        name = config.removesuffix(".cfg")
         listed.add(name)
-        assert fields["*TYPE_1"] == "CFG"
-        assert fields["ESN"] == identities[name].get("esn", "")
-        assert fields["MAC"] == identities[name].get("mac", "")
-        assert sums[config] == hashlib.sha256((root / config).read_bytes()).hexdigest()
+        assert fields["DEVICETYPE"] == "DEFAULT"
+        assert fields["ESN"] == identities[name].get("esn", "DEFAULT")
+        assert fields["MAC"] == identities[name].get("mac", "DEFAULT")
+        assert (root / "configs" / config).is_file()
+        assert sums[f"configs/{config}"] == hashlib.sha256(
+            (root / "configs" / config).read_bytes()
+        ).hexdigest()
     assert listed == set(ztp["names"])
 
     dhcp = (ztp["root"] / "etc/dnsmasq.d/wanka-ztp.conf").read_text()
@@ -195,6 +201,15 @@ def test_ztp_server_stages_rendered_configs_and_an_intermediate_file_that_lists_
     second = ztp["runner"].play("playbooks/ztp.yml")
     assert second.returncode == 0
     assert {h: c for h, (_, c, _) in recap(second).items() if c} == {}
+
+    # the CE V300R023C00 guide's form, for a release that reads that one
+    third = ztp["runner"].play("playbooks/ztp.yml", "-e", "ztp_server_ini_format=ce-v300")
+    assert third.returncode == 0, third.stdout[-3000:]
+    ini = (root / "ztp.ini").read_text()
+    assert ini.startswith(";BEGIN ZTP CONFIG\n[GLOBAL CONFIG]\n") and ini.endswith(";END ZTP CONFIG\n")
+    names = re.findall(r"^\*FILENAME_1=configs/(.+)\.cfg$", ini, re.M)
+    assert int(re.search(r"\*DEVICE_TYPE_NUM=(\d+)", ini).group(1)) == len(names)
+    assert sorted(names) == sorted(ztp["names"])
 
 
 @pytest.mark.slow
