@@ -42,7 +42,7 @@ def _configured_on_host(o: Outputs, row: dict[str, str]) -> bool:
     if values.get("inband_address") == cidr and port.startswith("mgmt"):
         return True
     if port == "bmc":
-        return values.get("bmc_address") == address
+        return values.get("bmc_address") == cidr
     for nic in values.get("storage_nics") or ():
         if nic["port"] == port and nic["address"] == cidr:
             return True

@@ -88,7 +88,7 @@ def host_vars(cluster: Cluster) -> dict[str, dict[str, Any]]:
             v["inband_gateway"] = ip(inband[0].gateway)
         bmc = planes.get("oob")
         if bmc:
-            v["bmc_address"] = ip(bmc[0].ip)
+            v["bmc_address"] = _cidr(bmc[0].ip, bmc[0].prefix)
         v.update(rack=d.rack, rack_u=d.u, model=d.model)
         stor = planes.get("storage")
         if stor:

@@ -11,6 +11,7 @@ import csv
 import io
 import ipaddress
 import re
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,12 +74,12 @@ class Graph:
 
 
 def ip_int(text: str) -> int:
-    """Dotted quad -> integer, without ipaddress's per-call cost (verify reads ~10^5 of them)."""
-    parts = text.split(".")
-    if len(parts) != 4 or not all(p.isdigit() and int(p) < 256 for p in parts):
-        raise ValueError(f"not an IPv4 address: {text!r}")
-    a, b, c, d = map(int, parts)
-    return a << 24 | b << 16 | c << 8 | d
+    """Dotted quad -> integer, without ipaddress's per-call cost (verify reads ~10^5 of them).
+    inet_pton takes exactly four decimal parts of 0-255 (POSIX inet_pton, AF_INET)."""
+    try:
+        return int.from_bytes(socket.inet_pton(socket.AF_INET, text), "big")
+    except (OSError, TypeError, ValueError):
+        raise ValueError(f"not an IPv4 address: {text!r}") from None
 
 
 def _mask(prefix: int) -> int:

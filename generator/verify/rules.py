@@ -358,10 +358,12 @@ def settings(folder, data: dict, report: Report) -> None:
 
 
 SCANNED = (".cfg", ".yml", ".yaml", ".sh")
-_DEFAULTS = "|".join(re.escape(d) for d in KNOWN_DEFAULTS)
-SUSPECT_CFG = re.compile(rf"password|cipher|simple|plain|community|{_DEFAULTS}")
-SUSPECT_YAML = re.compile(
-    r"[Pp]assw|PASSW|[Ss]ecret|SECRET|[Cc]ommunity|_key|_KEY|[Nn][Ff][Ss]|mount|export|\((?:rw|ro)\b"
+# lines worth a closer look hold one of these words (exact case); the checks below decide
+SUSPECT_CFG = ("password", "cipher", "simple", "plain", "community", *KNOWN_DEFAULTS)
+SUSPECT_YAML = (
+    *("passw", "Passw", "PASSW", "secret", "Secret", "SECRET", "community", "Community"),
+    *("_key", "_KEY", "mount", "export", "(rw", "(ro"),
+    *("nfs", "nfS", "nFs", "nFS", "Nfs", "NfS", "NFs", "NFS"),
 )
 
 
@@ -397,15 +399,19 @@ def secrets_in(rel: str, text: str, report: Report) -> None:
                 report.problems.append(Problem(rel, n, f"{key} in clear"))
 
 
-def _suspect_lines(text: str, suspect: re.Pattern):
-    """(line number, line) of each line holding a keyword: one search over the text instead of
-    every pattern on every line."""
-    n, pos, last = 1, 0, -1
-    for m in suspect.finditer(text):
-        start = text.rfind("\n", 0, m.start()) + 1
-        if start == last:
-            continue
+def _suspect_lines(text: str, words: tuple[str, ...]):
+    """(line number, line) of each line holding one of `words`, in order: str.find per word
+    (C speed) instead of a regular expression over ~50 MB of output at 10,240 cards."""
+    starts: set[int] = set()
+    for word in words:
+        i = text.find(word)
+        while i >= 0:
+            starts.add(text.rfind("\n", 0, i) + 1)
+            end = text.find("\n", i)
+            i = text.find(word, end) if end >= 0 else -1
+    n, pos = 1, 0
+    for start in sorted(starts):
         n += text.count("\n", pos, start)
-        pos = last = start
-        end = text.find("\n", m.end())
+        pos = start
+        end = text.find("\n", start)
         yield n, text[start : end if end >= 0 else len(text)]
