@@ -1,7 +1,7 @@
 """Prove isolation and hygiene from the *rendered* output folder, not from the model.
 
 `verify(folder)` reads what `wanka generate` wrote (switch configs, hosts.yml host variables,
-files/hccn/*.conf, files/cabling.csv, group_vars/all.yml pools) and builds a networkx graph:
+files/hccn/*.conf, files/cabling.csv, group_vars/all.yml pools) and builds a graph (read.Graph):
 
 - ("vrf", device, vrf): one L3 routing domain of a switch (the default one is "_public_");
 - ("if", device, interface): one logical interface (Eth-Trunk members fold into their trunk,
@@ -65,16 +65,16 @@ def verify(folder: Path) -> Report:
     cabled = read.cabling(g, folder, fold)
     hosts = set().union(*(groups.get(name, set()) for name in rules.HOST_GROUPS))
     rules.completeness(cabled, configured, hosts, report)
-    rules.routing(routing, pools, g.g, report)
+    rules.routing(routing, pools, g, report)
     shared = settings.get("storage_mode") == "shared"
-    rules.border_cabling(cabled, groups.get("border", set()), g.g, pools, report, shared)
-    components = rules.isolation(g.g, pools, firewalls, report, shared=shared)
-    flows.prove(folder, g.g, components, pools, routing, cabled, hostvars, groups, report)
+    rules.border_cabling(cabled, groups.get("border", set()), g, pools, report, shared)
+    components = rules.isolation(g, pools, firewalls, report, shared=shared)
+    flows.prove(folder, g, components, pools, routing, cabled, hostvars, groups, report)
     rules.settings(folder, settings, report)
     for rel, text in routing.texts.items():
         rules.secrets_in(rel, text, report)
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         if read.rel(folder, path) not in routing.texts:
             rules.secrets(folder, path, report)
-    report.nodes, report.edges = g.g.number_of_nodes(), g.g.number_of_edges()
+    report.nodes, report.edges = len(g.nodes), g.number_of_edges()
     return report

@@ -14,8 +14,6 @@ import itertools
 import re
 from collections import deque
 
-import networkx as nx
-
 from generator.verify import read, safe
 from generator.verify.report import Problem, Report
 
@@ -137,7 +135,7 @@ def check_access(access: read.Access, pools: dict, report: Report) -> None:
 
 
 def isolation(
-    g: nx.Graph, pools: dict, firewalls: set[str], report: Report, shared: bool = False
+    g: read.Graph, pools: dict, firewalls: set[str], report: Report, shared: bool = False
 ) -> list[set]:
     """Two planes in one connected component is a breach. With `shared` (storage_mode: shared,
     the legacy design) the storage plane is part of the business plane by design. Returns the
@@ -157,10 +155,9 @@ def isolation(
             for length in range(31, 7, -1):
                 outer = nets.get((address & (0xFFFFFFFF << (32 - length) & 0xFFFFFFFF), length))
                 if outer is not None:
-                    where = next(iter(g.edges(node, data="where")))[2]
-                    g.add_edge(node, outer, where=where)
+                    g.edge(node, outer, next(iter(g.adj[node].values())))
                     break
-    components = list(nx.connected_components(g))
+    components = g.components()
     for component in components:
         by_plane: dict[str, list[tuple]] = {}
         for node in sorted(n for n in component if n in plane_of):
@@ -168,7 +165,7 @@ def isolation(
         fw_ports = sorted(n for n in component if n[0] == "if" and n[1] in firewalls)
         allowed = ", ".join(sorted(GATEWAY_PLANES))
         for plane in sorted(set(by_plane) - GATEWAY_PLANES) if fw_ports else ():
-            path = nx.shortest_path(g, fw_ports[0], by_plane[plane][0])
+            path = g.shortest_path(fw_ports[0], by_plane[plane][0])
             reason = f"firewall {fw_ports[0][1]} faces the {plane} plane (only {allowed})"
             report.problems.append(_path_problem(g, path, plane_of, reason, component))
         planes = sorted(by_plane)
@@ -178,14 +175,14 @@ def isolation(
             home, intruder = (
                 (first, other) if len(by_plane[first]) >= len(by_plane[other]) else (other, first)
             )
-            path = nx.shortest_path(g, by_plane[home][0], by_plane[intruder][0])
+            path = g.shortest_path(by_plane[home][0], by_plane[intruder][0])
             reason = f"the {first} and {other} planes reach one another"
             report.problems.append(_path_problem(g, path, plane_of, reason, component))
 
     return components
 
 
-def _labels(g: nx.Graph, component, plane_of: dict, home: str | None) -> dict:
+def _labels(g: read.Graph, component, plane_of: dict, home: str | None) -> dict:
     """Each node of the component labelled with the plane of its nearest subnet (ties go to the
     home plane): where the labels change along a path is where it crosses."""
     sources = sorted((n for n in component if n in plane_of), key=lambda n: plane_of[n] != home)
@@ -200,25 +197,25 @@ def _labels(g: nx.Graph, component, plane_of: dict, home: str | None) -> dict:
     return label
 
 
-def _path_problem(g: nx.Graph, path: list, plane_of: dict, reason: str, component=()) -> Problem:
+def _path_problem(g: read.Graph, path: list, plane_of: dict, reason: str, component=()) -> Problem:
     """Name the file and line of the step where the path crosses from one plane into the other
     (a cabling row for a re-cabling, an address or gateway line for a misaddressed port)."""
     steps = []
     for a, b in itertools.pairwise(path):
-        file, line = g.edges[a, b]["where"]
+        file, line = g.adj[a][b]
         steps.append(f"{_name(a)} -> {_name(b)}  ({file}:{line})")
     home = plane_of.get(path[0])
     label = _labels(g, component, plane_of, home) if component else {}
     culprit = None
     for a, b in itertools.pairwise(path):
         if label.get(a) is not None and label.get(a) != label.get(b):
-            culprit = g.edges[a, b]["where"]
+            culprit = g.adj[a][b]
             break
-    file, line = culprit or g.edges[path[0], path[1]]["where"]
+    file, line = culprit or g.adj[path[0]][path[1]]
     return Problem(file, line, reason, tuple(steps))
 
 
-def routing(r: read.Routing, pools: dict, g: nx.Graph, report: Report) -> None:
+def routing(r: read.Routing, pools: dict, g: read.Graph, report: Report) -> None:
     """Static routes and BGP peers stay in their plane: a next hop or a peer on another plane's
     address, or a route into another plane from a plane no firewall faces, is a breach."""
     fw_planes: dict[tuple, set[str]] = {}
@@ -284,7 +281,7 @@ def routing(r: read.Routing, pools: dict, g: nx.Graph, report: Report) -> None:
 
 
 def border_cabling(
-    cabled: read.Cabling, border: set[str], g: nx.Graph, pools: dict, report: Report, shared=False
+    cabled: read.Cabling, border: set[str], g: read.Graph, pools: dict, report: Report, shared=False
 ) -> None:
     """Routers and firewalls are cabled only to one another and to switches of the planes they
     face (business, in-band, out-of-band): a border device on a data plane is a way in."""
@@ -306,7 +303,7 @@ def border_cabling(
                 )
 
 
-def _device_planes(g: nx.Graph, device: str, pools: dict) -> set[str]:
+def _device_planes(g: read.Graph, device: str, pools: dict) -> set[str]:
     out = set()
     node = ("vrf", device, read.DEFAULT_VRF)
     for nb in g.adj.get(node, ()):
