@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import multiprocessing as mp
 import os
-import signal
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -14,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generator import forking
 from generator.analysis import Analysis, Finding, analyse
 from generator.artifacts import (
     OutputFile,
@@ -65,20 +62,11 @@ def emit_all(cluster: Cluster, analysis: Analysis) -> list[OutputFile]:
     processes (the emitters are pure; the cluster and analysis are inherited, not copied); the
     result is the same bytes either way."""
     workers = min(os.cpu_count() or 1, len(EMITTERS))
-    if (
-        workers < 2
-        or len(cluster.links) < PARALLEL_FROM_LINKS
-        or "fork" not in mp.get_all_start_methods()
-    ):
+    if not forking.available(workers) or len(cluster.links) < PARALLEL_FROM_LINKS:
         files = [f for emit in EMITTERS for f in emit(cluster, analysis)]
     else:
-        # A forked worker receives the initializer's arguments by copy-on-write, not by pickling
-        # (a 100k-card model through a pipe would cost more than the work); the parent process
-        # keeps no state.
-        pool = mp.get_context("fork").Pool(
-            workers, initializer=_start_worker, initargs=(cluster, analysis, os.getpid())
-        )
-        with pool:
+        # the workers inherit the cluster and analysis (forking.pool); this process keeps no state
+        with forking.pool(workers, _WORKER_INPUT.append, ((cluster, analysis),)) as pool:
             files = [
                 f
                 for batch in pool.imap_unordered(_emit_in_worker, range(len(EMITTERS)))
@@ -88,28 +76,6 @@ def emit_all(cluster: Cluster, analysis: Analysis) -> list[OutputFile]:
 
 
 _WORKER_INPUT: list[tuple[Cluster, Analysis]] = []  # set once in each forked worker, never here
-
-
-def _start_worker(cluster: Cluster, analysis: Analysis, parent: int) -> None:
-    """A worker holds the run's input and dies with its parent: Ctrl-C is the parent's to handle
-    (the pool is then terminated), and when the parent is killed the kernel kills the worker
-    (PR_SET_PDEATHSIG), so no orphan prints a traceback later."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _die_with_parent(parent)
-    _WORKER_INPUT.append((cluster, analysis))
-
-
-_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
-
-
-def _die_with_parent(parent: int) -> None:
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):  # not Linux: the pool's own shutdown still applies
-        return
-    if os.getppid() != parent:  # the parent died before prctl took effect
-        os._exit(1)
 
 
 def _emit_in_worker(index: int) -> list[OutputFile]:

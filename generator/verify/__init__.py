@@ -24,8 +24,10 @@ mounts or exports NFS.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+from generator import forking
 from generator.output import MARKER
 from generator.verify import flows, read, rules
 from generator.verify.report import NotAnOutput, Problem, Report
@@ -40,41 +42,92 @@ def verify(folder: Path) -> Report:
     if not folder.is_dir() or not all((folder / p).is_file() for p in needed):
         raise NotAnOutput(f"{folder} is not a wanka output folder (needs {', '.join(needed)})")
     report = Report()
-    settings = read.settings(folder)
-    pools = read.pools(folder, settings)
-    hostvars, groups = read.hosts(folder)
-    firewalls = groups.get("firewalls", set())
-    g = read.Graph()
-    routing = read.Routing()
-    fold: dict[str, str] = {}
-    configured: set[str] = set()
-    configs = sorted((folder / "files" / "switches").glob("*.cfg")) + sorted(
-        (folder / "files" / "border").glob("*.cfg")
-    )
-    for path in configs:
-        report.switches += 1
-        configured.add(path.stem)
-        ports, access = read.switch(g, folder, path, routing, gateway=path.stem in firewalls)
-        rules.check_access(access, pools, report)
-        for port, logical in ports.items():
-            fold[f"{path.stem}\0{port}"] = logical
-    for path in sorted((folder / "files" / "hccn").glob("*.conf")):
-        read.hccn(g, folder, path)
-    fold |= read.host_interfaces(g, folder, hostvars)
-    report.hosts = len(hostvars)
-    cabled = read.cabling(g, folder, fold)
-    hosts = set().union(*(groups.get(name, set()) for name in rules.HOST_GROUPS))
-    rules.completeness(cabled, configured, hosts, report)
-    rules.routing(routing, pools, g, report)
-    shared = settings.get("storage_mode") == "shared"
-    rules.border_cabling(cabled, groups.get("border", set()), g, pools, report, shared)
-    components = rules.isolation(g, pools, firewalls, report, shared=shared)
-    flows.prove(folder, g, components, pools, routing, cabled, hostvars, groups, report)
-    rules.settings(folder, settings, report)
-    for rel, text in routing.texts.items():
-        rules.secrets_in(rel, text, report)
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        if read.rel(folder, path) not in routing.texts:
-            rules.secrets(folder, path, report)
+    with _Beside() as beside:
+        # the other core reads the hccn files and scans every file for secrets meanwhile
+        hccn = beside.run(_hccn_edges, folder)
+        scan = beside.run(_scan, folder)
+        settings = read.settings(folder)
+        pools = read.pools(folder, settings)
+        hostvars, groups = read.hosts(folder)
+        firewalls = groups.get("firewalls", set())
+        g = read.Graph()
+        routing = read.Routing()
+        fold: dict[str, str] = {}
+        configured: set[str] = set()
+        configs = sorted((folder / "files" / "switches").glob("*.cfg")) + sorted(
+            (folder / "files" / "border").glob("*.cfg")
+        )
+        for path in configs:
+            report.switches += 1
+            configured.add(path.stem)
+            ports, access = read.switch(g, folder, path, routing, gateway=path.stem in firewalls)
+            rules.check_access(access, pools, report)
+            for port, logical in ports.items():
+                fold[f"{path.stem}\0{port}"] = logical
+        for edge in hccn.get():
+            g.edge(*edge)
+        fold |= read.host_interfaces(g, folder, hostvars)
+        report.hosts = len(hostvars)
+        cabled = read.cabling(g, folder, fold)
+        hosts = set().union(*(groups.get(name, set()) for name in rules.HOST_GROUPS))
+        rules.completeness(cabled, configured, hosts, report)
+        rules.routing(routing, pools, g, report)
+        shared = settings.get("storage_mode") == "shared"
+        rules.border_cabling(cabled, groups.get("border", set()), g, pools, report, shared)
+        components = rules.isolation(g, pools, firewalls, report, shared=shared)
+        flows.prove(folder, g, components, pools, routing, cabled, hostvars, groups, report)
+        rules.settings(folder, settings, report)
+        report.problems += scan.get()
     report.nodes, report.edges = len(g.nodes), g.number_of_edges()
     return report
+
+
+class _Edges(list):
+    """A graph that only records its edges in order, for a reader run in another process."""
+
+    def edge(self, a: tuple, b: tuple, where: tuple[str, int]) -> None:
+        self.append((a, b, where))
+
+
+def _hccn_edges(folder: Path) -> list[tuple]:
+    edges = _Edges()
+    for path in sorted((folder / "files" / "hccn").glob("*.conf")):
+        read.hccn(edges, folder, path)
+    return edges
+
+
+def _scan(folder: Path) -> list[Problem]:
+    """Clear secrets and NFS in every file (rules.secrets)."""
+    report = Report()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rules.secrets(folder, path, report)
+    return report.problems
+
+
+class _Done:
+    """A result computed here, for when no worker runs."""
+
+    def __init__(self, value) -> None:
+        self.value = value
+
+    def get(self):
+        return self.value
+
+
+class _Beside:
+    """Runs readers in one forked worker beside this process where forking pays (two cores or
+    more), else in this process; errors (Damaged) reach the caller from `.get()`."""
+
+    def __enter__(self) -> _Beside:
+        self.pool = forking.pool(1) if forking.available(os.cpu_count() or 1) else None
+        return self
+
+    def run(self, reader, *args):
+        if self.pool is None:
+            return _Done(reader(*args))
+        return self.pool.apply_async(reader, args)
+
+    def __exit__(self, *exc) -> None:
+        if self.pool is not None:
+            self.pool.terminate()
+            self.pool.join()

@@ -60,7 +60,6 @@ class Routing:
     addresses: dict[int, tuple[str, str, int]] = field(default_factory=dict)  # ip -> dev, if, plen
     zones: dict[tuple[str, str], str] = field(default_factory=dict)  # (fw, interface) -> zone
     rules: dict[str, list[Rule]] = field(default_factory=dict)  # firewall -> rules in order
-    texts: dict[str, str] = field(default_factory=dict)  # config path -> its text
 
 
 class Graph:
@@ -250,7 +249,6 @@ def switch(
     where = rel(folder, path)
     device = path.stem
     text = file_text(folder, path)
-    routing.texts[where] = text  # for the secrets scan, without reading the file again
     lines = text.splitlines()
     fold: dict[str, str] = {}
     vlans: set[int] = set()
