@@ -156,8 +156,8 @@ FAULTS: list[Fault] = [
             "hosts.yml",
             _replace(
                 f / "hosts.yml",
-                '"bmc_address": "10.102.0.3/20",',
-                '"bmc_address": "10.102.0.3/20", "bmc_password": "Admin9000",',
+                '"bmc_address": "10.102.0.3/26",',
+                '"bmc_address": "10.102.0.3/26", "bmc_password": "Admin9000",',
             ),
         ),
         "bmc_password in clear",

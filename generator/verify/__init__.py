@@ -43,27 +43,33 @@ def verify(folder: Path) -> Report:
         raise NotAnOutput(f"{folder} is not a wanka output folder (needs {', '.join(needed)})")
     report = Report()
     with _Beside() as beside:
-        # the other core reads the hccn files and scans every file for secrets meanwhile
+        # the other core reads the hccn files, the second half of the switch configs and scans
+        # every file for secrets meanwhile; what it returns is added in the sequential order
         hccn = beside.run(_hccn_edges, folder)
-        scan = beside.run(_scan, folder)
         settings = read.settings(folder)
         pools = read.pools(folder, settings)
         hostvars, groups = read.hosts(folder)
         firewalls = groups.get("firewalls", set())
-        g = read.Graph()
-        routing = read.Routing()
-        fold: dict[str, str] = {}
-        configured: set[str] = set()
         configs = sorted((folder / "files" / "switches").glob("*.cfg")) + sorted(
             (folder / "files" / "border").glob("*.cfg")
         )
-        for path in configs:
+        half = len(configs) // 2
+        there = beside.run(_switches, folder, configs[half:], firewalls)
+        scan = beside.run(_scan, folder)
+        g = read.Graph()
+        routing = read.Routing()
+        here = _switches(folder, configs[:half], firewalls, g, routing)
+        edges, theirs, there = there.get()
+        for edge in edges:
+            g.edge(*edge)
+        routing.extend(theirs)
+        fold: dict[str, str] = {}
+        for path, (ports, access) in zip(configs, here + there, strict=True):
             report.switches += 1
-            configured.add(path.stem)
-            ports, access = read.switch(g, folder, path, routing, gateway=path.stem in firewalls)
             rules.check_access(access, pools, report)
             for port, logical in ports.items():
                 fold[f"{path.stem}\0{port}"] = logical
+        configured = {path.stem for path in configs}
         for edge in hccn.get():
             g.edge(*edge)
         fold |= read.host_interfaces(g, folder, hostvars)
@@ -94,6 +100,16 @@ def _hccn_edges(folder: Path) -> list[tuple]:
     for path in sorted((folder / "files" / "hccn").glob("*.conf")):
         read.hccn(edges, folder, path)
     return edges
+
+
+def _switches(folder: Path, paths: list[Path], firewalls: set[str], g=None, routing=None):
+    """Device configs read into `g` and `routing`; without them (in the worker) into a list of
+    edges and a Routing returned with the per-file results."""
+    if g is not None:
+        return [read.switch(g, folder, p, routing, gateway=p.stem in firewalls) for p in paths]
+    edges, routing = _Edges(), read.Routing()
+    out = [read.switch(edges, folder, p, routing, gateway=p.stem in firewalls) for p in paths]
+    return edges, routing, out
 
 
 def _scan(folder: Path) -> list[Problem]:

@@ -61,6 +61,16 @@ class Routing:
     zones: dict[tuple[str, str], str] = field(default_factory=dict)  # (fw, interface) -> zone
     rules: dict[str, list[Rule]] = field(default_factory=dict)  # firewall -> rules in order
 
+    def extend(self, later: Routing) -> None:
+        """Add what configs read after this one's say (dictionaries: the later one wins)."""
+        self.routes += later.routes
+        self.advertises |= later.advertises
+        self.peers += later.peers
+        self.addresses |= later.addresses
+        self.zones |= later.zones
+        for device, rules in later.rules.items():
+            self.rules.setdefault(device, []).extend(rules)
+
 
 class Graph:
     """Undirected graph as a dict of dicts: adj[a][b] is the (file, line) an edge was first read
