@@ -20,6 +20,7 @@ import yaml
 
 from tests.ansible_run import VAULT
 from tests.doubles.ce_switch import Fleet, Switch
+from tests.output_readers import inventory_vars
 
 pytestmark = pytest.mark.slow  # several real ansible-playbook runs: minutes of CPU
 
@@ -45,20 +46,8 @@ def _tool(name: str) -> str:
 
 
 def _hosts() -> dict[str, dict]:
-    data = yaml.safe_load((INVENTORY / "hosts.yml").read_text())
-    hosts: dict[str, dict] = {}
-
-    def walk(group: dict) -> None:
-        for name, vars_ in (group.get("hosts") or {}).items():
-            if vars_:
-                hosts[name] = vars_
-            else:
-                hosts.setdefault(name, {})
-        for child in (group.get("children") or {}).values():
-            walk(child or {})
-
-    walk(data["all"])
-    return hosts
+    """Every inventory host's variables (hosts.yml groups, host_vars/<host>.yml)."""
+    return inventory_vars(INVENTORY)
 
 
 def _seed(roots: Path) -> dict[str, Switch]:

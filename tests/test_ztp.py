@@ -184,9 +184,10 @@ def test_ztp_server_stages_rendered_configs_and_an_intermediate_file_that_lists_
         assert fields["ESN"] == identities[name].get("esn", "DEFAULT")
         assert fields["MAC"] == identities[name].get("mac", "DEFAULT")
         assert (root / "configs" / config).is_file()
-        assert sums[f"configs/{config}"] == hashlib.sha256(
-            (root / "configs" / config).read_bytes()
-        ).hexdigest()
+        assert (
+            sums[f"configs/{config}"]
+            == hashlib.sha256((root / "configs" / config).read_bytes()).hexdigest()
+        )
     assert listed == set(ztp["names"])
 
     dhcp = (ztp["root"] / "etc/dnsmasq.d/wanka-ztp.conf").read_text()
@@ -206,7 +207,9 @@ def test_ztp_server_stages_rendered_configs_and_an_intermediate_file_that_lists_
     third = ztp["runner"].play("playbooks/ztp.yml", "-e", "ztp_server_ini_format=ce-v300")
     assert third.returncode == 0, third.stdout[-3000:]
     ini = (root / "ztp.ini").read_text()
-    assert ini.startswith(";BEGIN ZTP CONFIG\n[GLOBAL CONFIG]\n") and ini.endswith(";END ZTP CONFIG\n")
+    assert ini.startswith(";BEGIN ZTP CONFIG\n[GLOBAL CONFIG]\n") and ini.endswith(
+        ";END ZTP CONFIG\n"
+    )
     names = re.findall(r"^\*FILENAME_1=configs/(.+)\.cfg$", ini, re.M)
     assert int(re.search(r"\*DEVICE_TYPE_NUM=(\d+)", ini).group(1)) == len(names)
     assert sorted(names) == sorted(ztp["names"])

@@ -27,7 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator.output import MARKER
-from generator.verify import flows, read, rules
+from generator.verify import flows, inventory, read, rules
 from generator.verify.report import NotAnOutput, Problem, Report
 
 __all__ = ["NotAnOutput", "Problem", "Report", "verify"]
@@ -42,7 +42,7 @@ def verify(folder: Path) -> Report:
     report = Report()
     settings = read.settings(folder)
     pools = read.pools(folder, settings)
-    hostvars, groups = read.hosts(folder)
+    hostvars, groups = inventory.hosts(folder)
     firewalls = groups.get("firewalls", set())
     g = read.Graph()
     routing = read.Routing()
@@ -60,7 +60,7 @@ def verify(folder: Path) -> Report:
             fold[f"{path.stem}\0{port}"] = logical
     for path in sorted((folder / "files" / "hccn").glob("*.conf")):
         read.hccn(g, folder, path)
-    fold |= read.host_interfaces(g, folder, hostvars)
+    fold |= inventory.host_interfaces(g, folder, hostvars)
     report.hosts = len(hostvars)
     cabled = read.cabling(g, folder, fold)
     hosts = set().union(*(groups.get(name, set()) for name in rules.HOST_GROUPS))
