@@ -12,6 +12,7 @@ import json
 import re
 from collections import defaultdict
 from functools import cached_property
+from pathlib import Path
 
 import hostlist
 import yaml
@@ -22,6 +23,28 @@ SWITCH_CFG = re.compile(r"files/(?:switches|border)/(?P<name>[^/]+)\.cfg")
 
 def csv_rows(data: bytes) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(data.decode())))
+
+
+ANSIBLE_RANGE = re.compile(r"(?P<head>.*)\[(?P<first>\d+):(?P<last>\d+)\](?P<tail>.*)")
+
+
+def ansible_hosts(line: str) -> list[str]:
+    """The hosts an inventory host key names: `npu-[0001:0003]` is npu-0001, npu-0002, npu-0003
+    (Ansible's numeric range; a leading zero in the first bound keeps the width)."""
+    m = ANSIBLE_RANGE.fullmatch(line)
+    if not m:
+        return [line]
+    first = m["first"]
+    width = len(first) if first.startswith("0") else 0
+    numbers = range(int(first), int(m["last"]) + 1)
+    return [f"{m['head']}{n:0{width}d}{m['tail']}" for n in numbers]
+
+
+def inventory_vars(folder: Path) -> dict[str, dict]:
+    """host -> variables of the inventory in `folder` (hosts.yml and host_vars/)."""
+    files = {"hosts.yml": (folder / "hosts.yml").read_bytes()}
+    files |= {f"host_vars/{p.name}": p.read_bytes() for p in (folder / "host_vars").glob("*.yml")}
+    return Outputs(files).host_vars
 
 
 def ansible_group_name(name: str) -> str:
@@ -106,7 +129,8 @@ class Outputs:
 
         def walk(name: str, node: dict | None) -> None:
             node = node or {}
-            direct[name] |= set((node.get("hosts") or {}).keys())
+            for line in node.get("hosts") or {}:
+                direct[name] |= set(ansible_hosts(line))
             for child, sub in (node.get("children") or {}).items():
                 children[name].add(child)
                 walk(child, sub)
@@ -123,16 +147,21 @@ class Outputs:
 
     @cached_property
     def host_vars(self) -> dict[str, dict]:
+        """Every inventory host's variables: any set in hosts.yml, then host_vars/<host>.yml."""
         out: dict[str, dict] = defaultdict(dict)
 
         def walk(node: dict | None) -> None:
             node = node or {}
-            for host, values in (node.get("hosts") or {}).items():
-                out[host].update(values or {})
+            for line, values in (node.get("hosts") or {}).items():
+                for host in ansible_hosts(line):
+                    out[host].update(values or {})
             for sub in (node.get("children") or {}).values():
                 walk(sub)
 
         walk(self.inventory["all"])
+        for host, values in out.items():
+            if (data := self.files.get(f"host_vars/{host}.yml")) is not None:
+                values.update(yaml.load(data, Loader=YAML) or {})
         return dict(out)
 
     @cached_property

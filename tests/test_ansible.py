@@ -20,6 +20,7 @@ import yaml
 
 from tests.ansible_run import VAULT
 from tests.doubles.ce_switch import Fleet, Switch
+from tests.output_readers import inventory_vars
 
 pytestmark = pytest.mark.slow  # several real ansible-playbook runs: minutes of CPU
 
@@ -33,6 +34,7 @@ OS_SKELETON = (
     "etc/NetworkManager/system-connections",
     "usr/local/sbin",
 )
+ALL_AT_ONCE = ("-e", "wanka_serial=100%")  # batches are tested once, below; the rest runs faster
 RECAP = re.compile(
     r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M
 )
@@ -45,20 +47,8 @@ def _tool(name: str) -> str:
 
 
 def _hosts() -> dict[str, dict]:
-    data = yaml.safe_load((INVENTORY / "hosts.yml").read_text())
-    hosts: dict[str, dict] = {}
-
-    def walk(group: dict) -> None:
-        for name, vars_ in (group.get("hosts") or {}).items():
-            if vars_:
-                hosts[name] = vars_
-            else:
-                hosts.setdefault(name, {})
-        for child in (group.get("children") or {}).values():
-            walk(child or {})
-
-    walk(data["all"])
-    return hosts
+    """Every inventory host's variables (hosts.yml groups, host_vars/<host>.yml)."""
+    return inventory_vars(INVENTORY)
 
 
 def _seed(roots: Path) -> dict[str, Switch]:
@@ -112,6 +102,7 @@ def fleet(tmp_path_factory):
                     "vars": {
                         "ansible_connection": "local",
                         "ansible_python_interpreter": sys.executable,
+                        "ansible_become": False,  # root already; no sudo on the test machine
                         "wanka_root": str(roots) + "/{{ inventory_hostname }}",
                         "npu_nic_hccn_tool": str(FAKES / "hccn_tool"),
                         "npu_preflight_hccn_tool": str(FAKES / "hccn_tool"),
@@ -153,6 +144,7 @@ def fleet(tmp_path_factory):
                 "-i",
                 str(overrides),
                 playbook,
+                *ALL_AT_ONCE,
                 *args,
             ],
             cwd=ROOT,
@@ -163,7 +155,13 @@ def fleet(tmp_path_factory):
         )
 
     first = play("site.yml")  # configure the fleet once; the tests below start from here
-    yield {"play": play, "roots": roots, "first": first, "switches": switches.switches}
+    yield {
+        "play": play,
+        "roots": roots,
+        "first": first,
+        "switches": switches.switches,
+        "overrides": overrides,
+    }
     switches.stop()
 
 
@@ -229,6 +227,41 @@ def test_site_configures_every_host_then_changes_nothing_and_check_mode_is_clean
     assert check.returncode == 0, check.stdout[-3000:]
     assert {h: c for h, (_, c, _) in _recap(check).items() if c} == {}
     assert _tree(fleet["roots"]) == before
+
+
+def _batches(stdout: str, play: str) -> list[list[str]]:
+    """The hosts of each batch of a play, in the order ansible-playbook ran them."""
+    out = []
+    for part in stdout.split(f"PLAY [{play}]")[1:]:
+        part = part.split("PLAY [")[0].split("PLAY RECAP")[0]
+        out.append(list(dict.fromkeys(re.findall(r"^\w+: \[([^\]\s]+)", part, re.M))))
+    return out
+
+
+def test_rolling_batches_keep_leaf_groups_apart_and_a_failed_batch_stops_the_play(fleet):
+    """serial 4 over 16 servers behind 4 leaves: each batch holds one server per leaf. A host of
+    batch 2 whose NIC tool is missing fails; batches 3 and 4 and the next play never run."""
+    hosts = _hosts()
+    leaf = {h: v["npu_lldp"][0].split()[0] for h, v in hosts.items() if "npu_lldp" in v}
+    inventory = yaml.safe_load((INVENTORY / "hosts.yml").read_text())["all"]["children"]
+    order = list(inventory["npu_servers"]["hosts"])
+    broken = order[5]  # in the second batch
+    host_vars = fleet["overrides"].parent / "host_vars"  # beside the second inventory source
+    host_vars.mkdir(exist_ok=True)
+    (host_vars / f"{broken}.yml").write_text("npu_nic_hccn_tool: /nonexistent/hccn_tool\n")
+    try:
+        res = fleet["play"]("playbooks/hosts.yml", "-e", "wanka_serial=4")
+    finally:
+        (host_vars / f"{broken}.yml").unlink()
+    name = "Configure NPU NICs, HCCL, networking, storage NIC QoS, storage mounts and the thermal guard on NPU servers"
+    batches = _batches(res.stdout, name)
+    assert res.returncode != 0
+    assert batches == [order[0:4], order[4:8]], batches
+    for batch in batches:
+        assert len({leaf[h] for h in batch}) == len(batch), batch
+    recap = _recap(res)
+    assert set(recap) == set(order[:8])  # later batches and the storage/management play never ran
+    assert recap[broken][2] == 1
 
 
 def _break(roots: Path, host: str, line: str) -> None:

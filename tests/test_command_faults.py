@@ -258,6 +258,12 @@ DAMAGE = {
         f / "files" / "cabling.csv", "^cable_id,plane,a_device", "cable_id,plane,a_dev"
     ),
     "bad bytes in hosts": lambda f: (f / "hosts.yml").write_bytes(b"all:\n  x: \xc3\x28\n"),
+    "host vars not a mapping": lambda f: sorted((f / "host_vars").glob("*.yml"))[0].write_text(
+        "- 1\n"
+    ),
+    "host vars yaml syntax": lambda f: sorted((f / "host_vars").glob("*.yml"))[-1].write_text(
+        "rack: [1\n"
+    ),
 }
 
 
@@ -272,7 +278,8 @@ def test_verify_on_a_damaged_folder_says_which_file_and_exits_2(
     assert code == 2, err
     line = err.strip().splitlines()[-1]
     assert line.startswith("wanka: ") and any(
-        name in line for name in ("hosts.yml", "all.yml", ".cfg", ".conf", "cabling.csv")
+        name in line
+        for name in ("hosts.yml", "host_vars/", "all.yml", ".cfg", ".conf", "cabling.csv")
     ), line
 
 

@@ -20,6 +20,7 @@ import yaml
 from generator import pipeline
 from generator.model import ip
 from tests.conftest import ROOT, generated
+from tests.output_readers import Outputs
 
 POD = (ROOT / "blueprints" / "pod-128.yaml").read_text()
 
@@ -49,16 +50,8 @@ def files(result: pipeline.Result) -> dict[str, bytes]:
 
 
 def host_vars(result: pipeline.Result) -> dict[str, dict]:
-    """Every host's variables as hosts.yml lists them (where the host first appears)."""
-    inv = yaml.safe_load(files(result)["hosts.yml"])
-    out: dict[str, dict] = {}
-    for group in inv["all"]["children"].values():
-        for host, v in ((group or {}).get("hosts") or {}).items():
-            if v:
-                out.setdefault(host, v)
-            else:
-                out.setdefault(host, {})
-    return out
+    """Every inventory host's variables (hosts.yml, then host_vars/<host>.yml)."""
+    return Outputs(files(result)).host_vars
 
 
 def switch_configs(result: pipeline.Result) -> dict[str, dict]:
@@ -158,12 +151,12 @@ def test_supernode_and_pod_names_agree_across_inventory_monitoring_scheduler_ran
         for p in table["super_pod_list"]
         for m in p["server_list"]
     }
-    groups = yaml.safe_load(out["hosts.yml"])["all"]["children"]
+    groups = Outputs(out).groups
     for s in result.cluster.npu_servers:
         name = hv[s.name]["supernode"]
         assert labels[s.name]["supernode"] == name
         assert s.name in supernode_members[name]
-        assert s.name in groups[name.replace("-", "_")]["hosts"]
+        assert s.name in groups[name.replace("-", "_")]
         assert pod_of[s.name] == str(s.super_pod_id)  # the hardware's Super Pod ID (facts)
         assert labels[s.name]["pod"] == hv[s.name].get("pod", labels[s.name]["pod"])
 

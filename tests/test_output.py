@@ -12,6 +12,7 @@ import pytest
 from generator import output
 from generator.artifacts import OutputFile
 from generator.cli import main
+from tests.conftest import TINY
 
 ROOT = Path(__file__).resolve().parents[1]
 POD = str(ROOT / "blueprints" / "pod-128.yaml")
@@ -34,6 +35,13 @@ def _wanka(capsys, *args: str) -> tuple[int, str, str]:
     code = main(list(args))
     out = capsys.readouterr()
     return code, out.out, out.err
+
+
+@pytest.fixture
+def tiny(tmp_path) -> Path:
+    path = tmp_path / "tiny.yaml"
+    path.write_text(TINY)
+    return path
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
@@ -120,3 +128,65 @@ def test_unsafe_output_paths_are_refused(tmp_path):
     for bad in ("../escape.txt", "/etc/passwd", "files//x"):
         with pytest.raises(ValueError):
             output.write(tmp_path / "o", [OutputFile(bad, b"x")])
+
+
+def test_a_user_file_in_the_output_folder_stops_generate_and_nothing_changes(
+    tmp_path, capsys, tiny
+):
+    out = tmp_path / "tiny"
+    assert _wanka(capsys, "generate", str(tiny), "-o", str(out), "-q")[0] == 0
+    (out / "group_vars" / "site-local.yml").write_text("ntp_servers: [192.0.2.1]\n")
+    (out / "host_vars" / "extra-host.yml").write_text("rack: X\n")
+    (out / "files" / "hccn" / "npu-0001.conf").write_text("edited\n")  # ours: replaced
+    before = _tree(out)
+    code, _, err = _wanka(capsys, "generate", str(tiny), "-o", str(out), "-q")
+    assert code == 2
+    assert "group_vars/site-local.yml" in err and "host_vars/extra-host.yml" in err
+    assert "files/hccn" not in err and "tiny.site/" in err
+    assert _tree(out) == before
+    (out / "group_vars" / "site-local.yml").unlink()
+    (out / "host_vars" / "extra-host.yml").unlink()
+    assert _wanka(capsys, "generate", str(tiny), "-o", str(out), "-q")[0] == 0
+    assert (out / "files" / "hccn" / "npu-0001.conf").read_text() != "edited\n"
+
+
+DEBUG = ("-m", "ansible.builtin.debug", "-a", "msg={{ wanka_files }}")
+
+
+def test_the_site_overlay_survives_generate_and_ansible_reads_it_second(tmp_path, capsys, tiny):
+    import json
+
+    from tests.ansible_run import tool
+
+    out, site = tmp_path / "tiny", tmp_path / "tiny.site"
+    assert _wanka(capsys, "generate", str(tiny), "-o", str(out), "-q")[0] == 0
+    (site / "group_vars" / "all").mkdir(parents=True)
+    (site / "host_vars").mkdir()
+    (site / "group_vars" / "all" / "site.yml").write_text("ntp_servers: [192.0.2.1]\n")
+    (site / "host_vars" / "npu-0001.yml").write_text("site_burn_in: true\n")
+    (site / "hosts.yml").write_text(
+        "all:\n  children:\n    burn_in:\n      hosts:\n        npu-0001:\n"
+    )
+    mine = {p: p.read_bytes() for p in site.rglob("*") if p.is_file()}
+    assert _wanka(capsys, "generate", str(tiny), "-o", str(out), "-q")[0] == 0
+    assert {p: p.read_bytes() for p in site.rglob("*") if p.is_file()} == mine
+    env = {**os.environ, "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg")}
+    res = subprocess.run(
+        [tool("ansible-inventory"), "-i", str(out / "hosts.yml"), "-i", str(site), "--list"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert res.returncode == 0 and "WARNING" not in res.stderr.upper(), res.stderr
+    listed = json.loads(res.stdout)
+    npu = listed["_meta"]["hostvars"]["npu-0001"]
+    assert npu["ntp_servers"] == ["192.0.2.1"] and npu["site_burn_in"] is True
+    assert npu["ansible_host"]  # the generated host_vars still apply
+    assert listed["burn_in"]["hosts"] == ["npu-0001"]
+    files = subprocess.run(  # the roles' files stay the generated folder's (first -i wins)
+        [tool("ansible"), "npu-0001", "-i", str(out / "hosts.yml"), "-i", str(site), *DEBUG],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert files.returncode == 0 and f'"msg": "{out}/files"' in files.stdout, files.stdout

@@ -91,6 +91,8 @@ BIZ = "files/switches/biz-leaf-0001.cfg"
 SPINE = "files/switches/biz-spine-001.cfg"
 CABLING = "files/cabling.csv"
 ALL = "group_vars/all.yml"
+HOST1 = "host_vars/npu-0001.yml"
+HOST2 = "host_vars/npu-0002.yml"
 
 # (id, files touched, inject(folder) -> (file, line), text expected after file:line)
 Fault = tuple[str, set[str], Callable[[Path], tuple[str, int]], str]
@@ -132,14 +134,15 @@ FAULTS: list[Fault] = [
     ),
     (
         "ansible-password-in-inventory",
-        {"hosts.yml"},
+        {HOST1},
         lambda f: (
-            "hosts.yml",
+            HOST1,
             _replace(
-                f / "hosts.yml",
-                '"ansible_host": "10.101.0.2",',
-                '"ansible_host": "10.101.0.2", "ansible_password": "hunter2",',
-            ),
+                f / HOST1,
+                'ansible_host: "10.101.0.2"\n',
+                'ansible_host: "10.101.0.2"\nansible_password: "hunter2"\n',
+            )
+            + 1,
         ),
         "ansible_password in clear",
     ),
@@ -151,14 +154,15 @@ FAULTS: list[Fault] = [
     ),
     (
         "bmc-password-in-inventory",
-        {"hosts.yml"},
+        {HOST2},
         lambda f: (
-            "hosts.yml",
+            HOST2,
             _replace(
-                f / "hosts.yml",
-                '"bmc_address": "10.102.0.3/26",',
-                '"bmc_address": "10.102.0.3/26", "bmc_password": "Admin9000",',
-            ),
+                f / HOST2,
+                'bmc_address: "10.102.0.3/26"\n',
+                'bmc_address: "10.102.0.3/26"\nbmc_password: "Admin9000"\n',
+            )
+            + 1,
         ),
         "bmc_password in clear",
     ),
@@ -330,17 +334,15 @@ def test_every_cabled_device_has_a_configuration(name):
     configured by the inventory."""
     import csv
 
-    import yaml
+    from tests.output_readers import Outputs
 
     folder = ROOT / "inventories" / name
     with (folder / "files" / "cabling.csv").open() as fh:
         cabled = {row[k] for row in csv.DictReader(fh) for k in ("a_device", "b_device")}
-    inventory = yaml.safe_load((folder / "hosts.yml").read_text())["all"]["children"]
-    hosts = {
-        h
-        for group in ("npu_servers", "storage_nodes", "management_nodes")
-        for h in (inventory.get(group) or {}).get("hosts") or {}
-    }
+    groups = Outputs({"hosts.yml": (folder / "hosts.yml").read_bytes()}).groups
+    hosts = set().union(
+        *(groups.get(g, set()) for g in ("npu_servers", "storage_nodes", "management_nodes"))
+    )
     configs = {p.stem for d in ("switches", "border") for p in (folder / "files" / d).glob("*.cfg")}
     assert hosts and configs
     assert cabled - hosts - configs == set()

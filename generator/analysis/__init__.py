@@ -11,6 +11,7 @@ from generator.analysis.checks import ERROR, INFO, WARNING, Finding, check
 from generator.analysis.failure_domains import Review
 from generator.analysis.failure_review import review
 from generator.analysis.materials import BomRow, IpEntry, bom_rows, ip_entries
+from generator.analysis.rolling import Rolling, rolling
 from generator.model import Cluster
 
 __all__ = ["ERROR", "INFO", "WARNING", "Analysis", "Finding", "analyse"]
@@ -22,6 +23,7 @@ class Analysis:
     failures: Review  # what one failure costs, and how often a job is interrupted
     bom: tuple[BomRow, ...]  # files/bom.csv rows, also in the design review
     ip_plan: tuple[IpEntry, ...]  # files/ip-plan.csv entries, also in the design review
+    rolling: Rolling  # the inventory's rolling order and the day-2 switch batches
 
 
 def analyse(cluster: Cluster) -> Analysis:
@@ -31,4 +33,5 @@ def analyse(cluster: Cluster) -> Analysis:
         failures=failures,
         bom=tuple(bom_rows(cluster)),
         ip_plan=tuple(ip_entries(cluster)),
+        rolling=rolling(cluster),
     )

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from generator import forking
 from generator.output import MARKER
-from generator.verify import flows, read, rules
+from generator.verify import flows, inventory, read, rules
 from generator.verify.report import NotAnOutput, Problem, Report
 
 __all__ = ["NotAnOutput", "Problem", "Report", "verify"]
@@ -48,7 +48,7 @@ def verify(folder: Path) -> Report:
         hccn = beside.run(_hccn_edges, folder)
         settings = read.settings(folder)
         pools = read.pools(folder, settings)
-        hostvars, groups = read.hosts(folder)
+        hostvars, groups = inventory.hosts(folder)
         firewalls = groups.get("firewalls", set())
         configs = sorted((folder / "files" / "switches").glob("*.cfg")) + sorted(
             (folder / "files" / "border").glob("*.cfg")
@@ -72,7 +72,7 @@ def verify(folder: Path) -> Report:
         configured = {path.stem for path in configs}
         for edge in hccn.get():
             g.edge(*edge)
-        fold |= read.host_interfaces(g, folder, hostvars)
+        fold |= inventory.host_interfaces(g, folder, hostvars)
         report.hosts = len(hostvars)
         cabled = read.cabling(g, folder, fold)
         hosts = set().union(*(groups.get(name, set()) for name in rules.HOST_GROUPS))

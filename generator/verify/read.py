@@ -179,51 +179,6 @@ def pools(folder: Path, data: dict | None = None) -> dict[str, ipaddress.IPv4Net
     return {p: ipaddress.ip_network(data["pools"][p]) for p in PLANES if p in data.get("pools", {})}
 
 
-@located("hosts.yml")
-def hosts(folder: Path) -> tuple[dict[str, dict], dict[str, set[str]]]:
-    """host -> vars, group -> hosts (recursively, through children defined anywhere), from
-    hosts.yml."""
-    data = file_yaml(folder, folder / "hosts.yml") or {}
-    hostvars: dict[str, dict] = {}
-    direct: dict[str, set[str]] = {}
-    children: dict[str, set[str]] = {}
-
-    def walk(name: str, group: dict) -> None:
-        group = group if isinstance(group, dict) else {}
-        for host, hv in (group.get("hosts") or {}).items():
-            hostvars.setdefault(host, {}).update(hv or {})
-            direct.setdefault(name, set()).add(host)
-        for child, sub in (group.get("children") or {}).items():
-            children.setdefault(name, set()).add(child)
-            walk(child, sub or {})
-
-    for name, group in data.items():
-        walk(name, group or {})
-    groups: dict[str, set[str]] = {}
-
-    def resolve(name: str, seen: frozenset = frozenset()) -> set[str]:
-        if name not in groups:
-            members = set(direct.get(name, ()))
-            for child in children.get(name, ()):
-                if child not in seen:
-                    members |= resolve(child, seen | {name})
-            groups[name] = members
-        return groups[name]
-
-    for name in set(direct) | set(children):
-        resolve(name)
-    return hostvars, groups
-
-
-def _host_line(folder: Path) -> dict[str, int]:
-    lines: dict[str, int] = {}
-    for n, line in enumerate(file_text(folder, folder / "hosts.yml").splitlines(), 1):
-        m = re.match(r"\s+([A-Za-z0-9_.-]+):\s*\{", line)
-        if m:
-            lines.setdefault(m.group(1), n)
-    return lines
-
-
 ROUTE = re.compile(
     r"ip route-static (?:vpn-instance (\S+) )?(\S+) (\S+) (\d+\.\d+\.\d+\.\d+)(?: preference (\d+))?"
 )
@@ -418,40 +373,6 @@ def gateway(g: Graph, node: tuple, address: str, prefix, gw: str, where) -> None
     plen = _prefix(prefix)
     if ip_int(gw) & _mask(plen) != ip_int(address) & _mask(plen):
         g.edge(node, ("net", f"{gw}/32"), where)
-
-
-@located()
-def host_interfaces(g: Graph, folder: Path, hostvars: dict[str, dict]) -> dict[str, str]:
-    """Host interfaces from hosts.yml; returns (host, port) -> logical interface (bonds)."""
-    fold: dict[str, str] = {}
-    lines = _host_line(folder)
-    for host, hv in sorted(hostvars.items()):
-        where = ("hosts.yml", lines.get(host, 1))
-        if addr := hv.get("inband_address"):
-            node = ("if", host, "mgmt0")
-            ip, _, prefix = addr.partition("/")
-            g.edge(node, ("net", (network(ip, prefix or 32))), where)
-            if gw := hv.get("inband_gateway"):
-                gateway(g, node, ip, prefix or 32, gw, where)
-        if addr := hv.get("bmc_address"):
-            ip, _, prefix = str(addr).partition("/")
-            g.edge(("if", host, "bmc"), ("net", (network(ip, prefix or 32))), where)
-        for nic in hv.get("storage_nics") or []:
-            node = ("if", host, nic["port"])
-            ip, _, prefix = nic["address"].partition("/")
-            g.edge(node, ("net", (network(ip, prefix or 32))), where)
-            if nic.get("gateway"):
-                gateway(g, node, ip, prefix or 32, nic["gateway"], where)
-        if bond := hv.get("business_bond"):
-            node = ("if", host, bond["name"])
-            ip, _, prefix = bond["address"].partition("/")
-            g.edge(node, ("net", (network(ip, prefix or 32))), where)
-            if bond.get("gateway"):
-                gateway(g, node, ip, prefix or 32, bond["gateway"], where)
-            for member in bond.get("members") or []:
-                fold[f"{host}\0{member}"] = bond["name"]
-                g.edge(("if", host, member), node, where)
-    return fold
 
 
 @dataclass(slots=True)
