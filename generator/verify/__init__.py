@@ -48,7 +48,7 @@ def verify(folder: Path) -> Report:
         hccn = beside.run(_hccn_edges, folder)
         settings = read.settings(folder)
         pools = read.pools(folder, settings)
-        hostvars, groups = inventory.hosts(folder)
+        hostvars, groups, lines = inventory.hosts(folder)
         firewalls = groups.get("firewalls", set())
         configs = sorted((folder / "files" / "switches").glob("*.cfg")) + sorted(
             (folder / "files" / "border").glob("*.cfg")
@@ -72,7 +72,7 @@ def verify(folder: Path) -> Report:
         configured = {path.stem for path in configs}
         for edge in hccn.get():
             g.edge(*edge)
-        fold |= inventory.host_interfaces(g, folder, hostvars)
+        fold |= inventory.host_interfaces(g, hostvars, lines)
         report.hosts = len(hostvars)
         cabled = read.cabling(g, folder, fold)
         hosts = set().union(*(groups.get(name, set()) for name in rules.HOST_GROUPS))

@@ -7,8 +7,9 @@ import re
 from pathlib import Path
 
 from generator.verify.read import Graph, gateway, network
-from generator.verify.safe import file_text, file_yaml, located, rel
+from generator.verify.safe import file_text, file_yaml, located, rel, yaml_text
 
+Lines = dict[str, tuple[str, dict[str, int]]]  # host -> (host_vars file, key -> line)
 HOST_RANGE = re.compile(r"^(.*)\[(\d+):(\d+)\](.*)$")
 
 
@@ -34,11 +35,13 @@ def var_files(folder: Path, host: str) -> list[Path]:
 
 
 @located("hosts.yml")
-def hosts(folder: Path) -> tuple[dict[str, dict], dict[str, set[str]]]:
+def hosts(folder: Path) -> tuple[dict[str, dict], dict[str, set[str]], Lines]:
     """host -> vars (hosts.yml, then host_vars/<host>.yml over them), group -> hosts
-    (recursively, through children defined anywhere), from hosts.yml."""
+    (recursively, through children defined anywhere), from hosts.yml; and where each host's
+    variables are set (its host_vars file and the line of each top-level key)."""
     data = file_yaml(folder, folder / "hosts.yml") or {}
     hostvars: dict[str, dict] = {}
+    lines: Lines = {}
     direct: dict[str, set[str]] = {}
     children: dict[str, set[str]] = {}
 
@@ -56,7 +59,15 @@ def hosts(folder: Path) -> tuple[dict[str, dict], dict[str, set[str]]]:
         walk(name, group or {})
     for host, values in hostvars.items():
         for path in var_files(folder, host):  # each a fast (libyaml) load: 2k hosts in < 1 s
-            values.update(_mapping(folder, path))
+            text = file_text(folder, path)
+            values.update(_mapping(folder, path, text))
+            if host not in lines:  # the first file of a host_vars folder locates its keys
+                keys = {
+                    k.split(":", 1)[0]: n
+                    for n, k in enumerate(text.splitlines(), 1)
+                    if k[:1].isalpha()
+                }
+                lines[host] = (rel(folder, path), keys)
     groups: dict[str, set[str]] = {}
 
     def resolve(name: str, seen: frozenset = frozenset()) -> set[str]:
@@ -70,33 +81,23 @@ def hosts(folder: Path) -> tuple[dict[str, dict], dict[str, set[str]]]:
 
     for name in set(direct) | set(children):
         resolve(name)
-    return hostvars, groups
+    return hostvars, groups, lines
 
 
 @located()
-def _mapping(folder: Path, path: Path) -> dict:
-    data = file_yaml(folder, path) or {}
+def _mapping(folder: Path, path: Path, text: str) -> dict:
+    data = yaml_text(rel(folder, path), text) or {}
     if not isinstance(data, dict):
         raise TypeError("host variables are not a mapping")
     return data
 
 
-def _key_lines(folder: Path, host: str) -> tuple[str, dict[str, int]]:
-    """Where a host's variables are set: its host_vars file and the line of each top-level key
-    (hosts.yml when it has none)."""
-    for path in var_files(folder, host):
-        lines = file_text(folder, path).splitlines()
-        keys = {line.split(":", 1)[0]: n for n, line in enumerate(lines, 1) if line[:1].isalpha()}
-        return rel(folder, path), keys
-    return "hosts.yml", {}
-
-
 @located()
-def host_interfaces(g: Graph, folder: Path, hostvars: dict[str, dict]) -> dict[str, str]:
+def host_interfaces(g: Graph, hostvars: dict[str, dict], lines: Lines) -> dict[str, str]:
     """Host interfaces from the host variables; returns (host, port) -> logical interface (bonds)."""
     fold: dict[str, str] = {}
     for host, hv in sorted(hostvars.items()):
-        path, keys = _key_lines(folder, host)
+        path, keys = lines.get(host, ("hosts.yml", {}))
         where = (path, keys.get("inband_address", 1))
         if addr := hv.get("inband_address"):
             node = ("if", host, "mgmt0")
