@@ -52,7 +52,9 @@ def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
         os.set_blocking(fd, True)
         chunks, size = [], 0
         while size <= limit:
-            chunk = os.read(fd, limit + 1 - size)
+            # ask for what fstat announced (+1 to see the end), not the limit: os.read allocates
+            # the size it is asked for, 256 MiB per call for verify's limit
+            chunk = os.read(fd, min(limit + 1 - size, max(info.st_size - size, 0) + 65536))
             if not chunk:
                 break
             chunks.append(chunk)

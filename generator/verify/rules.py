@@ -253,7 +253,8 @@ def routing(r: read.Routing, pools: dict, g: read.Graph, report: Report) -> None
                 )
             )
             continue
-        dest = _plane(route.network, pools) if route.network.prefixlen else None
+        net = route.network
+        dest = planes(int(net.network_address), net.prefixlen) if net.prefixlen else None
         if (
             own
             and not own & GATEWAY_PLANES
@@ -269,7 +270,7 @@ def routing(r: read.Routing, pools: dict, g: read.Graph, report: Report) -> None
     for device, peer, _, where in r.peers:
         own = plane_at(device, read.DEFAULT_VRF)
         try:
-            plane = _plane(ipaddress.ip_network(f"{peer}/32"), pools)
+            plane = planes(read.ip_int(peer), 32)
         except ValueError:
             continue
         if own and plane and plane not in own:
