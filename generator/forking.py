@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
 import multiprocessing as mp
 import multiprocessing.pool
 import os
@@ -28,10 +29,16 @@ def available(workers: int) -> bool:
 def pool(
     workers: int, initializer: Callable[..., None] | None = None, initargs: tuple = ()
 ) -> multiprocessing.pool.Pool:
-    """A pool of `workers` forked processes; use it in a `with` block."""
-    return mp.get_context("fork").Pool(
-        workers, initializer=_start, initargs=(os.getpid(), initializer, initargs)
-    )
+    """A pool of `workers` forked processes; use it in a `with` block. The parent's objects are
+    frozen out of the garbage collector while it forks, so a worker's collections do not touch
+    (and copy) every inherited page (gc.freeze, Python docs: "to avoid copy-on-write")."""
+    gc.freeze()
+    try:
+        return mp.get_context("fork").Pool(
+            workers, initializer=_start, initargs=(os.getpid(), initializer, initargs)
+        )
+    finally:
+        gc.unfreeze()
 
 
 def _start(parent: int, initializer: Callable[..., None] | None, initargs: tuple[Any, ...]):

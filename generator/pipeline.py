@@ -55,6 +55,9 @@ EMITTERS = (  # the slowest first, so parallel workers finish together
 
 
 PARALLEL_FROM_LINKS = 20_000  # below this, forking costs more than it saves
+# emitters that render device by device, split into this many parts across the workers (the
+# switch configs are half of all emit work at 10,240 cards)
+PARTS = {switches.emit: 2}
 
 
 def emit_all(cluster: Cluster, analysis: Analysis) -> list[OutputFile]:
@@ -67,20 +70,28 @@ def emit_all(cluster: Cluster, analysis: Analysis) -> list[OutputFile]:
     else:
         # the workers inherit the cluster and analysis (forking.pool); this process keeps no state
         with forking.pool(workers, _WORKER_INPUT.append, ((cluster, analysis),)) as pool:
-            files = [
-                f
-                for batch in pool.imap_unordered(_emit_in_worker, range(len(EMITTERS)))
-                for f in batch
-            ]
+            files = [f for batch in pool.imap_unordered(_emit_in_worker, _tasks()) for f in batch]
     return sorted(files, key=lambda f: f.path)
 
 
 _WORKER_INPUT: list[tuple[Cluster, Analysis]] = []  # set once in each forked worker, never here
 
 
-def _emit_in_worker(index: int) -> list[OutputFile]:
+def _tasks() -> list[tuple[int, int, int]]:
+    """(emitter, part, parts) in EMITTERS order: the slowest first."""
+    return [
+        (index, part, parts)
+        for index, emit in enumerate(EMITTERS)
+        for parts in (PARTS.get(emit, 1),)
+        for part in range(parts)
+    ]
+
+
+def _emit_in_worker(task: tuple[int, int, int]) -> list[OutputFile]:
     cluster, analysis = _WORKER_INPUT[0]
-    return list(EMITTERS[index](cluster, analysis))
+    index, part, parts = task
+    emit = EMITTERS[index]
+    return list(emit(cluster, analysis, part, parts) if parts > 1 else emit(cluster, analysis))
 
 
 @dataclass(slots=True)

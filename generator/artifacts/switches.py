@@ -368,11 +368,14 @@ def structured_config(dev: Device, cx: Context) -> Config:
 TEMPLATES = ("config.j2", "switch.cfg.j2", "startup.cfg.j2")  # body, CLI script, startup config
 
 
-def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
-    """Per switch: structured config, CLI script, startup config (one body rendered, wrapped twice)."""
+def emit(
+    cluster: Cluster, analysis: object = None, part: int = 0, parts: int = 1
+) -> Iterator[OutputFile]:
+    """Per switch: structured config, CLI script, startup config (one body rendered, wrapped
+    twice); with `parts`, only every parts-th device from `part` (for parallel workers)."""
     cx = context(cluster)
     templates = {p: [render.template(f"switches/{p}/{t}") for t in TEMPLATES] for p in PLATFORMS}
-    for dev in cluster.devices:
+    for dev in cluster.devices[part::parts]:
         if (platform := cx.platform.get(dev.name)) not in templates:
             continue
         cfg = structured_config(dev, cx)
