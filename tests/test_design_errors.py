@@ -95,6 +95,7 @@ def test_impossible_design_is_refused_with_location(tmp_path, case, capsys, monk
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow  # expands 10,240 cards
 def test_ten_k_auto_tiers_picks_three(tmp_path):
     from tests.conftest import generated
 

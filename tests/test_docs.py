@@ -246,6 +246,7 @@ def mermaid_results(tmp_path_factory) -> dict[str, list[dict]]:
     return results
 
 
+@pytest.mark.slow  # one node process loading Mermaid: seconds before the first parse
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_readme_mermaid_parses(name, mermaid_results):
     text = _file(generated(name), "docs/README.md").decode()
@@ -257,6 +258,7 @@ def test_readme_mermaid_parses(name, mermaid_results):
     assert len(rows) == blocks and all(r["ok"] for r in rows), rows
 
 
+@pytest.mark.slow
 def test_parser_rejects_a_broken_diagram(mermaid_results):
     assert [r["ok"] for r in mermaid_results["broken"]] == [False]
 

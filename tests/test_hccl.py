@@ -280,6 +280,7 @@ def _fewest_leaves(cluster, count, excluded=()):
     return next(k for k in range(1, len(sizes) + 1) if sum(sizes[:k]) >= count)
 
 
+@pytest.mark.slow  # the 10,240-card example
 def test_a_64_server_job_on_10k_spans_the_fewest_leaves():
     cluster = generated("wanka-10k.yaml").cluster
     sel = select_servers(cluster, 64)
