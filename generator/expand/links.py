@@ -27,6 +27,7 @@ def cable(
     sets: Sequence[WireSet], floor: Floor, rack_by: Mapping[str, Rack], catalog: Catalog
 ) -> tuple[Link, ...]:
     links: list[Link] = []
+    media: dict[tuple[int, int], tuple] = {}  # (speed, length) -> medium, optic, reach
     for ws in sets:
         cable_ids: dict[tuple, str] = {}
         for i, w in enumerate(ws.wires):
@@ -38,8 +39,11 @@ def cable(
             length = catalog.standard_length(run_length(rack_by[ra], ua, rack_by[rb], ub))
             a_ip, b_ip = ws.p2p.get(i, (0, 0))
             kind = "mgmt" if ws.plane == "oob" and w.kind == "host" else w.kind
-            medium = catalog.medium(w.speed, length)
-            optic, reach = catalog.optic(medium, w.speed)
+            chosen = media.get((w.speed, length))
+            if chosen is None:
+                medium = catalog.medium(w.speed, length)
+                chosen = media[(w.speed, length)] = (medium, *catalog.optic(medium, w.speed))
+            medium, optic, reach = chosen
             links.append(
                 Link(
                     cid,
