@@ -188,6 +188,13 @@ def parser() -> argparse.ArgumentParser:
     )
     vf.add_argument("folders", nargs="+", metavar="folder", help="e.g. inventories/pod-128")
 
+    sub.add_parser(
+        "ansible-path",
+        help="print where the Ansible collection (ansible.cfg, site.yml, roles, playbooks) is",
+        description="Print the folder of the wanka.cluster Ansible collection this wanka ships: "
+        "ANSIBLE_CONFIG=$(wanka ansible-path)/ansible.cfg ansible-playbook "
+        "-i inventories/NAME/hosts.yml $(wanka ansible-path)/site.yml",
+    )
     sub.add_parser("schema", help="print the blueprint JSON Schema (Draft 2020-12)")
     c = sub.add_parser("catalog", help="list hardware models a blueprint can name")
     c.add_argument("--json", action="store_true", help="machine-readable output")

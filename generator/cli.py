@@ -47,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
             "schema": _schema,
             "verify": _verify,
             "catalog": _catalog,
+            "ansible-path": _ansible_path,
         }[args.command](args)
     except KeyboardInterrupt:
         print("wanka: interrupted; previous output left as it was", file=sys.stderr)
@@ -75,6 +76,13 @@ def _silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):  # no real file descriptor (stdout captured in-process)
         pass
+
+
+def _ansible_path(args: argparse.Namespace) -> int:
+    from generator.collection import ansible_collection
+
+    print(ansible_collection())
+    return EXIT_OK
 
 
 def _report(findings: list[Finding], verbose: bool, strict: bool = False) -> int:

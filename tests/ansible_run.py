@@ -37,11 +37,29 @@ def recap(res: subprocess.CompletedProcess) -> dict[str, tuple[int, int, int]]:
     }
 
 
+def write_overrides(tmp: Path, overrides: dict) -> Path:
+    """The test-doubles inventory: group vars in tmp/test-doubles.yml, each host's overrides in
+    tmp/host_vars/<host>.yml. Host variables inline in an inventory file rank below the generated
+    host_vars/ files, while host_vars/ of a later inventory source rank above those of an earlier
+    one, so a test double's address (ansible_host, ansible_port) must be a host_vars file."""
+    data = {name: dict(group) for name, group in overrides.items()}
+    host_vars = tmp / "host_vars"
+    for group in data.values():
+        hosts = group.get("hosts") or {}
+        for host, values in hosts.items():
+            host_vars.mkdir(parents=True, exist_ok=True)
+            (host_vars / f"{host}.yml").write_text(yaml.safe_dump(values or {}))
+        if hosts:
+            group["hosts"] = dict.fromkeys(hosts)
+    path = tmp / "test-doubles.yml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
 class Runner:
     def __init__(self, tmp: Path, inventory: Path, overrides: dict) -> None:
         self.tmp, self.inventory = tmp, inventory
-        self.overrides = tmp / "test-doubles.yml"
-        self.overrides.write_text(yaml.safe_dump(overrides))
+        self.overrides = write_overrides(tmp, overrides)
         self.env = {
             **os.environ,
             "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),

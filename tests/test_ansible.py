@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.ansible_run import VAULT
+from tests.ansible_run import VAULT, write_overrides
 from tests.doubles.ce_switch import Fleet, Switch
 from tests.output_readers import inventory_vars
 
@@ -34,6 +34,7 @@ OS_SKELETON = (
     "etc/NetworkManager/system-connections",
     "usr/local/sbin",
 )
+FRESH_CHECK = "npu-001,stor-001,controller-01"
 ALL_AT_ONCE = ("-e", "wanka_serial=100%")  # batches are tested once, below; the rest runs faster
 RECAP = re.compile(
     r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M
@@ -66,6 +67,9 @@ def _seed(roots: Path) -> dict[str, Switch]:
     for name, v in hosts.items():
         for skeleton in OS_SKELETON:  # what every real host's file system already has
             (roots / name / skeleton).mkdir(parents=True, exist_ok=True)
+        python = roots / name / "python"  # the host's modules (and the doubles they run) know it
+        python.write_text(f'#!/bin/sh\nWANKA_FAKE_ROOT={roots / name} exec {sys.executable} "$@"\n')
+        python.chmod(0o755)
         state = roots / name / "var/lib/wanka-fake"
         state.mkdir(parents=True, exist_ok=True)
         if "npu_lldp" in v:
@@ -94,34 +98,32 @@ def fleet(tmp_path_factory):
     roots = tmp / "roots"
     switches = Fleet(list(_seed(roots).values()), VAULT["vault_switch_admin_password"]).start()
     ztp = yaml.safe_load((INVENTORY / "files/ztp/switches.yml").read_text())["switches"]
-    overrides = tmp / "test-doubles.yml"
-    overrides.write_text(
-        yaml.safe_dump(
-            {
-                "all": {
-                    "vars": {
-                        "ansible_connection": "local",
-                        "ansible_python_interpreter": sys.executable,
-                        "ansible_become": False,  # root already; no sudo on the test machine
-                        "wanka_root": str(roots) + "/{{ inventory_hostname }}",
-                        "npu_nic_hccn_tool": str(FAKES / "hccn_tool"),
-                        "npu_preflight_hccn_tool": str(FAKES / "hccn_tool"),
-                        "npu_preflight_npu_smi": str(FAKES / "npu-smi"),
-                        "thermal_guard_npu_smi": str(FAKES / "npu-smi"),
-                        "storage_nic_qos_tool": str(FAKES / "mlnx_qos"),
-                        **VAULT,
-                        "ztp_server_manage_service": False,
-                        "ztp_server_identities": {  # stand-ins for the delivery list's ESNs
-                            s["name"]: {"esn": f"2102311LDL{i:010d}"} for i, s in enumerate(ztp)
-                        },
+    overrides = write_overrides(
+        tmp,
+        {
+            "all": {
+                "vars": {
+                    "ansible_connection": "local",
+                    "ansible_python_interpreter": f"{roots}/{{{{ inventory_hostname }}}}/python",
+                    "ansible_become": False,  # root already; no sudo on the test machine
+                    "wanka_root": str(roots) + "/{{ inventory_hostname }}",
+                    "npu_nic_hccn_tool": str(FAKES / "hccn_tool"),
+                    "npu_preflight_hccn_tool": str(FAKES / "hccn_tool"),
+                    "npu_preflight_npu_smi": str(FAKES / "npu-smi"),
+                    "thermal_guard_npu_smi": str(FAKES / "npu-smi"),
+                    "storage_nic_qos_tool": str(FAKES / "mlnx_qos"),
+                    **VAULT,
+                    "ztp_server_manage_service": False,
+                    "ztp_server_identities": {  # stand-ins for the delivery list's ESNs
+                        s["name"]: {"esn": f"2102311LDL{i:010d}"} for i, s in enumerate(ztp)
                     },
-                    "hosts": {
-                        name: {"ansible_host": "127.0.0.1", "ansible_port": port}
-                        for name, port in switches.ports.items()
-                    },
-                }
+                },
+                "hosts": {
+                    name: {"ansible_host": "127.0.0.1", "ansible_port": port}
+                    for name, port in switches.ports.items()
+                },
             }
-        )
+        },
     )
     env = {
         **os.environ,
@@ -154,6 +156,10 @@ def fleet(tmp_path_factory):
             timeout=900,
         )
 
+    fresh = _tree(roots)
+    # fresh hosts: --check of the play that changes them writes nothing (a few hosts suffice)
+    check = play("playbooks/hosts.yml", "--check", "--diff", "--limit", FRESH_CHECK)
+    fresh_check = (check, _tree(roots) == fresh)
     first = play("site.yml")  # configure the fleet once; the tests below start from here
     yield {
         "play": play,
@@ -161,6 +167,7 @@ def fleet(tmp_path_factory):
         "first": first,
         "switches": switches.switches,
         "overrides": overrides,
+        "fresh_check": fresh_check,
     }
     switches.stop()
 
@@ -173,19 +180,38 @@ def _recap(res: subprocess.CompletedProcess) -> dict[str, tuple[int, int, int]]:
 
 
 def _tree(root: Path) -> dict[str, str]:
+    """Every file of the fake hosts and its hash, but the doubles' call logs."""
     return {
         str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
         for p in sorted(root.rglob("*"))
-        if p.is_file()
+        if p.is_file() and p.name != "calls.log"
     }
 
 
+def _calls(roots: Path, host: str) -> list[str]:
+    """The commands a host's handlers and tasks ran (argv as the recording doubles saw it)."""
+    path = roots / host / "var/log/wanka-fake/calls.log"
+    return path.read_text().splitlines() if path.exists() else []
+
+
 def test_site_configures_every_host_then_changes_nothing_and_check_mode_is_clean(fleet):
+    hosts = _hosts()
+    check, unchanged = fleet["fresh_check"]
+    assert check.returncode == 0, check.stdout[-3000:]
+    assert unchanged  # --check on fresh hosts wrote nothing
     first = fleet["first"]
     fatal = [line for line in first.stdout.splitlines() if line.startswith("fatal")]
     assert first.returncode == 0, "\n".join(fatal)[:6000] + first.stderr[-2000:]
+    calls = _calls(fleet["roots"], "npu-001")  # the handlers ran, at the real command names
+    assert "nmcli -t -f RUNNING general" in calls and "nmcli connection reload" in calls
+    assert {"nmcli connection up bond0", "nmcli connection up stor0"} <= set(calls)
+    assert "nmcli connection up mgmt0" not in calls  # Ansible's own connection: never
+    gateway = hosts["npu-001"]["business_bond"]["gateway"]
+    assert f"ping -c 3 -W 2 -I bond0 {gateway}" in calls
+    assert "sysctl -p /etc/sysctl.d/90-wanka-hccl.conf" in calls
+    assert any(c.startswith("systemctl start") and "data.mount" in c for c in calls)
+    assert any(c.startswith("systemctl start") and "wanka-thermal-guard.timer" in c for c in calls)
     recap = _recap(first)
-    hosts = _hosts()
     assert set(recap) == {h for h in hosts if not h.startswith(("rtr-", "fw-"))}
     for name, (_, changed, failed) in recap.items():
         assert failed == 0
@@ -240,28 +266,37 @@ def _batches(stdout: str, play: str) -> list[list[str]]:
 
 def test_rolling_batches_keep_leaf_groups_apart_and_a_failed_batch_stops_the_play(fleet):
     """serial 4 over 16 servers behind 4 leaves: each batch holds one server per leaf. A host of
-    batch 2 whose NIC tool is missing fails; batches 3 and 4 and the next play never run."""
-    hosts = _hosts()
+    batch 2 whose new bond cannot reach its gateway restores its keyfile and fails; batches 3 and
+    4 and the next play never run."""
+    roots, hosts = fleet["roots"], _hosts()
     leaf = {h: v["npu_lldp"][0].split()[0] for h, v in hosts.items() if "npu_lldp" in v}
     inventory = yaml.safe_load((INVENTORY / "hosts.yml").read_text())["all"]["children"]
     order = list(inventory["npu_servers"]["hosts"])
     broken = order[5]  # in the second batch
-    host_vars = fleet["overrides"].parent / "host_vars"  # beside the second inventory source
-    host_vars.mkdir(exist_ok=True)
-    (host_vars / f"{broken}.yml").write_text("npu_nic_hccn_tool: /nonexistent/hccn_tool\n")
+    keyfile = roots / broken / "etc/NetworkManager/system-connections/bond0.nmconnection"
+    edited = keyfile.read_text() + "# edited by hand\n"
+    keyfile.write_text(edited)
+    unreachable = roots / broken / "var/lib/wanka-fake/unreachable"
+    unreachable.write_text(hosts[broken]["business_bond"]["gateway"] + "\n")
+    before = _calls(roots, broken).count("nmcli connection up bond0")
     try:
         res = fleet["play"]("playbooks/hosts.yml", "-e", "wanka_serial=4")
     finally:
-        (host_vars / f"{broken}.yml").unlink()
+        unreachable.unlink()
     name = "Configure NPU NICs, HCCL, networking, storage NIC QoS, storage mounts and the thermal guard on NPU servers"
     batches = _batches(res.stdout, name)
     assert res.returncode != 0
-    assert batches == [order[0:4], order[4:8]], batches
+    assert [set(b) for b in batches] == [set(order[0:4]), set(order[4:8])], batches
     for batch in batches:
         assert len({leaf[h] for h in batch}) == len(batch), batch
     recap = _recap(res)
     assert set(recap) == set(order[:8])  # later batches and the storage/management play never ran
     assert recap[broken][2] == 1
+    assert f"{broken}: the new network configuration did not work" in res.stdout
+    assert keyfile.read_text() == edited  # the previous keyfile is back ...
+    after = _calls(roots, broken).count("nmcli connection up bond0")
+    assert after - before == 2  # ... and active again (the new one, then the restored one)
+    assert not list(keyfile.parent.glob("*~"))  # no rollback copy left behind
 
 
 def _break(roots: Path, host: str, line: str) -> None:

@@ -2,6 +2,10 @@
 """Ansible module: bring an Ascend host's NPU NICs to a generated /etc/hccn.conf, setting only
 what differs. Every value is read with `hccn_tool ... -g` first (that read is the verification
 when nothing differs) and read back after each set; a value that does not stick fails the task.
+A key of the file this module cannot apply fails the task before anything is set: the file is
+applied whole or not at all. The NPUs of a host are handled concurrently, one thread each, with
+subprocess (AnsibleModule.run_command swaps os.environ around each call: not thread-safe);
+hccn_tool serialises its own writes of /etc/hccn.conf.
 
 Command syntax from hccn_tool's help text (domain.md §2.2). The `-g` output formats beyond
 `-ip -g` (`ipaddr:<ip>` / `netmask:<mask>`) are not published; values are therefore read
@@ -12,6 +16,8 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -23,6 +29,8 @@ options:
   hccn_tool: {description: Path of hccn_tool, type: str, default: /usr/local/Ascend/driver/tools/hccn_tool}
   root: {description: Root directory prefix for test doubles (exported as WANKA_ROOT), type: str, default: ''}
   cnp_dscp: {description: "DCQCN CNP DSCP to set with DCQCN enabled (-dcqcn, ext build); -1 leaves DCQCN alone", type: int, default: -1}
+notes:
+  - Fails naming every key of the file it cannot apply; nothing is set then.
 """
 
 IPV4 = re.compile(r"\b(\d{1,3}(?:\.\d{1,3}){3})\b")
@@ -41,33 +49,47 @@ SETTINGS = (
     "dcqcn",  # -dcqcn -g status (tool_dcqcn.c): `dcqcn enable status:   enable|disable`
     "cnp_dscp",  # -dcqcn -g cnp_dscp: `cnp_dscp     : <n>`
 )
+KNOWN = {*SETTINGS, "netmask"}  # netmask is applied with address
 
 
-def parse_conf(text: str) -> dict[int, dict[str, str]]:
+class ToolError(Exception):
+    """hccn_tool failed; raised in a worker thread, reported once by main()."""
+
+
+def parse_conf(text: str) -> tuple[dict[int, dict[str, str]], list[str]]:
+    """hccn.conf lines `<key>_<id>=<value>` -> {id: {key: value}}, and the lines that are not."""
     out: dict[int, dict[str, str]] = {}
+    bad: list[str] = []
     for line in text.splitlines():
         line = line.strip()
-        if not line or line.startswith("#") or "=" not in line:
+        if not line or line.startswith("#"):
             continue
-        key, value = line.split("=", 1)
+        key, sep, value = line.partition("=")
         name, _, device = key.rpartition("_")
-        if device.isdigit():
-            out.setdefault(int(device), {})[name] = value
-    return out
+        if not sep or not name or not device.isdigit():
+            bad.append(line)
+            continue
+        out.setdefault(int(device), {})[name] = value
+    return out, bad
 
 
 class Tool:
-    def __init__(self, module: AnsibleModule, path: str, root: str) -> None:
-        self.module, self.path = module, path
-        self.env = {"WANKA_ROOT": root} if root else {}
+    def __init__(self, path: str, root: str) -> None:
+        self.path = path
+        self.env = {
+            **os.environ,
+            "LANG": "C",
+            "LC_ALL": "C",
+            **({"WANKA_ROOT": root} if root else {}),
+        }
 
     def run(self, *args: str) -> str:
-        rc, out, err = self.module.run_command([self.path, *args], environ_update=self.env)
-        if rc != 0:
-            self.module.fail_json(
-                msg=f"hccn_tool {' '.join(args)} failed: {(err or out).strip()}", rc=rc
+        res = subprocess.run([self.path, *args], capture_output=True, text=True, env=self.env)
+        if res.returncode != 0:
+            raise ToolError(
+                f"hccn_tool {' '.join(args)} failed: {(res.stderr or res.stdout).strip()}"
             )
-        return out
+        return res.stdout
 
     def get(self, dev: int, key: str, want: dict[str, str]) -> str:
         i = str(dev)
@@ -129,6 +151,25 @@ def wanted_value(key: str, want: dict[str, str]) -> str:
     return want[key]
 
 
+def converge(tool: Tool, dev: int, want: dict[str, str], check: bool) -> tuple[list, list]:
+    """One NPU: (changes, mismatches)."""
+    changes, mismatches = [], []
+    for key in SETTINGS:
+        if key not in want:
+            continue
+        have, value = tool.get(dev, key, want), wanted_value(key, want)
+        if have == value:
+            continue
+        changes.append({"device": dev, "setting": key, "before": have, "after": value})
+        if check:
+            continue
+        tool.set(dev, key, want)
+        after = tool.get(dev, key, want)
+        if after != value:
+            mismatches.append(f"NPU {dev} {key}: set {value}, hccn_tool -g reads {after}")
+    return changes, mismatches
+
+
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
@@ -139,33 +180,30 @@ def main() -> None:
         },
         supports_check_mode=True,
     )
-    tool = Tool(module, module.params["hccn_tool"], module.params["root"])
+    tool = Tool(module.params["hccn_tool"], module.params["root"])
     if not os.path.exists(tool.path):
         module.fail_json(msg=f"{tool.path} not found: is the Ascend driver installed?")
-    desired = parse_conf(module.params["desired"])
+    desired, bad = parse_conf(module.params["desired"])
+    unknown = sorted({f"{k}_{d}" for d, want in desired.items() for k in want if k not in KNOWN})
+    if bad or unknown:
+        module.fail_json(
+            msg="hccn.conf has settings this module cannot apply, nothing was set: "
+            + ", ".join(bad + unknown)
+            + f" (it applies {', '.join(sorted(KNOWN))})"
+        )
     if module.params["cnp_dscp"] >= 0:  # DCQCN on, CNPs with the lossless class's CNP DSCP
         for want in desired.values():
             want.update(dcqcn="1", cnp_dscp=str(module.params["cnp_dscp"]))
-    changes, mismatches = [], []
-    for dev in sorted(desired):
-        want = desired[dev]
-        for key in SETTINGS:
-            if key not in want:
-                continue
-            have = tool.get(dev, key, want)
-            if have == wanted_value(key, want):
-                continue
-            changes.append(
-                {"device": dev, "setting": key, "before": have, "after": wanted_value(key, want)}
+    devices = sorted(desired)
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, len(devices))) as pool:
+            results = list(
+                pool.map(lambda d: converge(tool, d, desired[d], module.check_mode), devices)
             )
-            if module.check_mode:
-                continue
-            tool.set(dev, key, want)
-            after = tool.get(dev, key, want)
-            if after != wanted_value(key, want):
-                mismatches.append(
-                    f"NPU {dev} {key}: set {wanted_value(key, want)}, hccn_tool -g reads {after}"
-                )
+    except ToolError as err:
+        module.fail_json(msg=str(err))
+    changes = [c for found, _ in results for c in found]
+    mismatches = [m for _, found in results for m in found]
     if mismatches:
         module.fail_json(msg="; ".join(mismatches), changes=changes)
     diff = {
