@@ -1,6 +1,6 @@
 """Prove isolation and hygiene from the *rendered* output folder, not from the model.
 
-`verify(folder)` reads what `wanka generate` wrote (switch configs, hosts.yml host variables,
+`verify(folder)` reads what `wanka generate` wrote (switch configs, hosts.yml and host_vars/,
 files/hccn/*.conf, files/cabling.csv, group_vars/all.yml pools) and builds a graph (read.Graph):
 
 - ("vrf", device, vrf): one L3 routing domain of a switch (the default one is "_public_");
