@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import sysconfig
 import tarfile
 from pathlib import Path
 
@@ -19,6 +20,11 @@ pytestmark = pytest.mark.slow  # builds a wheel and a venv: tens of seconds
 
 ROOT = Path(__file__).resolve().parents[1]
 INVENTORY = "inventories/tiny/hosts.yml"
+
+
+def sysconfig_paths() -> list[str]:
+    """This interpreter's site-packages folders (a venv's, or the system's)."""
+    return sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
 
 
 def _run(args: list[str], **kw) -> subprocess.CompletedProcess:
@@ -54,7 +60,12 @@ def test_pip_install_then_the_readme_ansible_command_from_outside_the_checkout(t
     )
     venv = tmp_path / "venv"
     base = getattr(sys, "_base_executable", sys.executable)
-    _run([base, "-m", "venv", "--system-site-packages", str(venv)])
+    _run([base, "-m", "venv", str(venv)])
+    # the dependencies come from this test environment, offline: its site-packages as plain
+    # paths after the venv's own (its .pth files, the checkout's editable install among them,
+    # are not run), so `generator` is the installed wheel's
+    (site,) = venv.glob("lib/python*/site-packages")
+    (site / "test-dependencies.pth").write_text("".join(f"{p}\n" for p in sysconfig_paths()))
     (wheel,) = wheels.glob("wanka-*.whl")
     _run([str(venv / "bin/pip"), "install", "-q", "--no-deps", str(wheel)])
     work = tmp_path / "site"  # a user's folder: no checkout anywhere near
@@ -66,6 +77,12 @@ def test_pip_install_then_the_readme_ansible_command_from_outside_the_checkout(t
     _run([wanka, "generate", "tiny.yaml", "-o", "inventories/tiny", "-q"], cwd=work, env=env)
     path = Path(_run([wanka, "ansible-path"], cwd=work, env=env).stdout.strip())
     assert path.is_relative_to(venv) and (path / "roles" / "npu_nic").is_dir()
+    where = _run(
+        [str(venv / "bin/python"), "-c", "import generator; print(generator.__file__)"],
+        cwd=work,
+        env=env,
+    )
+    assert Path(where.stdout.strip()).is_relative_to(venv)  # the wheel's, not the checkout's
     env["ANSIBLE_CONFIG"] = str(path / "ansible.cfg")
     listed = _run(  # the README's command; --list-tasks resolves every play, role and import
         [tool("ansible-playbook"), "-i", INVENTORY, str(path / "site.yml"), "--list-tasks"],
