@@ -81,7 +81,11 @@ def _silence_stdout() -> None:
 def _ansible_path(args: argparse.Namespace) -> int:
     from generator.collection import ansible_collection
 
-    print(ansible_collection())
+    try:
+        print(ansible_collection())
+    except FileNotFoundError as err:  # a broken install: say so, no traceback
+        print(f"wanka: {err}; reinstall wanka", file=sys.stderr)
+        return EXIT_INVALID
     return EXIT_OK
 
 
