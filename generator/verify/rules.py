@@ -40,16 +40,6 @@ NFS = re.compile(
 )
 
 
-def _plane(net: ipaddress.IPv4Network, pools: dict[str, ipaddress.IPv4Network]) -> str | None:
-    for plane, pool in pools.items():
-        if (
-            net.prefixlen >= pool.prefixlen
-            and pool.network_address <= net.network_address <= pool.broadcast_address
-        ):
-            return plane
-    return None
-
-
 def _net(text: str) -> tuple[int, int]:
     """A ("net", ...) node's subnet as (network, prefix length)."""
     address, _, plen = text.partition("/")
