@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator import forking
 from generator.artifacts import OutputFile
 
 MARKER = ".wanka-output"
@@ -189,11 +190,7 @@ def _write(folder: Path, new: dict[str, bytes]) -> int:
         _refuse_user_files(folder, new)
         tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
         try:
-            for parent in sorted({(tmp / rel).parent for rel in new}):
-                parent.mkdir(parents=True, exist_ok=True)
-            for rel, data in new.items():
-                with open(tmp / rel, "wb") as fh:
-                    fh.write(data)
+            _write_tree(str(tmp), new)
             os.chmod(tmp, 0o755)
             if not folder.exists():
                 os.rename(tmp, folder)
@@ -209,6 +206,44 @@ def _write(folder: Path, new: dict[str, bytes]) -> int:
             raise
         _fsync_dir(folder.parent)
     return len(new)
+
+
+PARALLEL_FROM_FILES = 2_000  # below this, forking writers costs more than it saves
+
+
+def _write_tree(root: str, new: dict[str, bytes]) -> None:
+    """Every file of `new` under the fresh folder `root`. Many files are written by forked
+    workers, each every n-th file (file creation is kernel time that two cores share); the
+    workers inherit the data, nothing is copied to them."""
+    for parent in sorted({os.path.dirname(f"{root}/{rel}") for rel in new}):
+        os.makedirs(parent, exist_ok=True)
+    items = list(new.items())
+    workers = os.cpu_count() or 1
+    if len(items) < PARALLEL_FROM_FILES or not forking.available(workers):
+        _write_files(root, items)
+        return
+    with forking.pool(workers, _WRITER_INPUT.append, ((root, items, workers),)) as pool:
+        pool.map(_write_part, range(workers), chunksize=1)
+
+
+_WRITER_INPUT: list[tuple[str, list[tuple[str, bytes]], int]] = []  # set in forked writers only
+
+
+def _write_part(part: int) -> None:
+    root, items, parts = _WRITER_INPUT[0]
+    _write_files(root, items[part::parts])
+
+
+def _write_files(root: str, items: Iterable[tuple[str, bytes]]) -> None:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+    for rel, data in items:
+        fd = os.open(f"{root}/{rel}", flags, 0o666)  # the umask applies, as with open()
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
 
 
 def write_file(path: Path, data: bytes) -> None:

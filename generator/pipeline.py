@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,62 +36,83 @@ from generator.errors import BlueprintError
 from generator.expand import expand
 from generator.model import Cluster
 
-EMITTERS = (  # the slowest first, so parallel workers finish together
+# Emitters that read only the model, `emit(cluster)`: for a large cluster they start in forked
+# workers as soon as expand is done, while this process analyses (the slowest first, so the
+# workers finish together). The switch configurations are half of all emit work at 10,240 cards.
+MODEL_EMITTERS = (
     switches.emit,
     cabling.emit,
-    docs.emit,
-    bom.emit,
     hccl.emit,
     hccn.emit,
-    inventory.emit,
     monitoring.emit,
     scheduler.emit,
-    failure_report.emit,
     border.emit,
     ztp.emit,
-    rollout.emit,
     acceptance.emit,
 )
-
+# Emitters that show the analysis, `emit(cluster, analysis)`: they run here once it exists.
+ANALYSIS_EMITTERS = (
+    docs.emit,
+    bom.emit,
+    inventory.emit,
+    failure_report.emit,
+    rollout.emit,
+)
 
 PARALLEL_FROM_LINKS = 20_000  # below this, forking costs more than it saves
-# emitters that render device by device, split into this many parts across the workers (the
-# switch configs are half of all emit work at 10,240 cards)
+# emitters that render device by device, split into this many parts across the workers
 PARTS = {switches.emit: 2}
 
+ModelFiles = Callable[[], list[OutputFile]]  # waits for the workers' files
 
-def emit_all(cluster: Cluster, analysis: Analysis) -> list[OutputFile]:
-    """Every emitter's files, sorted by path. Large clusters run the emitters in forked worker
-    processes (the emitters are pure; the cluster and analysis are inherited, not copied); the
+
+def emit_all(
+    cluster: Cluster, analysis: Analysis, model_files: ModelFiles | None = None
+) -> list[OutputFile]:
+    """Every emitter's files, sorted by path: the analysis emitters' made here, the model
+    emitters' from `model_files` (workers started by `model_emitters`) or made here too. The
     result is the same bytes either way."""
-    workers = min(os.cpu_count() or 1, len(EMITTERS))
-    if not forking.available(workers) or len(cluster.links) < PARALLEL_FROM_LINKS:
-        files = [f for emit in EMITTERS for f in emit(cluster, analysis)]
+    files = [f for emit in ANALYSIS_EMITTERS for f in emit(cluster, analysis)]
+    if model_files is None:
+        files += [f for emit in MODEL_EMITTERS for f in emit(cluster)]
     else:
-        # the workers inherit the cluster and analysis (forking.pool); this process keeps no state
-        with forking.pool(workers, _WORKER_INPUT.append, ((cluster, analysis),)) as pool:
-            files = [f for batch in pool.imap_unordered(_emit_in_worker, _tasks()) for f in batch]
+        files += model_files()
     return sorted(files, key=lambda f: f.path)
 
 
-_WORKER_INPUT: list[tuple[Cluster, Analysis]] = []  # set once in each forked worker, never here
+@contextmanager
+def model_emitters(cluster: Cluster) -> Iterator[ModelFiles | None]:
+    """Starts the model emitters in forked worker processes for a large cluster (they are pure;
+    the workers inherit the cluster, nothing is copied) and yields the function that collects
+    their files; yields None when they are better run in this process. Leaving the block stops
+    workers that are still running (their files are not wanted after a design error)."""
+    workers = os.cpu_count() or 1
+    if not forking.available(workers) or len(cluster.links) < PARALLEL_FROM_LINKS:
+        yield None
+        return
+    with forking.pool(workers, _WORKER_INPUT.append, (cluster,)) as pool:
+        pending = pool.map_async(_emit_in_worker, _tasks(), chunksize=1)
+        yield lambda: [f for batch in pending.get() for f in batch]
+
+
+_WORKER_INPUT: list[Cluster] = []  # set once in each forked worker, never here
 
 
 def _tasks() -> list[tuple[int, int, int]]:
-    """(emitter, part, parts) in EMITTERS order: the slowest first."""
+    """(emitter, part, parts) in MODEL_EMITTERS order: the slowest first."""
     return [
         (index, part, parts)
-        for index, emit in enumerate(EMITTERS)
+        for index, emit in enumerate(MODEL_EMITTERS)
         for parts in (PARTS.get(emit, 1),)
         for part in range(parts)
     ]
 
 
 def _emit_in_worker(task: tuple[int, int, int]) -> list[OutputFile]:
-    cluster, analysis = _WORKER_INPUT[0]
     index, part, parts = task
-    emit = EMITTERS[index]
-    return list(emit(cluster, analysis, part, parts) if parts > 1 else emit(cluster, analysis))
+    emit = MODEL_EMITTERS[index]
+    cluster = _WORKER_INPUT[0]
+    return list(emit(cluster, None, part, parts) if parts > 1 else emit(cluster))
 
 
 @dataclass(slots=True)
@@ -137,11 +158,13 @@ def run(
             cluster = expand(bp, progress=progress, facts=npu_facts)
     except BlueprintError as err:
         raise err.locate(loaded.file, loaded.positions) from None
-    with _timed(seconds, "analyse"):
-        analysis = analyse(cluster)
-    progress(f"{len(analysis.findings)} design findings")
     files: list[OutputFile] = []
-    if emit and not any(f.severity == "error" for f in analysis.findings):  # nothing is written
-        with _timed(seconds, "emit"):
-            files = emit_all(cluster, analysis)
+    # the model emitters run beside the analysis; a design error discards their files
+    with model_emitters(cluster) if emit else nullcontext() as model_files:
+        with _timed(seconds, "analyse"):
+            analysis = analyse(cluster)
+        progress(f"{len(analysis.findings)} design findings")
+        if emit and not any(f.severity == "error" for f in analysis.findings):
+            with _timed(seconds, "emit"):  # what is left of emit once the analysis is done
+                files = emit_all(cluster, analysis, model_files)
     return Result(loaded, bp, cluster, analysis, files, seconds)

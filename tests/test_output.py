@@ -93,24 +93,39 @@ def test_check_reports_drift_and_writes_nothing(tmp_path, capsys):
     assert (out / "files" / "cabling.csv").read_text() == "edited\n"
 
 
-def test_failed_write_leaves_previous_output_intact(tmp_path, monkeypatch):
+@pytest.mark.parametrize("writers", ["this process", "forked writers"])
+def test_failed_write_leaves_previous_output_intact(tmp_path, monkeypatch, writers):
     out = tmp_path / "out"
     output.write(out, [OutputFile("files/a.txt", b"old\n")])
     before = _tree(out)
 
-    real_open = open
+    real_open = os.open
 
-    def failing_open(path, mode="r", *a, **k):
-        if "w" in mode and str(path).endswith("b.txt"):
-            raise OSError(28, "No space left on device")
-        return real_open(path, mode, *a, **k)
+    def full_disk(path, flags, *a, **k):  # forked writers inherit it
+        if flags & os.O_CREAT and str(path).endswith("b.txt"):
+            raise OSError(28, "No space left on device", str(path))
+        return real_open(path, flags, *a, **k)
 
-    monkeypatch.setattr("builtins.open", failing_open)
+    monkeypatch.setattr(output.os, "open", full_disk)
+    if writers == "forked writers":
+        monkeypatch.setattr(output, "PARALLEL_FROM_FILES", 1)
     with pytest.raises(output.OutputError, match="No space left on device"):
         output.write(out, [OutputFile("files/a.txt", b"new\n"), OutputFile("files/b.txt", b"b\n")])
     monkeypatch.undo()
     assert _tree(out) == before
     assert [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name] == []
+
+
+def test_many_files_written_by_forked_writers_are_every_byte_of_the_output(tmp_path):
+    files = [OutputFile(f"d{i % 7}/f{i}.txt", f"{i}\n".encode() * (i % 5)) for i in range(2500)]
+    assert len(files) >= output.PARALLEL_FROM_FILES  # the forked writers' path
+    output.write(tmp_path / "out", files)
+    written = _tree(tmp_path / "out")
+    assert written.pop(output.MARKER).endswith(
+        b"".join(sorted(f.path.encode() + b"\n" for f in files))
+    )
+    assert written == {f.path: f.data for f in files}
+    assert not output.check(tmp_path / "out", files)
 
 
 def test_refuses_to_replace_a_folder_it_did_not_write(tmp_path, capsys):
