@@ -1,5 +1,6 @@
 """A structured config (plain dicts, lists and scalars) as YAML: block mappings, one line per list
-item as a JSON flow value, which any YAML parser reads. Small diffs, fast to write."""
+item as a JSON flow value, which any YAML parser reads. Small diffs, fast to write. Also the
+one-line JSON writers every emitter uses (`flow` for YAML, `compact` for JSON files)."""
 
 from __future__ import annotations
 
@@ -8,21 +9,31 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 
-def _json_line() -> Callable[[Any], str]:
-    """A value on one line as JSON, which YAML reads as a flow scalar, sequence or mapping.
+def json_line(item_separator: str = ", ", key_separator: str = ": ") -> Callable[[Any], str]:
+    """A function writing a value on one line as JSON (ASCII), which YAML reads as a flow scalar,
+    sequence or mapping: what json.dumps(value, separators=...) returns, faster.
 
     The C encoder is built once and reused (json.dumps builds a new one per call, which costs
     more than encoding one port); the pure-Python encoder is the fallback."""
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:
-        return json.JSONEncoder(separators=(", ", ": ")).encode
+        return json.JSONEncoder(separators=(item_separator, key_separator)).encode
     encoder = make(
-        None, None, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True
+        None,
+        None,
+        json.encoder.encode_basestring_ascii,
+        None,
+        key_separator,
+        item_separator,
+        False,
+        False,
+        True,
     )
     return lambda value: "".join(encoder(value, 0))
 
 
-_flow = _json_line()
+flow = json_line()  # {"a": 1, "b": [2, 3]}: YAML flow style, readable
+compact = json_line(",", ":")  # {"a":1,"b":[2,3]}: machine-read JSON
 
 
 def to_yaml(data: Mapping[str, Any], indent: str = "") -> str:
@@ -33,7 +44,7 @@ def to_yaml(data: Mapping[str, Any], indent: str = "") -> str:
             lines.append(f"{indent}{key}:\n{to_yaml(value, indent + '  ')}")
         elif type(value) is list and value:
             item = f"\n{indent}  - "
-            lines.append(f"{indent}{key}:{item}{item.join(map(_flow, value))}")
+            lines.append(f"{indent}{key}:{item}{item.join(map(flow, value))}")
         else:
-            lines.append(f"{indent}{key}: {_flow(value)}")
+            lines.append(f"{indent}{key}: {flow(value)}")
     return "\n".join(lines) + ("\n" if not indent else "")

@@ -6,7 +6,6 @@ leaves, and the role writes each run's MPI hostfile when it runs it."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,6 +13,7 @@ import yaml
 
 from generator.artifacts import OutputFile
 from generator.model import AcceptanceScope, Cluster
+from generator.structured_yaml import flow
 
 HEADER = """\
 # Acceptance plan of {name}: HCCL Test at each scope of the topology (generated; do not edit).
@@ -77,11 +77,6 @@ def plan(cluster: Cluster) -> dict[str, Any]:
     }
 
 
-def _flow(data: Any) -> str:
-    """Lists and small maps on one line (JSON is YAML): a 10k-card plan stays short and fast."""
-    return json.dumps(data, separators=(", ", ": "))
-
-
 def _text(data: dict[str, Any]) -> str:
     head = {k: v for k, v in data.items() if k not in ("scopes", "leaves")}
     out = [yaml.safe_dump(head, sort_keys=False, width=1000), "scopes:\n"]
@@ -94,9 +89,9 @@ def _text(data: dict[str, Any]) -> str:
             out.append(f"  units: {units}\n")
         else:
             out.append("  units:\n")
-            out += [f"  - {_flow(u)}\n" for u in units]
+            out += [f"  - {flow(u)}\n" for u in units]
     out.append("leaves:\n")
-    out += [f"  {name}: {_flow(servers)}\n" for name, servers in data["leaves"].items()]
+    out += [f"  {name}: {flow(servers)}\n" for name, servers in data["leaves"].items()]
     return "".join(out)
 
 

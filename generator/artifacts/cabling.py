@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Iterator
 
 from generator.artifacts import OutputFile
 from generator.model import Cluster
+from generator.structured_yaml import compact
 
 COLUMNS = (
     "cable_id",
@@ -56,5 +56,5 @@ def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
     writer.writerows(table)
     yield OutputFile("files/cabling.csv", buf.getvalue().encode())
     # JSON: one object per line inside the array keeps git diffs to the changed cables.
-    lines = [json.dumps(dict(zip(COLUMNS, r, strict=True)), separators=(",", ":")) for r in table]
+    lines = [compact(dict(zip(COLUMNS, r, strict=True))) for r in table]
     yield OutputFile("files/cabling.json", ("[\n" + ",\n".join(lines) + "\n]\n").encode())
