@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from socket import inet_ntoa
 from typing import Any
 
 from generator.model_settings import (  # noqa: F401  (re-exported: one model namespace)
@@ -29,8 +30,8 @@ MGMT_VRF = "_management_vpn_"  # the VRF MEth0/0/0 lives in on CE V300 (present 
 
 
 def ip(value: int) -> str:
-    """Integer IPv4 address -> dotted quad."""
-    return f"{value >> 24 & 255}.{value >> 16 & 255}.{value >> 8 & 255}.{value & 255}"
+    """Integer IPv4 address -> dotted quad (in C: every output prints tens of thousands)."""
+    return inet_ntoa(value.to_bytes(4, "big"))
 
 
 def network_of(address: int, prefix: int) -> int:

@@ -124,12 +124,15 @@ def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
 
 
 def _scalars_are_strings(value: Any, path: str) -> Iterator[str]:
+    """Every value that is not a string, by path (strings, nearly all of a table, pass at once)."""
     if isinstance(value, dict):
         for k, v in value.items():
-            yield from _scalars_are_strings(v, f"{path}.{k}")
+            if type(v) is not str:
+                yield from _scalars_are_strings(v, f"{path}.{k}")
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            yield from _scalars_are_strings(v, f"{path}[{i}]")
+            if type(v) is not str:
+                yield from _scalars_are_strings(v, f"{path}[{i}]")
     elif not isinstance(value, str):
         yield f"{path}: property value is not a string ({value!r})"
 

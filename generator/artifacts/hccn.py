@@ -17,18 +17,24 @@ HCCN_TOOL = "/usr/local/Ascend/driver/tools/hccn_tool"
 
 def conf(server: NpuServer, lossless: Lossless) -> str:
     """`/etc/hccn.conf`: `key_<device id>=value` lines, device by device."""
+    mtu, bitmap, prio_tc, dscp_tc = (
+        lossless.mtu,
+        lossless.pfc_bitmap,
+        lossless.prio_tc,
+        lossless.dscp_tc,
+    )
     lines = []
     for d in server.devices:
-        n = d.device_id
+        n, gateway = d.device_id, ip(d.gateway)
         lines += [
             f"address_{n}={ip(d.ip)}",
             f"netmask_{n}={netmask(d.prefix)}",
-            f"gateway_{n}={ip(d.gateway)}",
-            f"netdetect_{n}={ip(d.gateway)}",
-            f"mtu_{n}={lossless.mtu}",
-            f"bitmap_{n}={lossless.pfc_bitmap}",
-            f"prio_tc_{n}={lossless.prio_tc}",
-            f"dscp_tc_{n}={lossless.dscp_tc}",
+            f"gateway_{n}={gateway}",
+            f"netdetect_{n}={gateway}",
+            f"mtu_{n}={mtu}",
+            f"bitmap_{n}={bitmap}",
+            f"prio_tc_{n}={prio_tc}",
+            f"dscp_tc_{n}={dscp_tc}",
             f"send_arp_status_{n}=1",
         ]
     return "\n".join(lines) + "\n"
@@ -43,15 +49,16 @@ def commands(server: NpuServer, lossless: Lossless) -> str:
         "set -eu",
         f'HCCN_TOOL="${{HCCN_TOOL:-{HCCN_TOOL}}}"',
     ]
+    bitmap, prio_tc = lossless.pfc_bitmap, lossless.prio_tc
     for d in server.devices:
-        i = d.device_id
+        i, gateway = d.device_id, ip(d.gateway)
         out += [
             f'"$HCCN_TOOL" -i {i} -ip -s address {ip(d.ip)} netmask {netmask(d.prefix)}',
-            f'"$HCCN_TOOL" -i {i} -gateway -s gateway {ip(d.gateway)}',
-            f'"$HCCN_TOOL" -i {i} -netdetect -s address {ip(d.gateway)}',
+            f'"$HCCN_TOOL" -i {i} -gateway -s gateway {gateway}',
+            f'"$HCCN_TOOL" -i {i} -netdetect -s address {gateway}',
             f'"$HCCN_TOOL" -i {i} -mtu -s size {lossless.mtu}',
-            f'"$HCCN_TOOL" -i {i} -pfc -s bitmap {lossless.pfc_bitmap}',
-            f'"$HCCN_TOOL" -i {i} -prio_tc -s map {lossless.prio_tc}',
+            f'"$HCCN_TOOL" -i {i} -pfc -s bitmap {bitmap}',
+            f'"$HCCN_TOOL" -i {i} -prio_tc -s map {prio_tc}',
             f'"$HCCN_TOOL" -i {i} -dscp_to_tc -s dscp {lossless.dscp} tc {lossless.tc}',
             f'"$HCCN_TOOL" -i {i} -send_arp -s enable 1',
             f'"$HCCN_TOOL" -i {i} -dcqcn -s enable 1',
