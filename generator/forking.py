@@ -1,4 +1,4 @@
-"""Forked worker pools that die with their parent.
+"""Forked worker pools that die with their parent, and the collector pause their work runs in.
 
 A forked worker inherits the parent's memory by copy-on-write (a 100k-card model is not pickled
 through a pipe); Ctrl-C is the parent's to handle (the pool is then terminated), and when the
@@ -15,7 +15,8 @@ import multiprocessing as mp
 import multiprocessing.pool
 import os
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
@@ -53,3 +54,18 @@ def _start(parent: int, initializer: Callable[..., None] | None, initargs: tuple
             os._exit(1)
     if initializer is not None:
         initializer(*initargs)
+
+
+@contextmanager
+def no_cycle_collection() -> Iterator[None]:
+    """The cyclic garbage collector paused: a cluster model (or a verify graph) is a large graph
+    of long-lived objects without reference cycles, which the collector would traverse again and
+    again while it is built and read (a fifth of generate's CPU at 10,240 cards). Reference
+    counting still frees everything; forked workers inherit the pause."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -137,21 +136,6 @@ def _timed(seconds: dict[str, float], stage: str) -> Iterator[None]:
     seconds[stage] = time.perf_counter() - t
 
 
-@contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """The cyclic garbage collector paused: the model is a large graph of long-lived objects
-    without reference cycles, which the collector would traverse again and again while it is
-    built and read (a fifth of generate's CPU at 10,240 cards, more at 100k). Reference counting
-    still frees everything; the forked workers inherit the pause."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def run(
     path: str | Path,
     progress: Callable[[str], None] = lambda _: None,
@@ -160,7 +144,7 @@ def run(
 ) -> Result:
     """Everything up to the files to write. Raises BlueprintError, located, for user mistakes.
     `facts`: the NPU facts file (roles/npu_facts); default the blueprint's hccl.facts."""
-    with _no_cycle_collection():
+    with forking.no_cycle_collection():
         return _run(path, progress, emit, facts)
 
 
