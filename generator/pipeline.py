@@ -1,4 +1,6 @@
-"""The stages in order, each timed: load -> validate -> expand -> analyse -> emit."""
+"""The stages in order, each timed: load -> validate -> expand -> analyse -> emit. For a large
+cluster the emitters that need no analysis start in forked workers right after expand, beside the
+analysis; the stage times then add up to the wall time (emit is what is left after analyse)."""
 
 from __future__ import annotations
 
