@@ -1,11 +1,16 @@
 from __future__ import annotations
 
-import functools
 import os
+import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+# pytest imports this file as `conftest` (tests/ is not a package); test modules import it as
+# `tests.conftest` or `conftest`. One module under both names, so that the examples generated once
+# (generated(), the `example` fixture) are shared, not generated again per name.
+sys.modules.setdefault("tests.conftest", sys.modules[__name__])
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted(p.name for p in (ROOT / "blueprints").glob("*.yaml"))
@@ -70,12 +75,40 @@ zones:
 """
 
 
-@functools.cache
+_RESULTS: dict[tuple[str, bool], object] = {}  # (example, with files) -> pipeline.Result
+
+
 def generated(name: str):
     """pipeline.Result of an example blueprint, computed once per test session."""
     from generator import pipeline
 
-    return pipeline.run(ROOT / "blueprints" / name, facts=FACTS.get(name))
+    if (name, True) not in _RESULTS:
+        _RESULTS[name, True] = pipeline.run(ROOT / "blueprints" / name, facts=FACTS.get(name))
+    return _RESULTS[name, True]
+
+
+def expanded(name: str):
+    """pipeline.Result of an example without its files (load, validate, expand, analyse): the
+    same cluster and findings as generated(name), for tests that read only those. The 10,240-card
+    example expands in about a second and takes several more to emit. Computed once per session;
+    a small example is generated whole (other tests read its files anyway)."""
+    from generator import pipeline
+
+    if (name, True) in _RESULTS or name not in LARGE_EXAMPLES:
+        return generated(name)
+    if (name, False) not in _RESULTS:
+        _RESULTS[name, False] = pipeline.run(
+            ROOT / "blueprints" / name, facts=FACTS.get(name), emit=False
+        )
+    return _RESULTS[name, False]
+
+
+def emitted(name: str, emit) -> dict[str, bytes]:
+    """path -> bytes of the files one emitter (an `emit` of generator/artifacts/) writes for an
+    example: the same bytes `wanka generate` writes at those paths (emitters are pure functions of
+    the cluster and the analysis), without the cost of the others."""
+    result = expanded(name)
+    return {f.path: f.data for f in emit(result.cluster, result.analysis)}
 
 
 @pytest.fixture(
