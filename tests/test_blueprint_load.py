@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from generator.blueprint.load import MAX_BYTES, MAX_DEPTH, MAX_VALUES, load_blueprint
 from generator.blueprint.validate import validate
 from generator.errors import BlueprintError
+from tests.conftest import max_examples
 
 BAD_INPUT = Path(__file__).parent / "data" / "bad-input"
 
@@ -370,7 +371,7 @@ def test_many_values_below_the_limit_load(tmp_path: Path) -> None:
     assert len(loaded.data) == entries
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=max_examples(300, 30), deadline=None)  # 300 under the ci profile
 @given(
     st.one_of(
         st.text(alphabet=st.sampled_from(list("ab: -[]{},&*!|>'\"#\n\t?%@`<1.\\\x00é"))),
