@@ -1,11 +1,18 @@
 from __future__ import annotations
 
-import functools
+import fcntl
 import os
+import pickle
+import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+# pytest imports this file as `conftest` (tests/ is not a package); test modules import it as
+# `tests.conftest` or `conftest`. One module under both names, so that the examples generated once
+# (generated(), the `example` fixture) are shared, not generated again per name.
+sys.modules.setdefault("tests.conftest", sys.modules[__name__])
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted(p.name for p in (ROOT / "blueprints").glob("*.yaml"))
@@ -70,12 +77,67 @@ zones:
 """
 
 
-@functools.cache
-def generated(name: str):
-    """pipeline.Result of an example blueprint, computed once per test session."""
+_RESULTS: dict[tuple[str, bool], object] = {}  # (example, with files) -> pipeline.Result
+_SHARED: list[Path] = []  # under pytest-xdist: this run's folder shared by its workers
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _examples_shared_by_workers(request, tmp_path_factory) -> None:
+    """Each pytest-xdist worker is a process of its own: the first worker to need an example
+    generates it and leaves the result pickled in this run's temporary folder (new every run, so
+    never stale) for the others, which load it in a fraction of the time."""
+    if hasattr(request.config, "workerinput") and not _SHARED:
+        folder = tmp_path_factory.getbasetemp().parent / "wanka-examples"
+        folder.mkdir(exist_ok=True)
+        _SHARED.append(folder)
+
+
+def _once_per_run(name: str, emit: bool):
     from generator import pipeline
 
-    return pipeline.run(ROOT / "blueprints" / name, facts=FACTS.get(name))
+    def run():
+        return pipeline.run(ROOT / "blueprints" / name, facts=FACTS.get(name), emit=emit)
+
+    if not _SHARED:
+        return run()
+    stem = _SHARED[0] / f"{name}-{'files' if emit else 'model'}"
+    with open(f"{stem}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one worker generates, the others wait and load
+        done = Path(f"{stem}.pickle")
+        if done.exists():
+            return pickle.loads(done.read_bytes())
+        result = run()
+        part = Path(f"{stem}.part")
+        part.write_bytes(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+        part.replace(done)
+        return result
+
+
+def generated(name: str):
+    """pipeline.Result of an example blueprint, computed once per test session."""
+    if (name, True) not in _RESULTS:
+        _RESULTS[name, True] = _once_per_run(name, emit=True)
+    return _RESULTS[name, True]
+
+
+def expanded(name: str):
+    """pipeline.Result of an example without its files (load, validate, expand, analyse): the
+    same cluster and findings as generated(name), for tests that read only those. The 10,240-card
+    example expands in about a second and takes several more to emit. Computed once per session;
+    a small example is generated whole (other tests read its files anyway)."""
+    if (name, True) in _RESULTS or name not in LARGE_EXAMPLES:
+        return generated(name)
+    if (name, False) not in _RESULTS:
+        _RESULTS[name, False] = _once_per_run(name, emit=False)
+    return _RESULTS[name, False]
+
+
+def emitted(name: str, emit) -> dict[str, bytes]:
+    """path -> bytes of the files one emitter (an `emit` of generator/artifacts/) writes for an
+    example: the same bytes `wanka generate` writes at those paths (emitters are pure functions of
+    the cluster and the analysis), without the cost of the others."""
+    result = expanded(name)
+    return {f.path: f.data for f in emit(result.cluster, result.analysis)}
 
 
 @pytest.fixture(

@@ -438,8 +438,8 @@ def switches_are_reachable_provisioned_and_rolled_out_once(o: Outputs, _result) 
     files/border/ are provisioned by hand) has a saved-format startup configuration, is in the ZTP
     list with the management address the inventory reaches it on, and is in exactly one batch of
     the day-2 rolling order."""
-    ztp = {s["name"]: s for s in yaml.safe_load(o.text("files/ztp/switches.yml"))["switches"]}
-    order = yaml.safe_load(o.text("files/switch-rollout.yml"))["switch_rollout_order"]
+    ztp = {s["name"]: s for s in yaml.load(o.text("files/ztp/switches.yml"), YAML)["switches"]}
+    order = yaml.load(o.text("files/switch-rollout.yml"), YAML)["switch_rollout_order"]
     problems = []
     switches = sorted(n for n in o.configs if f"files/switches/{n}.cfg" in o.files)
     for name in switches:

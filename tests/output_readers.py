@@ -57,6 +57,7 @@ class Outputs:
 
     def __init__(self, files: dict[str, bytes]) -> None:
         self.files = files
+        self._hccn: dict[str, dict[str, str]] = {}
 
     def text(self, path: str) -> str:
         return self.files[path].decode()
@@ -171,8 +172,10 @@ class Outputs:
     # -- host files --------------------------------------------------------------------------------
     def hccn(self, host: str) -> dict[str, str]:
         """/etc/hccn.conf of a host as key -> value (address_0=..., netmask_0=...)."""
-        text = self.text(f"files/hccn/{host}.conf")
-        return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+        if host not in self._hccn:  # read once: the IP plan has a row per NPU port
+            text = self.text(f"files/hccn/{host}.conf")
+            self._hccn[host] = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+        return self._hccn[host]
 
     @cached_property
     def rank_table(self) -> dict:

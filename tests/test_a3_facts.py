@@ -21,6 +21,7 @@ from generator.artifacts import hccl, scheduler
 from generator.blueprint.facts import load_npu_facts
 from generator.errors import BlueprintError
 from tests.conftest import FACTS, ROOT, generated
+from tests.output_readers import YAML
 
 BLUEPRINT = ROOT / "blueprints" / "supernode-768.yaml"
 FIXTURE = FACTS["supernode-768.yaml"]
@@ -44,7 +45,7 @@ def test_rank_table_from_collected_facts_has_16_ranks_per_node_and_the_fixtures_
     files = _files(with_facts())
     table = json.loads(files["files/hccl/rank_table.json"])
     assert hccl.rank_table_problems(table) == []
-    facts = yaml.safe_load(FIXTURE.read_text())["hosts"]
+    facts = yaml.load(FIXTURE.read_text(), Loader=YAML)["hosts"]
     by_ip = {hccl.ip(s.host_ip): s.name for s in with_facts().cluster.npu_servers}
     assert table["version"] == "1.2" and len(table["server_list"]) == 96
     assert sum(len(s["device"]) for s in table["server_list"]) == 1536
@@ -116,10 +117,10 @@ def test_ranktable_command_refuses_without_facts_and_writes_with_them(tmp_path, 
 
 
 def test_facts_that_contradict_the_model_are_refused_in_the_facts_file(tmp_path):
-    data = yaml.safe_load(FIXTURE.read_text())
+    data = yaml.load(FIXTURE.read_text(), Loader=YAML)
     data["hosts"]["npu-001"]["devices"] = data["hosts"]["npu-001"]["devices"][:8]
     bad = tmp_path / "facts.yml"
-    bad.write_text(yaml.safe_dump(data))
+    bad.write_text(yaml.dump(data, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper)))
     with pytest.raises(BlueprintError) as err:
         pipeline.run(BLUEPRINT, emit=False, facts=bad)
     text = err.value.render()

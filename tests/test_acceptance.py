@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from tests.conftest import generated
+from tests.output_readers import YAML
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location(
@@ -33,7 +34,7 @@ data_size(Bytes): |   avg_time(us): | alg_bandwidth(GB/s): | check_result:
 
 def _plan(name: str) -> dict:
     files = {f.path: f.data for f in generated(name).files}
-    return yaml.safe_load(files["files/acceptance/plan.yml"])
+    return yaml.load(files["files/acceptance/plan.yml"], Loader=YAML)
 
 
 @pytest.mark.parametrize(
@@ -132,7 +133,7 @@ def test_plan_puts_every_server_under_the_leaf_its_npu_ports_are_cabled_to():
     import io
 
     files = {f.path: f.data for f in generated("pod-128.yaml").files}
-    plan = yaml.safe_load(files["files/acceptance/plan.yml"])
+    plan = yaml.load(files["files/acceptance/plan.yml"], Loader=YAML)
     cabled: dict[str, set[str]] = {}
     for row in csv.DictReader(io.StringIO(files["files/cabling.csv"].decode())):
         if row["a_device"].startswith("npu-") and row["b_device"].startswith("par-leaf"):

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from generator.blueprint.load import MAX_BYTES, MAX_DEPTH, MAX_VALUES, load_blueprint
 from generator.blueprint.validate import validate
 from generator.errors import BlueprintError
+from tests.conftest import max_examples
 
 BAD_INPUT = Path(__file__).parent / "data" / "bad-input"
 
@@ -364,13 +365,29 @@ def test_too_many_values_are_refused_before_composing(tmp_path: Path) -> None:
     assert line == 1
 
 
+@pytest.mark.slow  # 50,000 entries: seconds; the same boundary at a lowered limit runs below
 def test_many_values_below_the_limit_load(tmp_path: Path) -> None:
     entries = MAX_VALUES // 2 - 1  # a key and a value each, plus the top-level mapping
     loaded = load_blueprint(write(tmp_path, "".join(f"k{i}: {i}\n" for i in range(entries))))
     assert len(loaded.data) == entries
 
 
-@settings(max_examples=300, deadline=None)
+def test_one_value_below_the_limit_loads_and_one_above_is_refused(tmp_path, monkeypatch) -> None:
+    """The value count's boundary, at a limit of 1,000 (the loader reads MAX_VALUES when it
+    counts): 999 values load; 1,001 are refused with the limit named, at the line whose value
+    crosses it."""
+    limit = 1000
+    monkeypatch.setattr("generator.blueprint.load.MAX_VALUES", limit)
+    entries = limit // 2 - 1  # a key and a value each, plus the top-level mapping: 999 values
+    loaded = load_blueprint(write(tmp_path, "".join(f"k{i}: {i}\n" for i in range(entries))))
+    assert len(loaded.data) == entries
+    over = write(tmp_path, "".join(f"k{i}: {i}\n" for i in range(entries + 1)), "over.yaml")
+    message, line, _ = only_problem(refused(over))  # 1,001 values
+    assert f"more than {limit:,} values" in message
+    assert line == entries + 1  # its key is value 1,000, its value 1,001
+
+
+@settings(max_examples=max_examples(300, 30), deadline=None)  # 300 under the ci profile
 @given(
     st.one_of(
         st.text(alphabet=st.sampled_from(list("ab: -[]{},&*!|>'\"#\n\t?%@`<1.\\\x00é"))),

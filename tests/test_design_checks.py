@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import generated
+from tests.conftest import expanded
 
 
 def _codes(name: str, severity: str) -> set[str]:
-    return {f.code for f in generated(name).findings if f.severity == severity}
+    return {f.code for f in expanded(name).findings if f.severity == severity}
 
 
 def test_legacy_design_generates_but_warns_with_the_seeds_reasons():
     warnings = {
         f.code: f.message
-        for f in generated("legacy-100card.yaml").findings
+        for f in expanded("legacy-100card.yaml").findings
         if f.severity == "warning"
     }
     assert "maintenance cost" in warnings["multi-rail"]
@@ -35,11 +35,9 @@ def test_recommended_examples_have_no_errors_and_no_legacy_warnings():
 
 
 def test_every_run_reports_oversubscription_pools_power_and_ports():
-    codes = {f.code for f in generated("wanka-10k.yaml").findings}
+    codes = {f.code for f in expanded("wanka-10k.yaml").findings}
     assert {"oversubscription", "pool-usage", "rack-power", "ports-left", "cdu-capacity"} <= codes
-    lines = [
-        f.message for f in generated("wanka-10k.yaml").findings if f.code == "oversubscription"
-    ]
+    lines = [f.message for f in expanded("wanka-10k.yaml").findings if f.code == "oversubscription"]
     assert any("parameter plane leaf: 6400G down / 6400G up (1:1), 3 tiers" in m for m in lines)
 
 
@@ -76,7 +74,7 @@ def test_every_roce_plane_needs_a_lossless_class(tmp_path, monkeypatch, emitters
     if emitters == "forked workers":
         monkeypatch.setattr(pipeline, "PARALLEL_FROM_LINKS", 0)
 
-    cluster = generated("pod-128.yaml").cluster
+    cluster = expanded("pod-128.yaml").cluster
     assert cluster.roce_planes == ("parameter", "storage")
     assert {c.plane for c in cluster.lossless} == {"parameter", "storage"}
     bp = yaml.safe_load((ROOT / "blueprints" / "pod-128.yaml").read_text())

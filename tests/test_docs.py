@@ -21,7 +21,7 @@ from pathlib import Path
 import markupsafe
 import pytest
 import yaml
-from conftest import EXAMPLES, ROOT, generated
+from conftest import EXAMPLES, ROOT, emitted, generated
 
 from generator.artifacts import docs
 from generator.model import ip
@@ -273,7 +273,7 @@ def test_findings_and_failure_domains_are_the_pipelines(example):
 
 
 def test_large_fabrics_are_aggregated():
-    text = _file(generated("wanka-10k.yaml"), "docs/README.md").decode()
+    text = emitted("wanka-10k.yaml", docs.emit)["docs/README.md"].decode()
     for block in re.findall(r"```mermaid\n(.*?)```", text, re.S):
         assert block.count("\n") < 60, "one node per pod and tier, not one per switch"
 

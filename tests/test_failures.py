@@ -20,7 +20,7 @@ import pytest
 
 from generator.analysis import failure_domains, failure_review
 from generator.model import Cluster
-from tests.conftest import generated
+from tests.conftest import expanded, generated
 
 TOP = "__top__"
 
@@ -91,14 +91,14 @@ class PlaneGraph:
 
 @cache
 def graphs(name: str) -> dict[str, PlaneGraph]:
-    c = generated(name).cluster
+    c = expanded(name).cluster
     return {f.plane: PlaneGraph(c, f.plane) for f in c.fabrics}
 
 
 @cache
 def brute_force(name: str, failure: failure_domains.Failure) -> tuple[int, int]:
     """(NPU ports cut off, cards interrupted) by graph search."""
-    c = generated(name).cluster
+    c = expanded(name).cluster
     g = graphs(name)
     cards = {s.name: len(s.devices) for s in c.npu_servers}
     dead, cables = failure.devices, failure.cables
@@ -122,7 +122,7 @@ def brute_force(name: str, failure: failure_domains.Failure) -> tuple[int, int]:
 def _scenarios(name: str) -> list[failure_domains.Failure]:
     """Every switch, rack and CDU failure, and the first servers."""
     hosts = ("NPU server", "storage node", "management node")
-    every = failure_review.failures(generated(name).cluster)
+    every = failure_review.failures(expanded(name).cluster)
     return [f for f in every if f.kind not in hosts] + [f for f in every if f.kind == "NPU server"][
         :3
     ]
@@ -131,7 +131,7 @@ def _scenarios(name: str) -> list[failure_domains.Failure]:
 @pytest.mark.slow
 def test_every_parameter_switch_rack_and_cdu_of_the_10k_example_matches_brute_force():
     name = "wanka-10k.yaml"
-    c = generated(name).cluster
+    c = expanded(name).cluster
     ix = failure_domains.topology(c)
     checked = defaultdict(int)
     for f in _scenarios(name):
@@ -145,7 +145,7 @@ def test_every_parameter_switch_rack_and_cdu_of_the_10k_example_matches_brute_fo
 
 def test_smaller_examples_match_brute_force_too():
     for name in ("pod-128.yaml", "legacy-100card.yaml", "supernode-768.yaml", "cluster-1k.yaml"):
-        c = generated(name).cluster
+        c = expanded(name).cluster
         ix = failure_domains.topology(c)
         for f in _scenarios(name):
             i = failure_domains.impact(c, f, ix)
@@ -154,7 +154,7 @@ def test_smaller_examples_match_brute_force_too():
 
 def test_cables_match_brute_force():
     name = "wanka-10k.yaml"
-    c = generated(name).cluster
+    c = expanded(name).cluster
     ix = failure_domains.topology(c)
     host = failure_review.cable_failures(c, "parameter", "host")
     up = failure_review.cable_failures(c, "parameter", "uplink")
@@ -189,7 +189,7 @@ def _max_flow(cluster: Cluster, dead: frozenset, sources: list[str], sink_roles:
 
 @pytest.mark.slow
 def test_bandwidth_lost_matches_max_flow_on_the_10k_example():
-    c = generated("wanka-10k.yaml").cluster
+    c = expanded("wanka-10k.yaml").cluster
     ix = failure_domains.topology(c)
     leaves_of_pod = defaultdict(list)
     for d in c.devices:
@@ -254,7 +254,7 @@ def test_the_emitted_worst_case_of_every_class_is_the_brute_force_maximum():
 
 
 def test_mean_time_between_interruptions_at_10k_cards():
-    rev = generated("wanka-10k.yaml").analysis.failures
+    rev = expanded("wanka-10k.yaml").analysis.failures
     job = rev.jobs[-1]
     assert job.cards == 10240 and job.servers == 1280
     # servers alone: 1,280 x 1.2 a year; the fabric, cables, racks and CDUs add to it

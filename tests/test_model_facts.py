@@ -20,7 +20,7 @@ import yaml
 from generator import pipeline
 from generator.model import ip
 from tests.conftest import ROOT, generated
-from tests.output_readers import Outputs
+from tests.output_readers import YAML, Outputs
 
 POD = (ROOT / "blueprints" / "pod-128.yaml").read_text()
 
@@ -56,7 +56,7 @@ def host_vars(result: pipeline.Result) -> dict[str, dict]:
 
 def switch_configs(result: pipeline.Result) -> dict[str, dict]:
     return {
-        Path(p).stem: yaml.safe_load(data)
+        Path(p).stem: yaml.load(data, Loader=YAML)
         for p, data in files(result).items()
         if p.startswith("files/switches/") and p.endswith(".yml")
     }
@@ -79,7 +79,7 @@ def test_ospf_parameter_plane_carries_no_bgp_asn_anywhere(ospf):
 
 def test_services_are_the_same_in_switch_configs_and_inventory_with_ops_only_nodes(ops_only):
     result = ops_only
-    all_vars = yaml.safe_load(files(result)["group_vars/all.yml"])
+    all_vars = yaml.load(files(result)["group_vars/all.yml"], Loader=YAML)
     ops = sorted(
         ip(a.ip)
         for a in result.cluster.addresses
@@ -136,7 +136,7 @@ def test_supernode_and_pod_names_agree_across_inventory_monitoring_scheduler_ran
     out, hv = files(result), host_vars(result)
     npu = json.loads(out["files/monitoring/targets/npu-exporter.json"])
     labels = {t["labels"]["host"]: t["labels"] for t in npu}
-    hyper = [d for d in yaml.safe_load_all(out["files/scheduler/volcano/hypernodes.yaml"]) if d]
+    hyper = [d for d in yaml.load_all(out["files/scheduler/volcano/hypernodes.yaml"], YAML) if d]
     supernode_members = {
         d["metadata"]["name"]: {m["selector"]["exactMatch"]["name"] for m in d["spec"]["members"]}
         for d in hyper

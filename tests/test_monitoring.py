@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from generator.artifacts import monitoring
-from tests.conftest import EXAMPLES, generated
+from tests.conftest import EXAMPLES, emitted, expanded, generated
 
 
 def promtool() -> str:
@@ -26,11 +26,11 @@ def promtool() -> str:
 
 
 def _write(name: str, folder: Path) -> Path:
-    for f in generated(name).files:
-        if f.path.startswith("files/monitoring/"):
-            p = folder / f.path
+    for path, data in emitted(name, monitoring.emit).items():
+        if path.startswith("files/monitoring/"):
+            p = folder / path
             p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_bytes(f.data)
+            p.write_bytes(data)
     return folder / "files" / "monitoring"
 
 
@@ -121,8 +121,8 @@ def test_alerts_say_where_in_the_fabric_they_fire(tmp_path):
 
 
 def test_every_npu_server_and_switch_is_a_target_with_its_place():
-    c = generated("wanka-10k.yaml").cluster
-    files = {f.path: f.data for f in generated("wanka-10k.yaml").files}
+    c = expanded("wanka-10k.yaml").cluster
+    files = emitted("wanka-10k.yaml", monitoring.emit)
     npu = json.loads(files["files/monitoring/targets/npu-exporter.json"])
     snmp = json.loads(files["files/monitoring/targets/snmp.json"])
     assert len(npu) == len(c.npu_servers) == 1280

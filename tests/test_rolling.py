@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from tests.conftest import generated
-from tests.output_readers import Outputs
+from tests.output_readers import YAML, Outputs
 
 PEER = re.compile(r"^ description peer-link to (\S+)$", re.M)
 
@@ -19,7 +19,7 @@ def _outputs(name: str) -> Outputs:
 
 
 def _order(o: Outputs, group: str) -> list[str]:
-    return list(yaml.safe_load(o.text("hosts.yml"))["all"]["children"][group]["hosts"])
+    return list(yaml.load(o.text("hosts.yml"), Loader=YAML)["all"]["children"][group]["hosts"])
 
 
 def _batches(hosts: list[str], size: int) -> list[list[str]]:

@@ -35,6 +35,7 @@ from generator.errors import BlueprintError
 from generator.expand.services import scheduler_settings
 from generator.model import Cluster, ip
 from tests.conftest import EXAMPLES, ROOT, generated
+from tests.output_readers import YAML
 
 CRD = (
     Path(__file__).parent / "data" / "consumers" / "volcano" / "topology.volcano.sh_hypernodes.yaml"
@@ -63,7 +64,7 @@ def scheduler_files(result: pipeline.Result) -> dict[str, str]:
 
 
 def docs(text: str) -> list[dict[str, Any]]:
-    return [d for d in yaml.safe_load_all(text) if d is not None]
+    return [d for d in yaml.load_all(text, Loader=YAML) if d is not None]
 
 
 def npu_servers(cluster: Cluster) -> list[str]:
@@ -110,7 +111,7 @@ def result(request) -> pipeline.Result:
 
 @cache
 def crd() -> dict[str, Any]:
-    return yaml.safe_load(CRD.read_text(encoding="utf-8"))
+    return yaml.load(CRD.read_text(encoding="utf-8"), Loader=YAML)
 
 
 @cache
@@ -283,7 +284,9 @@ def test_labels_mode_describes_the_same_tiers_as_the_hypernodes(result: pipeline
         "ConfigMap",
         {"name": "volcano-controller-configmap", "namespace": "vc"},
     )
-    (entry,) = yaml.safe_load(cm["data"]["volcano-controller.conf"])["networkTopologyDiscovery"]
+    (entry,) = yaml.load(cm["data"]["volcano-controller.conf"], Loader=YAML)[
+        "networkTopologyDiscovery"
+    ]
     assert (entry["source"], entry["enabled"]) == ("label", True)
     ((type_name, levels),) = entry["config"]["networkTopologyTypes"].items()
     assert len(type_name) <= 20  # the discoverer skips longer type names
@@ -506,7 +509,7 @@ def test_topology_block_conf_holds_one_block_per_supernode(result: pipeline.Resu
 
 def test_topology_yaml_holds_both_topologies(result: pipeline.Result) -> None:
     files = scheduler_files(result)
-    topologies = yaml.safe_load(files["slurm/topology.yaml"])
+    topologies = yaml.load(files["slurm/topology.yaml"], Loader=YAML)
     by_name = {t["topology"]: t for t in topologies}
     assert [next(iter(t)) for t in topologies] == ["topology"] * len(topologies)
     assert sum(t["cluster_default"] for t in topologies) == 1
