@@ -5,6 +5,8 @@ analysis; the stage times then add up to the wall time (emit is what is left aft
 from __future__ import annotations
 
 import os
+import pickle
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
@@ -52,7 +54,9 @@ MODEL_EMITTERS = (
     ztp.emit,
     acceptance.emit,
 )
-# Emitters that show the analysis, `emit(cluster, analysis)`: they run here once it exists.
+# Emitters that show the analysis, `emit(cluster, analysis)`: they join the workers once it
+# exists, the design review alone (the largest), the rest as one task (one copy of the analysis
+# each).
 ANALYSIS_EMITTERS = (
     docs.emit,
     bom.emit,
@@ -60,61 +64,88 @@ ANALYSIS_EMITTERS = (
     failure_report.emit,
     rollout.emit,
 )
+ANALYSIS_TASKS = ((0,), (1, 2, 3, 4))
 
 PARALLEL_FROM_LINKS = 20_000  # below this, forking costs more than it saves
 # emitters that render device by device, split into this many parts across the workers
 PARTS = {switches.emit: 2}
 
-ModelFiles = Callable[[], list[OutputFile]]  # waits for the workers' files
+Collect = Callable[[Analysis], list[OutputFile]]  # every file, once the analysis exists
 
 
-def emit_all(
-    cluster: Cluster, analysis: Analysis, model_files: ModelFiles | None = None
-) -> list[OutputFile]:
-    """Every emitter's files, sorted by path: the analysis emitters' made here, the model
-    emitters' from `model_files` (workers started by `model_emitters`) or made here too. The
-    result is the same bytes either way."""
-    files = [f for emit in ANALYSIS_EMITTERS for f in emit(cluster, analysis)]
-    if model_files is None:
-        files += [f for emit in MODEL_EMITTERS for f in emit(cluster)]
-    else:
-        files += model_files()
+def emit_all(cluster: Cluster, analysis: Analysis) -> list[OutputFile]:
+    """Every emitter's files, sorted by path, made in this process (`emitters` makes the same
+    bytes in worker processes)."""
+    files = [f for emit in MODEL_EMITTERS for f in emit(cluster)]
+    files += [f for emit in ANALYSIS_EMITTERS for f in emit(cluster, analysis)]
     return sorted(files, key=lambda f: f.path)
 
 
 @contextmanager
-def model_emitters(cluster: Cluster) -> Iterator[ModelFiles | None]:
-    """Starts the model emitters in forked worker processes for a large cluster (they are pure;
-    the workers inherit the cluster, nothing is copied) and yields the function that collects
-    their files; yields None when they are better run in this process. Leaving the block stops
-    workers that are still running (their files are not wanted after a design error)."""
+def emitters(cluster: Cluster) -> Iterator[Collect]:
+    """Yields the function that returns every emitter's files once the analysis exists. For a
+    large cluster the model emitters start at once in forked worker processes (they are pure;
+    the workers inherit the cluster, nothing is copied), the analysis emitters join them when
+    the function is called; a small cluster is emitted in this process. Leaving the block stops
+    workers that are still running (their files are not wanted after a design error).
+
+    A worker hands its files over as a pickle in a spool folder, not through the pool's pipe:
+    this process is busy analysing meanwhile, and the pool's result thread, waiting for the GIL
+    at every pipe read, held each worker up for most of a second per 20 MB (measured at 10k)."""
     workers = os.cpu_count() or 1
     if not forking.available(workers) or len(cluster.links) < PARALLEL_FROM_LINKS:
-        yield None
+        yield lambda analysis: emit_all(cluster, analysis)
         return
-    with forking.pool(workers, _WORKER_INPUT.append, (cluster,)) as pool:
-        pending = pool.map_async(_emit_in_worker, _tasks(), chunksize=1)
-        yield lambda: [f for batch in pending.get() for f in batch]
+    with (
+        tempfile.TemporaryDirectory(prefix="wanka-emit-") as spool,
+        forking.pool(workers, _WORKER_INPUT.append, ((cluster, spool),)) as pool,
+    ):
+        model = pool.map_async(_emit_in_worker, _model_tasks(), chunksize=1)
+
+        def collect(analysis: Analysis) -> list[OutputFile]:
+            tasks = [(None, 0, 1, indexes, analysis) for indexes in ANALYSIS_TASKS]
+            shown = pool.map_async(_emit_in_worker, tasks, chunksize=1)
+            paths = model.get() + shown.get()
+            return sorted((f for path in paths for f in _unspool(path)), key=lambda f: f.path)
+
+        yield collect
 
 
-_WORKER_INPUT: list[Cluster] = []  # set once in each forked worker, never here
+_WORKER_INPUT: list[tuple[Cluster, str]] = []  # set once in each forked worker, never here
+Task = tuple[int | None, int, int, tuple[int, ...], Analysis | None]
 
 
-def _tasks() -> list[tuple[int, int, int]]:
-    """(emitter, part, parts) in MODEL_EMITTERS order: the slowest first."""
+def _model_tasks() -> list[Task]:
+    """(model emitter, part, parts, -, -) in MODEL_EMITTERS order: the slowest first."""
     return [
-        (index, part, parts)
+        (index, part, parts, (), None)
         for index, emit in enumerate(MODEL_EMITTERS)
         for parts in (PARTS.get(emit, 1),)
         for part in range(parts)
     ]
 
 
-def _emit_in_worker(task: tuple[int, int, int]) -> list[OutputFile]:
-    index, part, parts = task
-    emit = MODEL_EMITTERS[index]
-    cluster = _WORKER_INPUT[0]
-    return list(emit(cluster, None, part, parts) if parts > 1 else emit(cluster))
+def _emit_in_worker(task: Task) -> str:
+    """One task's files, pickled into the spool folder; returns the pickle's path. A task is a
+    part of one model emitter, or analysis emitters by index with the analysis."""
+    index, part, parts, shows, analysis = task
+    cluster, spool = _WORKER_INPUT[0]
+    if index is None:
+        files = [f for i in shows for f in ANALYSIS_EMITTERS[i](cluster, analysis)]
+        name = "analysis-" + "-".join(map(str, shows))
+    else:
+        emit = MODEL_EMITTERS[index]
+        files = list(emit(cluster, None, part, parts) if parts > 1 else emit(cluster))
+        name = f"model-{index}-{part}"
+    path = os.path.join(spool, f"{name}.pickle")
+    with open(path, "wb") as fh:
+        pickle.dump(files, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    return path
+
+
+def _unspool(path: str) -> list[OutputFile]:
+    with open(path, "rb") as fh:
+        return pickle.load(fh)
 
 
 @dataclass(slots=True)
@@ -169,11 +200,11 @@ def _run(
         raise err.locate(loaded.file, loaded.positions) from None
     files: list[OutputFile] = []
     # the model emitters run beside the analysis; a design error discards their files
-    with model_emitters(cluster) if emit else nullcontext() as model_files:
+    with emitters(cluster) if emit else nullcontext() as collect:
         with _timed(seconds, "analyse"):
             analysis = analyse(cluster)
         progress(f"{len(analysis.findings)} design findings")
-        if emit and not any(f.severity == "error" for f in analysis.findings):
+        if collect and not any(f.severity == "error" for f in analysis.findings):
             with _timed(seconds, "emit"):  # what is left of emit once the analysis is done
-                files = emit_all(cluster, analysis, model_files)
+                files = collect(analysis)
     return Result(loaded, bp, cluster, analysis, files, seconds)
