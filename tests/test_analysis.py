@@ -128,7 +128,7 @@ def test_no_module_level_state_in_the_analysis():
                     assert not (isinstance(node.value, ast.Name) and node.value.id in top)
 
 
-def test_forked_emitters_write_the_same_bytes_and_leave_no_state(monkeypatch):
+def test_forked_emitters_write_the_same_bytes_and_leave_no_state(monkeypatch, tmp_path):
     """The model emitters in forked workers beside the analysis (forced on the small example)
     give the serial bytes; the workers get the cluster from the pool's initializer, the parent
     keeps nothing, and the garbage collector is running again afterwards."""
@@ -145,7 +145,9 @@ def test_forked_emitters_write_the_same_bytes_and_leave_no_state(monkeypatch):
     serial = generated("pod-128.yaml")  # below PARALLEL_FROM_LINKS: emitted in this process
     assert len(serial.cluster.links) < pipeline.PARALLEL_FROM_LINKS
     monkeypatch.setattr(pipeline, "PARALLEL_FROM_LINKS", 0)
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))  # where the workers spool their files
     forked = pipeline.run(ROOT / "blueprints" / "pod-128.yaml")
     assert [(f.path, f.data) for f in forked.files] == [(f.path, f.data) for f in serial.files]
     assert pipeline._WORKER_INPUT == []
     assert gc.isenabled()
+    assert list(tmp_path.iterdir()) == []  # the spool folder is gone
