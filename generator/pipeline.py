@@ -86,8 +86,9 @@ def emitters(cluster: Cluster) -> Iterator[Collect]:
     """Yields the function that returns every emitter's files once the analysis exists. For a
     large cluster the model emitters start at once in forked worker processes (they are pure;
     the workers inherit the cluster, nothing is copied), the analysis emitters join them when
-    the function is called; a small cluster is emitted in this process. Leaving the block stops
-    workers that are still running (their files are not wanted after a design error).
+    the function is called; a small cluster is emitted in this process. Leaving the block waits
+    for the workers' queued tasks (forking.pool says why); after a design error their files are
+    dropped with the spool folder.
 
     A worker hands its files over as a pickle in a spool folder, not through the pool's pipe:
     this process is busy analysing meanwhile, and the pool's result thread, waiting for the GIL

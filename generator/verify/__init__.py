@@ -149,5 +149,4 @@ class _Beside:
 
     def __exit__(self, *exc) -> None:
         if self.pool is not None:
-            self.pool.terminate()
-            self.pool.join()
+            self.pool.__exit__(*exc)  # lets the worker finish (forking._Pool says why)
