@@ -68,18 +68,18 @@ def test_sigkill_inside_the_write_loop_leaves_the_previous_output(tmp_path):
     old = _tree(out)
     script = textwrap.dedent(
         f"""
-        import builtins, os, signal
+        import os, signal
         from pathlib import Path
         from generator import output, pipeline
         files = pipeline.run({str(BLUEPRINTS["pod-128"])!r}).files
-        real_open, count = builtins.open, [0]
-        def killing_open(path, mode="r", *a, **k):
-            if "w" in mode and ".tmp-" in str(path):
+        real_open, count = os.open, [0]
+        def killing_open(path, flags, *a, **k):  # the writer creates each file with os.open
+            if flags & os.O_CREAT and ".tmp-" in str(path):
                 count[0] += 1
                 if count[0] == 40:
                     os.kill(os.getpid(), signal.SIGKILL)
-            return real_open(path, mode, *a, **k)
-        output.open = killing_open
+            return real_open(path, flags, *a, **k)
+        os.open = killing_open
         output.write(Path({str(out)!r}), files)
         """
     )
@@ -118,16 +118,17 @@ def test_disk_full_at_the_nth_file(tmp_path, monkeypatch, nth):
     output.write(out, OLD)
     old = _tree(out)
     limit = len(files) + 1 if nth == -1 else nth  # the marker file is written too
-    real_open, count = open, [0]
+    real_open, count = os.open, [0]
 
-    def full_open(path, mode="r", *a, **k):
-        if "w" in mode and ".tmp-" in str(path):
+    def full_open(path, flags, *a, **k):  # the writer creates each file with os.open
+        if flags & os.O_CREAT and ".tmp-" in str(path):
             count[0] += 1
             if count[0] == limit:
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-        return real_open(path, mode, *a, **k)
+        return real_open(path, flags, *a, **k)
 
-    monkeypatch.setattr(output, "open", full_open, raising=False)
+    assert len(files) < output.PARALLEL_FROM_FILES  # written in this process, counted here
+    monkeypatch.setattr(os, "open", full_open)
     with pytest.raises(output.OutputError, match="No space left on device") as err:
         output.write(out, files)
     assert err.value.__cause__.errno == errno.ENOSPC
