@@ -8,7 +8,7 @@ import os
 import pickle
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,7 +64,7 @@ ANALYSIS_EMITTERS = (
     failure_report.emit,
     rollout.emit,
 )
-ANALYSIS_TASKS = ((0,), (1, 2, 3, 4))
+ANALYSIS_TASKS = (ANALYSIS_EMITTERS[:1], ANALYSIS_EMITTERS[1:])
 
 PARALLEL_FROM_LINKS = 20_000  # below this, forking costs more than it saves
 # emitters that render device by device, split into this many parts across the workers
@@ -101,11 +101,11 @@ def emitters(cluster: Cluster) -> Iterator[Collect]:
         tempfile.TemporaryDirectory(prefix="wanka-emit-") as spool,
         forking.pool(workers, _WORKER_INPUT.append, ((cluster, spool),)) as pool,
     ):
-        model = pool.map_async(_emit_in_worker, _model_tasks(), chunksize=1)
+        model = pool.map_async(_emit_model, _model_tasks(), chunksize=1)
 
         def collect(analysis: Analysis) -> list[OutputFile]:
-            tasks = [(None, 0, 1, indexes, analysis) for indexes in ANALYSIS_TASKS]
-            shown = pool.map_async(_emit_in_worker, tasks, chunksize=1)
+            tasks = [(shows, analysis) for shows in ANALYSIS_TASKS]
+            shown = pool.map_async(_emit_shown, tasks, chunksize=1)
             paths = model.get() + shown.get()
             return sorted((f for path in paths for f in _unspool(path)), key=lambda f: f.path)
 
@@ -113,33 +113,35 @@ def emitters(cluster: Cluster) -> Iterator[Collect]:
 
 
 _WORKER_INPUT: list[tuple[Cluster, str]] = []  # set once in each forked worker, never here
-Task = tuple[int | None, int, int, tuple[int, ...], Analysis | None]
+Emit = Callable[..., Iterable[OutputFile]]  # an emitter's `emit` (pickled by reference)
 
 
-def _model_tasks() -> list[Task]:
-    """(model emitter, part, parts, -, -) in MODEL_EMITTERS order: the slowest first."""
+def _model_tasks() -> list[tuple[Emit, int, int]]:
+    """(model emitter, part, parts) in MODEL_EMITTERS order: the slowest first."""
     return [
-        (index, part, parts, (), None)
-        for index, emit in enumerate(MODEL_EMITTERS)
+        (emit, part, parts)
+        for emit in MODEL_EMITTERS
         for parts in (PARTS.get(emit, 1),)
         for part in range(parts)
     ]
 
 
-def _emit_in_worker(task: Task) -> str:
-    """One task's files, pickled into the spool folder; returns the pickle's path. A task is a
-    part of one model emitter, or analysis emitters by index with the analysis."""
-    index, part, parts, shows, analysis = task
+def _emit_model(task: tuple[Emit, int, int]) -> str:
+    emit, part, parts = task
     cluster, spool = _WORKER_INPUT[0]
-    if index is None:
-        files = [f for i in shows for f in ANALYSIS_EMITTERS[i](cluster, analysis)]
-        name = "analysis-" + "-".join(map(str, shows))
-    else:
-        emit = MODEL_EMITTERS[index]
-        files = list(emit(cluster, None, part, parts) if parts > 1 else emit(cluster))
-        name = f"model-{index}-{part}"
-    path = os.path.join(spool, f"{name}.pickle")
-    with open(path, "wb") as fh:
+    return _spool(spool, list(emit(cluster, None, part, parts) if parts > 1 else emit(cluster)))
+
+
+def _emit_shown(task: tuple[tuple[Emit, ...], Analysis]) -> str:
+    shows, analysis = task
+    cluster, spool = _WORKER_INPUT[0]
+    return _spool(spool, [f for emit in shows for f in emit(cluster, analysis)])
+
+
+def _spool(spool: str, files: list[OutputFile]) -> str:
+    """One task's files pickled into the spool folder; the pickle's path."""
+    fd, path = tempfile.mkstemp(suffix=".pickle", dir=spool)
+    with os.fdopen(fd, "wb") as fh:
         pickle.dump(files, fh, protocol=pickle.HIGHEST_PROTOCOL)
     return path
 
