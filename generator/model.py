@@ -24,6 +24,7 @@ from generator.model_settings import (  # noqa: F401  (re-exported: one model na
     Settings,
     Uplink,
 )
+from generator.records import record
 
 PLANES = ("parameter", "storage", "business", "inband", "oob", "border")
 MGMT_VRF = "_management_vpn_"  # the VRF MEth0/0/0 lives in on CE V300 (present by default)
@@ -49,7 +50,7 @@ def netmask(prefix: int) -> str:
     return ip((0xFFFFFFFF << (32 - prefix)) & 0xFFFFFFFF)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Rack:
     name: str  # e.g. T01-05
     zone: str  # training | storage | management
@@ -65,7 +66,7 @@ class Rack:
     cdu: str = ""  # CDU feeding a liquid-cooled rack
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Device:
     name: str
     role: str  # npu-server | storage-node | management-node | leaf | spine | core | access | border-router | firewall
@@ -88,7 +89,7 @@ class Device:
     ecmp_paths: int = 0  # routed switches: equal-cost paths it must install (generator.expand.ecmp)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Management:
     """Where a device is managed: Ansible's `ansible_host`, SNMP target, the config's source.
 
@@ -102,7 +103,7 @@ class Management:
     gateway: int = 0  # next hop toward the management pools (0: routed in the global table)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Link:
     """One cabled connection between two ports; breakout legs share a cable_id."""
 
@@ -123,7 +124,7 @@ class Link:
     reach_m: int = 0  # the optic's reach on this fibre (catalog cables.yaml), 0 without optic
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Subnet:
     """A host subnet and where its gateway lives: on `gateway_interface` of every owner (one
     leaf, or both members of an M-LAG pair answering on the same address)."""
@@ -146,7 +147,7 @@ class Subnet:
         )  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Address:
     """An address on a host port (NPU NIC, storage NIC, business bond, in-band, BMC)."""
 
@@ -159,7 +160,7 @@ class Address:
     subnet: str  # Subnet.name
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Pool:
     plane: str
     network: int
@@ -171,7 +172,7 @@ class Pool:
         return 1 << (32 - self.prefix)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Fabric:
     """How a plane's switching was sized (for checks and the design review)."""
 
@@ -195,7 +196,7 @@ class Fabric:
     oversubscription: str  # requested leaf ratio, e.g. "1:1"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SwitchFacts:
     """What a switch model can do, from the catalog (each fact cited there or unconfirmed):
     its release, the most equal-cost paths it installs, the ECN it has, its CLI families."""
@@ -207,7 +208,7 @@ class SwitchFacts:
     command_families: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Cdu:
     name: str
     capacity_kw: float
@@ -215,7 +216,7 @@ class Cdu:
     load_kw: float
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Lossless:
     """The one lossless class of a plane, and every setting derived from it.
 
@@ -260,7 +261,7 @@ class Lossless:
         return self.priority
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NpuDevice:
     device_id: int  # /dev/davinciN, = NPU port index on the server
     port: str  # parameter-plane port the device's NIC is cabled from
@@ -272,7 +273,7 @@ class NpuDevice:
     sdid: int = -1  # A3: SDID read from the hardware (rank table super_device_id); -1 unknown
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Domain:
     """A failure/scheduling domain a server is in, spelled one way in every output.
 
@@ -285,7 +286,7 @@ class Domain:
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NpuServer:
     """An NPU server as HCCL and schedulers see it; `Cluster.npu_servers` is in rank order."""
 

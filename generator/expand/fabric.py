@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from generator.catalog import SwitchModel
 from generator.errors import BlueprintError, Problem, YamlPath
 from generator.expand.ports import LeafPlan, describe_ports, leaf_port_plan, spine_lanes
+from generator.records import record
 
 __all__ = ["LeafPlan", "leaf_port_plan", "parse_ratio"]  # sizing and checks read these here
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Endpoint:
     """A host (or switch management port) that needs `ports` on a plane."""
 
@@ -36,7 +37,7 @@ class Switch:
     splits: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Wire:
     """A logical link before placement: a_* is the lower tier."""
 
