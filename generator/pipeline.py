@@ -101,13 +101,14 @@ def emitters(cluster: Cluster) -> Iterator[Collect]:
         tempfile.TemporaryDirectory(prefix="wanka-emit-") as spool,
         forking.pool(workers, _WORKER_INPUT.append, ((cluster, spool),)) as pool,
     ):
-        model = pool.map_async(_emit_model, _model_tasks(), chunksize=1)
+        model = pool.imap_unordered(_emit_model, _model_tasks())
 
         def collect(analysis: Analysis) -> list[OutputFile]:
             tasks = [(shows, analysis) for shows in ANALYSIS_TASKS]
-            shown = pool.map_async(_emit_shown, tasks, chunksize=1)
-            paths = model.get() + shown.get()
-            return sorted((f for path in paths for f in _unspool(path)), key=lambda f: f.path)
+            shown = pool.imap_unordered(_emit_shown, tasks)
+            # each task's files are read back as soon as it is done, while the others still run
+            files = [f for paths in (model, shown) for path in paths for f in _unspool(path)]
+            return sorted(files, key=lambda f: f.path)
 
         yield collect
 
