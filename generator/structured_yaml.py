@@ -34,6 +34,7 @@ def json_line(item_separator: str = ", ", key_separator: str = ": ") -> Callable
 
 flow = json_line()  # {"a": 1, "b": [2, 3]}: YAML flow style, readable
 compact = json_line(",", ":")  # {"a":1,"b":[2,3]}: machine-read JSON
+quote = json.encoder.encode_basestring_ascii  # one string as both write it: "a\"b"
 
 
 def to_yaml(data: Mapping[str, Any], indent: str = "") -> str:

