@@ -89,6 +89,12 @@ BREAKERS = {
     ),
     "long server_id": (lambda t: t["server_list"][0].update(server_id="x" * 65), "64"),
     "bad host_ip": (lambda t: t["server_list"][0].update(host_ip="10.0.0.300"), "host_ip"),
+    # strict dotted quads, as ipaddress reads them: no leading zero, no short form
+    "host_ip leading zero": (lambda t: t["server_list"][0].update(host_ip="10.0.0.01"), "host_ip"),
+    "short device_ip": (
+        lambda t: t["server_list"][0]["device"][0].update(device_ip="10.1"),
+        "not an IPv4 address",
+    ),
     "device_id out of range": (
         lambda t: t["server_list"][0]["device"][0].update(device_id="16"),
         "device_id",
