@@ -92,7 +92,8 @@ def emitters(cluster: Cluster) -> Iterator[Collect]:
 
     A worker hands its files over as a pickle in a spool folder, not through the pool's pipe:
     this process is busy analysing meanwhile, and the pool's result thread, waiting for the GIL
-    at every pipe read, held each worker up for most of a second per 20 MB (measured at 10k)."""
+    at every pipe read, held each worker up for most of a second per 20 MB (measured at 10k).
+    The analysis goes to the workers the same way, pickled once."""
     workers = os.cpu_count() or 1
     if not forking.available(workers) or len(cluster.links) < PARALLEL_FROM_LINKS:
         yield lambda analysis: emit_all(cluster, analysis)
@@ -104,8 +105,8 @@ def emitters(cluster: Cluster) -> Iterator[Collect]:
         model = pool.imap_unordered(_emit_model, _model_tasks())
 
         def collect(analysis: Analysis) -> list[OutputFile]:
-            tasks = [(shows, analysis) for shows in ANALYSIS_TASKS]
-            shown = pool.imap_unordered(_emit_shown, tasks)
+            shared = _spool(spool, analysis)  # pickled once, here, not once per task
+            shown = pool.imap_unordered(_emit_shown, [(shows, shared) for shows in ANALYSIS_TASKS])
             # each task's files are read back as soon as it is done, while the others still run
             files = [f for paths in (model, shown) for path in paths for f in _unspool(path)]
             return sorted(files, key=lambda f: f.path)
@@ -133,21 +134,22 @@ def _emit_model(task: tuple[Emit, int, int]) -> str:
     return _spool(spool, list(emit(cluster, None, part, parts) if parts > 1 else emit(cluster)))
 
 
-def _emit_shown(task: tuple[tuple[Emit, ...], Analysis]) -> str:
-    shows, analysis = task
+def _emit_shown(task: tuple[tuple[Emit, ...], str]) -> str:
+    shows, shared = task
     cluster, spool = _WORKER_INPUT[0]
+    analysis = _unspool(shared)
     return _spool(spool, [f for emit in shows for f in emit(cluster, analysis)])
 
 
-def _spool(spool: str, files: list[OutputFile]) -> str:
-    """One task's files pickled into the spool folder; the pickle's path."""
+def _spool(spool: str, value: object) -> str:
+    """`value` (a task's files, the analysis) pickled into the spool folder; the pickle's path."""
     fd, path = tempfile.mkstemp(suffix=".pickle", dir=spool)
     with os.fdopen(fd, "wb") as fh:
-        pickle.dump(files, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
     return path
 
 
-def _unspool(path: str) -> list[OutputFile]:
+def _unspool(path: str) -> Any:
     with open(path, "rb") as fh:
         return pickle.load(fh)
 
