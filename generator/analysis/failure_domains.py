@@ -108,11 +108,13 @@ class _Plane:
     host_ports: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # (sw, cable)
     switch_hosts: dict[str, list[str]] = field(default_factory=dict)  # sw -> hosts (per port)
     up: dict[str, list[tuple[str, int, str]]] = field(default_factory=dict)  # lower -> (upper,...)
+    up_cable: dict[str, list[tuple[str, str, int]]] = field(default_factory=dict)  # (lower, upper)
     below: dict[str, list[str]] = field(default_factory=dict)  # upper -> lower switches
     up_total: dict[str, int] = field(default_factory=dict)
     peers: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # leaf -> (peer, cable)
     top: set[str] = field(default_factory=set)  # spines and cores
     spine_up: dict[str, list[tuple[str, int, str]]] = field(default_factory=dict)  # 3 tiers
+    spine_cable: dict[str, str] = field(default_factory=dict)  # pod spine's uplink cable -> spine
     core_spines: dict[str, list[str]] = field(default_factory=dict)
     pod_core_total: dict[int, int] = field(default_factory=dict)
     pod_spines: dict[int, list[str]] = field(default_factory=dict)
@@ -165,6 +167,9 @@ def topology(cluster: Cluster) -> _Index:
                 p.up.setdefault(link.a_device, []).append(
                     (link.b_device, link.speed, link.cable_id)
                 )
+                p.up_cable.setdefault(link.cable_id, []).append(
+                    (link.a_device, link.b_device, link.speed)
+                )
                 p.up_total[link.a_device] = p.up_total.get(link.a_device, 0) + link.speed
                 below = p.below.setdefault(link.b_device, [])
                 if not below or below[-1] != link.a_device:
@@ -173,6 +178,7 @@ def topology(cluster: Cluster) -> _Index:
                 p.spine_up.setdefault(link.a_device, []).append(
                     (link.b_device, link.speed, link.cable_id)
                 )
+                p.spine_cable[link.cable_id] = link.a_device
                 spines = p.core_spines.setdefault(link.b_device, [])
                 if not spines or spines[-1] != link.a_device:
                     spines.append(link.a_device)
@@ -287,11 +293,10 @@ def impact(cluster: Cluster, failure: Failure, index: _Index | None = None) -> I
                 touched.add(d)
             for sw, speed in p.below_speed.get(d, ()):
                 lost_up[sw] += speed
-        if dead_cables:
-            for sw, ups in p.up.items():
-                for u, speed, c in ups:
-                    if c in dead_cables and u not in dead:
-                        lost_up[sw] += speed
+        for c in dead_cables:
+            for sw, u, speed in p.up_cable.get(c, ()):
+                if u not in dead:
+                    lost_up[sw] += speed
         touched.update(lost_up)
         for sw in list(touched):
             touched.update(peer for peer, _ in p.peers.get(sw, ()))
@@ -351,12 +356,7 @@ def impact(cluster: Cluster, failure: Failure, index: _Index | None = None) -> I
             pods = {ix.pod_of[s] for s in dead if s in p.spine_up}
             for core in dead:
                 pods.update(ix.pod_of[s] for s in p.core_spines.get(core, ()))
-            if dead_cables:
-                pods.update(
-                    ix.pod_of[s]
-                    for s, ups in p.spine_up.items()
-                    if any(c in dead_cables for _, _, c in ups)
-                )
+            pods.update(ix.pod_of[p.spine_cable[c]] for c in dead_cables if c in p.spine_cable)
             for pod in pods:
                 lost = sum(
                     speed
