@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Iterator
 
-from generator.model import Cluster, network_of
+from generator.model import Cluster, ip, network_of
 
 # Media whose two ends take pluggable transceivers (AOC and DAC carry their own ends; copper
 # patch cords plug into RJ45 ports).
@@ -13,6 +14,7 @@ OPTICAL = frozenset({"MMF", "SMF"})
 
 BomRow = tuple[str, str, str, int, str, str]  # category, item, detail, quantity, unit W, total W
 IpEntry = tuple[int, int, int, int, str, str, str]  # address, prefix, network, gateway, device..
+IpRow = tuple[str, int, str, str, str, str, str]  # the same as written, addresses dotted
 
 
 def bom_rows(cluster: Cluster) -> list[BomRow]:
@@ -74,3 +76,16 @@ def ip_entries(cluster: Cluster) -> list[IpEntry]:
             out.append((d.loopback, 32, d.loopback, 0, d.name, "LoopBack0", d.plane))
     out.sort()
     return out
+
+
+def ip_table(entries: Iterable[IpEntry]) -> Iterator[IpRow]:
+    """The IP plan as files/ip-plan.csv and the design review write it: (address, prefix,
+    "network/prefix", gateway or "", device, port, plane). The entries come sorted by address,
+    so a subnet's rows follow each other and its text is made once per run of rows."""
+    subnet_of, subnet, gateway_of, gateway = None, "", None, ""
+    for address, prefix, network, gw, device, port, plane in entries:
+        if (network, prefix) != subnet_of:
+            subnet_of, subnet = (network, prefix), f"{ip(network)}/{prefix}"
+        if gw != gateway_of:
+            gateway_of, gateway = gw, ip(gw) if gw else ""
+        yield (ip(address), prefix, subnet, gateway, device, port, plane)

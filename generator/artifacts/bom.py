@@ -8,28 +8,15 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 from generator.analysis import Analysis
-from generator.analysis.materials import IpEntry
+from generator.analysis.materials import ip_table
 from generator.artifacts import OutputFile
-from generator.model import Cluster, ip
+from generator.model import Cluster
 
 BOM_COLUMNS = ("category", "item", "detail", "quantity", "unit_power_w", "total_power_w")
 IP_COLUMNS = ("address", "prefix", "subnet", "gateway", "device", "port", "plane")
-
-
-def ip_rows(entries: Iterable[IpEntry]) -> Iterator[tuple[str, ...]]:
-    for address, prefix, network, gateway, device, port, plane in entries:
-        yield (
-            ip(address),
-            str(prefix),
-            f"{ip(network)}/{prefix}",
-            ip(gateway) if gateway else "",
-            device,
-            port,
-            plane,
-        )
 
 
 def _csv(header: tuple[str, ...], rows) -> bytes:
@@ -42,4 +29,4 @@ def _csv(header: tuple[str, ...], rows) -> bytes:
 
 def emit(cluster: Cluster, analysis: Analysis) -> Iterator[OutputFile]:
     yield OutputFile("files/bom.csv", _csv(BOM_COLUMNS, analysis.bom))
-    yield OutputFile("files/ip-plan.csv", _csv(IP_COLUMNS, ip_rows(analysis.ip_plan)))
+    yield OutputFile("files/ip-plan.csv", _csv(IP_COLUMNS, ip_table(analysis.ip_plan)))

@@ -26,7 +26,7 @@ from generator import render
 from generator.analysis import Analysis
 from generator.analysis.checks import bandwidth
 from generator.analysis.failure_text import markdown, one_failure
-from generator.analysis.materials import OPTICAL
+from generator.analysis.materials import OPTICAL, ip_table
 from generator.artifacts import OutputFile
 from generator.artifacts.drawings import (
     COLOURS,
@@ -246,11 +246,7 @@ def tables_data(cluster: Cluster, analysis: Analysis) -> dict:
         ]
         for x in cluster.links
     ]
-    ips = [
-        [ip(a), p, f"{ip(n)}/{p}", ip(g) if g else "", dev, port, plane]
-        for a, p, n, g, dev, port, plane in analysis.ip_plan
-    ]
-    return {"devices": devs, "cables": cables, "ips": ips}
+    return {"devices": devs, "cables": cables, "ips": list(ip_table(analysis.ip_plan))}
 
 
 def growth_status(cluster: Cluster) -> dict | None:
