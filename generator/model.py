@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from socket import inet_ntoa
 from typing import Any
 
 from generator.model_settings import (  # noqa: F401  (re-exported: one model namespace)
@@ -31,8 +30,9 @@ MGMT_VRF = "_management_vpn_"  # the VRF MEth0/0/0 lives in on CE V300 (present 
 
 
 def ip(value: int) -> str:
-    """Integer IPv4 address -> dotted quad (in C: every output prints tens of thousands)."""
-    return inet_ntoa(value.to_bytes(4, "big"))
+    """Integer IPv4 address (0 .. 2**32-1, as the model holds them) -> dotted quad. Every output
+    prints tens of thousands: one f-string is twice as fast as socket.inet_ntoa of the bytes."""
+    return f"{value >> 24}.{(value >> 16) & 255}.{(value >> 8) & 255}.{value & 255}"
 
 
 def network_of(address: int, prefix: int) -> int:

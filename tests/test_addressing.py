@@ -5,6 +5,9 @@ from __future__ import annotations
 import ipaddress
 from collections import Counter
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from generator.model import ip
 
 
@@ -92,3 +95,8 @@ def test_addresses_are_stable_when_servers_are_added(tmp_path):
     for x in small.links:
         if x.plane == "parameter" and x.kind == "host":
             assert big_links[(x.a_device, x.a_port)] == (x.b_device, x.b_port, x.cable_id)
+
+
+@given(st.integers(min_value=0, max_value=2**32 - 1))
+def test_ip_prints_what_the_standard_library_prints(value):
+    assert ip(value) == str(ipaddress.IPv4Address(value))
