@@ -15,7 +15,7 @@ import multiprocessing as mp
 import multiprocessing.pool
 import os
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -38,10 +38,9 @@ class _Pool(multiprocessing.pool.Pool):
         self.join()
 
 
-def pool(
-    workers: int, initializer: Callable[..., None] | None = None, initargs: tuple = ()
-) -> multiprocessing.pool.Pool:
-    """A pool of `workers` forked processes; use it in a `with` block. The parent's objects are
+def pool(workers: int, shared: object = None) -> multiprocessing.pool.Pool:
+    """A pool of `workers` forked processes; use it in a `with` block. `shared` is what
+    `shared()` returns in each worker: inherited, never pickled. The parent's objects are
     frozen out of the garbage collector while it forks, so a worker's collections do not touch
     (and copy) every inherited page (gc.freeze, Python docs: "to avoid copy-on-write")."""
     gc.freeze()
@@ -49,14 +48,22 @@ def pool(
         return _Pool(
             workers,
             initializer=_start,
-            initargs=(os.getpid(), initializer, initargs),
+            initargs=(os.getpid(), shared),
             context=mp.get_context("fork"),
         )
     finally:
         gc.unfreeze()
 
 
-def _start(parent: int, initializer: Callable[..., None] | None, initargs: tuple[Any, ...]):
+_SHARED: list[Any] = []  # in a forked worker only: its pool's `shared` value
+
+
+def shared() -> Any:
+    """In a worker of `pool(workers, shared)`: that value."""
+    return _SHARED[0]
+
+
+def _start(parent: int, value: object) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
@@ -66,8 +73,7 @@ def _start(parent: int, initializer: Callable[..., None] | None, initargs: tuple
     else:
         if os.getppid() != parent:  # the parent died before prctl took effect
             os._exit(1)
-    if initializer is not None:
-        initializer(*initargs)
+    _SHARED.append(value)
 
 
 @contextmanager

@@ -222,15 +222,12 @@ def _write_tree(root: str, new: dict[str, bytes]) -> None:
     if len(items) < PARALLEL_FROM_FILES or not forking.available(workers):
         _write_files(root, items)
         return
-    with forking.pool(workers, _WRITER_INPUT.append, ((root, items, workers),)) as pool:
+    with forking.pool(workers, (root, items, workers)) as pool:
         pool.map(_write_part, range(workers), chunksize=1)
 
 
-_WRITER_INPUT: list[tuple[str, list[tuple[str, bytes]], int]] = []  # set in forked writers only
-
-
 def _write_part(part: int) -> None:
-    root, items, parts = _WRITER_INPUT[0]
+    root, items, parts = forking.shared()
     _write_files(root, items[part::parts])
 
 

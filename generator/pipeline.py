@@ -100,7 +100,7 @@ def emitters(cluster: Cluster) -> Iterator[Collect]:
         return
     with (
         tempfile.TemporaryDirectory(prefix="wanka-emit-") as spool,
-        forking.pool(workers, _WORKER_INPUT.append, ((cluster, spool),)) as pool,
+        forking.pool(workers, (cluster, spool)) as pool,
     ):
         model = pool.imap_unordered(_emit_model, _model_tasks())
 
@@ -114,7 +114,6 @@ def emitters(cluster: Cluster) -> Iterator[Collect]:
         yield collect
 
 
-_WORKER_INPUT: list[tuple[Cluster, str]] = []  # set once in each forked worker, never here
 Emit = Callable[..., Iterable[OutputFile]]  # an emitter's `emit` (pickled by reference)
 
 
@@ -130,13 +129,13 @@ def _model_tasks() -> list[tuple[Emit, int, int]]:
 
 def _emit_model(task: tuple[Emit, int, int]) -> str:
     emit, part, parts = task
-    cluster, spool = _WORKER_INPUT[0]
+    cluster, spool = forking.shared()
     return _spool(spool, list(emit(cluster, None, part, parts) if parts > 1 else emit(cluster)))
 
 
 def _emit_shown(task: tuple[tuple[Emit, ...], str]) -> str:
     shows, shared = task
-    cluster, spool = _WORKER_INPUT[0]
+    cluster, spool = forking.shared()
     analysis = _unspool(shared)
     return _spool(spool, [f for emit in shows for f in emit(cluster, analysis)])
 

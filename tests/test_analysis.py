@@ -138,7 +138,7 @@ def test_forked_emitters_write_the_same_bytes_and_leave_no_state(monkeypatch, tm
 
     import pytest
 
-    from generator import pipeline
+    from generator import forking, pipeline
 
     if "fork" not in mp.get_all_start_methods() or (os.cpu_count() or 1) < 2:
         pytest.skip("no fork start method or a single CPU")
@@ -148,6 +148,6 @@ def test_forked_emitters_write_the_same_bytes_and_leave_no_state(monkeypatch, tm
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))  # where the workers spool their files
     forked = pipeline.run(ROOT / "blueprints" / "pod-128.yaml")
     assert [(f.path, f.data) for f in forked.files] == [(f.path, f.data) for f in serial.files]
-    assert pipeline._WORKER_INPUT == []
+    assert forking._SHARED == []  # set in the workers only
     assert gc.isenabled()
     assert list(tmp_path.iterdir()) == []  # the spool folder is gone
