@@ -133,6 +133,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     _long_lived()
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """pytest ends with five full collections (to report unraisable exceptions of late garbage);
+    the first, here, finds the same garbage, and the others then skip what is still alive. Also
+    freezes again what generator/forking.py's pools unfroze (they gc.unfreeze() after forking)."""
+    _long_lived()
+
+
 def generated(name: str):
     """pipeline.Result of an example blueprint, computed once per test session."""
     if (name, True) not in _RESULTS:
