@@ -104,7 +104,9 @@ def _once_per_run(name: str, emit: bool):
     def run():
         return pipeline.run(ROOT / "blueprints" / name, facts=FACTS.get(name), emit=emit)
 
-    if not _SHARED:
+    if not _SHARED or (name in LARGE_EXAMPLES and not emit):
+        # the 10,240-card model alone unpickles in about the time it expands in (~0.7 s against
+        # ~0.9 s, after 0.5 s to pickle it): each worker expands it
         return run()
     stem = _SHARED[0] / f"{name}-{'files' if emit else 'model'}"
     with open(f"{stem}.lock", "w") as lock:
@@ -131,6 +133,14 @@ def _long_lived() -> None:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     _long_lived()
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """generator/forking.py's pools gc.unfreeze() everything after they fork (verify forks one
+    every run): the last test's young garbage is collected, then what lives is frozen again."""
+    if _RESULTS and gc.get_freeze_count() == 0:
+        gc.collect(1)
+        gc.freeze()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
