@@ -135,10 +135,16 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     _long_lived()
 
 
+_FORKED = [False]  # set after a fork in this process: generator/forking.py may have unfrozen
+os.register_at_fork(after_in_parent=lambda: _FORKED.__setitem__(0, True))
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """generator/forking.py's pools gc.unfreeze() everything after they fork (verify forks one
-    every run): the last test's young garbage is collected, then what lives is frozen again."""
-    if _RESULTS and gc.get_freeze_count() == 0:
+    every run): then the last test's young garbage is collected, and what lives is frozen again
+    (gc.freeze is cheap; gc.get_freeze_count counts every frozen object, so it is not asked)."""
+    if _FORKED[0]:
+        _FORKED[0] = False
         gc.collect(1)
         gc.freeze()
 
