@@ -1,9 +1,15 @@
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import gc
 import os
 import pickle
+import subprocess
 import sys
+import tempfile
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -98,7 +104,9 @@ def _once_per_run(name: str, emit: bool):
     def run():
         return pipeline.run(ROOT / "blueprints" / name, facts=FACTS.get(name), emit=emit)
 
-    if not _SHARED:
+    if not _SHARED or (name in LARGE_EXAMPLES and not emit):
+        # the 10,240-card model alone unpickles in about the time it expands in (~0.7 s against
+        # ~0.9 s, after 0.5 s to pickle it): each worker expands it
         return run()
     stem = _SHARED[0] / f"{name}-{'files' if emit else 'model'}"
     with open(f"{stem}.lock", "w") as lock:
@@ -113,10 +121,46 @@ def _once_per_run(name: str, emit: bool):
         return result
 
 
+def _long_lived() -> None:
+    """Collect the garbage there is, then move every object alive now out of the collector's
+    reach (gc.freeze): the examples' results and the collected tests live until the session
+    ends, and each full collection would walk their millions of objects again (seconds of CPU
+    per worker, and again in pytest's closing collections). Garbage made later is collected as
+    usual."""
+    gc.collect()
+    gc.freeze()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    _long_lived()
+
+
+_FORKED = [False]  # set after a fork in this process: generator/forking.py may have unfrozen
+os.register_at_fork(after_in_parent=lambda: _FORKED.__setitem__(0, True))
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """generator/forking.py's pools gc.unfreeze() everything after they fork (verify forks one
+    every run): then the last test's young garbage is collected, and what lives is frozen again
+    (gc.freeze is cheap; gc.get_freeze_count counts every frozen object, so it is not asked)."""
+    if _FORKED[0]:
+        _FORKED[0] = False
+        gc.collect(1)
+        gc.freeze()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """pytest ends with five full collections (to report unraisable exceptions of late garbage);
+    the first, here, finds the same garbage, and the others then skip what is still alive. Also
+    freezes again what generator/forking.py's pools unfroze (they gc.unfreeze() after forking)."""
+    _long_lived()
+
+
 def generated(name: str):
     """pipeline.Result of an example blueprint, computed once per test session."""
     if (name, True) not in _RESULTS:
         _RESULTS[name, True] = _once_per_run(name, emit=True)
+        _long_lived()
     return _RESULTS[name, True]
 
 
@@ -129,6 +173,7 @@ def expanded(name: str):
         return generated(name)
     if (name, False) not in _RESULTS:
         _RESULTS[name, False] = _once_per_run(name, emit=False)
+        _long_lived()
     return _RESULTS[name, False]
 
 
@@ -145,3 +190,51 @@ def emitted(name: str, emit) -> dict[str, bytes]:
 )
 def example(request):
     return generated(request.param)
+
+
+class Forked:
+    """A child process forked from this one, running `body` (e.g. `lambda: cli.main([...])`, what
+    `wanka ...` runs) with its stdout and stderr in files: a process of its own, to kill, to
+    limit or to run beside another, without starting an interpreter and importing the generator
+    again (a second of CPU per `python -m generator`). The child ends with os._exit(body's
+    return value); an exception in it is printed to its stderr and ends it with 70."""
+
+    def __init__(self, body: Callable[[], int | None]) -> None:
+        self._streams = (tempfile.TemporaryFile(), tempfile.TemporaryFile())  # noqa: SIM115
+        self.pid = os.fork()
+        if self.pid == 0:  # the child: never returns into pytest
+            code = 70
+            try:
+                code = self._child(body)
+            finally:
+                os._exit(code)
+
+    def _child(self, body: Callable[[], int | None]) -> int:
+        code = 70
+        for fd, f in enumerate(self._streams, start=1):
+            os.dup2(f.fileno(), fd)
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+        sys.stderr = open(2, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+        try:
+            code = body() or 0
+        except SystemExit as exit_:  # argparse refusing the command line
+            code = exit_.code if isinstance(exit_.code, int) else 2
+        except BaseException:
+            traceback.print_exc()
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        return code
+
+    def kill(self, sig: int) -> None:
+        os.kill(self.pid, sig)
+
+    def wait(self) -> subprocess.CompletedProcess:
+        """returncode as subprocess reports it: the exit code, or -N when signal N ended it."""
+        _, status = os.waitpid(self.pid, 0)
+        texts = []
+        for f in self._streams:
+            f.seek(0)
+            texts.append(f.read().decode(errors="replace"))
+            f.close()
+        return subprocess.CompletedProcess([], os.waitstatus_to_exitcode(status), *texts)

@@ -14,13 +14,16 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import yaml
 
 from tests.ansible_run import VAULT, write_overrides
-from tests.doubles.ce_switch import Fleet, Switch
 from tests.output_readers import ansible_hosts, inventory_vars
+
+if TYPE_CHECKING:  # the SSH doubles import asyncssh: only the tests that start them
+    from tests.doubles.ce_switch import Switch
 
 pytestmark = pytest.mark.slow  # several real ansible-playbook runs: minutes of CPU
 
@@ -71,6 +74,8 @@ def _hosts() -> dict[str, dict]:
 
 def _seed(roots: Path) -> dict[str, Switch]:
     """What the hardware reports when everything is as planned; the switches as SSH doubles."""
+    from tests.doubles.ce_switch import Switch
+
     versions = yaml.safe_load((INVENTORY / "group_vars" / "all.yml").read_text())[
         "software_versions"
     ]
@@ -113,6 +118,8 @@ def _seed(roots: Path) -> dict[str, Switch]:
 def fleet(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("fleet")
     roots = tmp / "roots"
+    from tests.doubles.ce_switch import Fleet
+
     switches = Fleet(list(_seed(roots).values()), VAULT["vault_switch_admin_password"]).start()
     ztp = yaml.safe_load((INVENTORY / "files/ztp/switches.yml").read_text())["switches"]
     overrides = write_overrides(

@@ -15,7 +15,7 @@ import pytest
 
 from generator.blueprint.validate import SCHEMA
 from generator.cli import main
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import EXAMPLES, LARGE_EXAMPLES, ROOT, TINY, expanded
 
 
 def wanka(capsys, *args: str) -> tuple[int, str, str]:
@@ -64,15 +64,29 @@ def test_catalog_lists_models_and_marks_unconfirmed_ones(capsys):
 
 
 def test_every_example_validates_and_starts_with_the_schema_line(capsys, monkeypatch):
+    """`wanka validate` on the small examples at once; the large one's validation (load,
+    validate, expand and analyse: pipeline.run without files, the run expanded() shares) has no
+    error either. The command on the large one too: test_the_large_examples_validate (slow)."""
     monkeypatch.chdir(ROOT)
-    code, out, err = wanka(capsys, "validate", *(f"blueprints/{name}" for name in EXAMPLES))
+    small = [name for name in EXAMPLES if name not in LARGE_EXAMPLES]
+    code, out, err = wanka(capsys, "validate", *(f"blueprints/{name}" for name in small))
     assert code == 0, err
-    assert out.count(": valid (") == len(EXAMPLES)
+    assert out.count(": valid (") == len(small)
+    for name in LARGE_EXAMPLES:
+        assert [f.line() for f in expanded(name).findings if f.severity == "error"] == []
     for name in EXAMPLES:
         first = (ROOT / "blueprints" / name).read_text().splitlines()[0]
         assert (
             first == "# yaml-language-server: $schema=../generator/blueprint/wanka-v1.schema.json"
         )
+
+
+@pytest.mark.slow  # expands 10,240 cards
+def test_the_large_examples_validate(capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    code, out, err = wanka(capsys, "validate", *(f"blueprints/{name}" for name in LARGE_EXAMPLES))
+    assert code == 0, err
+    assert out.count(": valid (") == len(LARGE_EXAMPLES)
 
 
 def test_a_twenty_line_blueprint_is_enough(tmp_path, capsys, monkeypatch):
@@ -102,7 +116,9 @@ def test_bad_input_exits_2_without_traceback_and_writes_nothing(
 
 
 def test_progress_goes_to_stderr_only_when_asked(tmp_path, capsys):
-    bp = str(ROOT / "blueprints" / "pod-128.yaml")
+    bp = tmp_path / "tiny.yaml"  # the stages are the same at any size
+    bp.write_text(TINY)
+    bp = str(bp)
     _, _, quiet = wanka(capsys, "generate", bp, "-o", str(tmp_path / "a"))
     assert "links cabled" not in quiet and not quiet.startswith("[")
     _, out, loud = wanka(capsys, "generate", bp, "-o", str(tmp_path / "b"), "--progress")

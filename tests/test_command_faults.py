@@ -25,7 +25,7 @@ import yaml
 
 from generator import cli, output
 from generator.artifacts import OutputFile
-from tests.conftest import TINY
+from tests.conftest import TINY, Forked
 
 ROOT = Path(__file__).resolve().parents[1]
 POD = ROOT / "blueprints" / "pod-128.yaml"
@@ -38,18 +38,6 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     out, err = capsys.readouterr()
     assert "Traceback" not in err
     return code, out, err
-
-
-def wanka(*argv: str, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:
-    """The real command in a child process (for limits, signals and possible hangs)."""
-    return subprocess.run(
-        [sys.executable, "-m", "generator", *map(str, argv)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=ROOT,
-        **kwargs,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -82,11 +70,13 @@ def test_ranktable_and_size_write_below_a_file_or_onto_a_folder(tmp_path, capsys
 def test_a_file_size_limit_ends_in_a_message_and_leaves_nothing_half_written(tmp_path, tiny):
     """RLIMIT_FSIZE makes every write past 64 KiB fail with EFBIG (Python ignores SIGXFSZ)."""
 
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
-
     out = tmp_path / "out"
-    done = wanka("generate", tiny, "-o", out, "-q", preexec_fn=limit)
+
+    def limited() -> int:  # in a child process of its own: the limit ends with it
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+        return cli.main(["generate", str(tiny), "-o", str(out), "-q"])
+
+    done = Forked(limited).wait()
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert f"cannot write {out}: File too large" in done.stderr

@@ -12,17 +12,49 @@ from __future__ import annotations
 
 import csv
 import io
+import tempfile
 from collections import defaultdict
 from functools import cache
+from pathlib import Path
 
 import networkx as nx
 import pytest
 
+from generator import pipeline
 from generator.analysis import failure_domains, failure_review
 from generator.model import Cluster
 from tests.conftest import expanded, generated
 
 TOP = "__top__"
+
+# The one 3-tier example is the 10,240-card one; this 128-server blueprint has the same shape in
+# small (three tiers, two pods, 2x200GE breakout host cables) for the quick loop.
+SMALL_THREE_TIERS = """\
+apiVersion: wanka/v1
+kind: Cluster
+metadata: {name: three-tiers}
+compute: {server: atlas-800t-a2, servers: 128}
+zones:
+  management: {nodes: {controller: 1}}
+  storage: {nodes: {count: 2}}
+networks:
+  parameter:
+    leaf: {model: ce9860-4c-ei, split: 2x200GE}
+    spine: {model: ce9860-4c-ei}
+    core: {model: ce9860-4c-ei}
+    tiers: 3
+"""
+
+
+@cache
+def _expanded(name: str) -> pipeline.Result:
+    """expanded(name) for an example; SMALL_THREE_TIERS for "three-tiers"."""
+    if name != "three-tiers":
+        return expanded(name)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "three-tiers.yaml"
+        path.write_text(SMALL_THREE_TIERS)
+        return pipeline.run(path, emit=False)
 
 
 class PlaneGraph:
@@ -91,14 +123,14 @@ class PlaneGraph:
 
 @cache
 def graphs(name: str) -> dict[str, PlaneGraph]:
-    c = expanded(name).cluster
+    c = _expanded(name).cluster
     return {f.plane: PlaneGraph(c, f.plane) for f in c.fabrics}
 
 
 @cache
 def brute_force(name: str, failure: failure_domains.Failure) -> tuple[int, int]:
     """(NPU ports cut off, cards interrupted) by graph search."""
-    c = expanded(name).cluster
+    c = _expanded(name).cluster
     g = graphs(name)
     cards = {s.name: len(s.devices) for s in c.npu_servers}
     dead, cables = failure.devices, failure.cables
@@ -122,7 +154,7 @@ def brute_force(name: str, failure: failure_domains.Failure) -> tuple[int, int]:
 def _scenarios(name: str) -> list[failure_domains.Failure]:
     """Every switch, rack and CDU failure, and the first servers."""
     hosts = ("NPU server", "storage node", "management node")
-    every = failure_review.failures(expanded(name).cluster)
+    every = failure_review.failures(_expanded(name).cluster)
     return [f for f in every if f.kind not in hosts] + [f for f in every if f.kind == "NPU server"][
         :3
     ]
@@ -152,10 +184,13 @@ def test_smaller_examples_match_brute_force_too():
             assert (i.npu_ports_cut, i.cards_interrupted) == brute_force(name, f), (name, f.name)
 
 
-def test_cables_match_brute_force():
-    name = "wanka-10k.yaml"
-    c = expanded(name).cluster
+@pytest.mark.parametrize("name", ["three-tiers", "pod-128.yaml", "wanka-10k.yaml"])
+def test_cables_match_brute_force(name):
+    """Host and uplink cables; the 10,240-card example in the slow suite (conftest), its shape in
+    small (SMALL_THREE_TIERS) in the quick loop."""
+    c = _expanded(name).cluster
     ix = failure_domains.topology(c)
+    assert c.fabric("parameter").tiers == (2 if name == "pod-128.yaml" else 3)
     host = failure_review.cable_failures(c, "parameter", "host")
     up = failure_review.cable_failures(c, "parameter", "uplink")
     for f in (*host[:3], *host[-2:], *up[:3], *up[-2:]):

@@ -10,9 +10,6 @@ from __future__ import annotations
 import errno
 import os
 import signal
-import subprocess
-import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -21,6 +18,7 @@ import pytest
 from generator import output
 from generator.artifacts import OutputFile
 from generator.cli import main
+from tests.conftest import Forked, generated
 
 ROOT = Path(__file__).resolve().parents[1]
 BLUEPRINTS = {name: ROOT / "blueprints" / f"{name}.yaml" for name in ("pod-128", "legacy-100card")}
@@ -43,64 +41,49 @@ def _leftovers(parent: Path) -> list[str]:
     return sorted(p.name for p in parent.iterdir() if ".tmp-" in p.name or ".old-" in p.name)
 
 
-def _generate(name: str, out: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "generator",
-            "generate",
-            str(BLUEPRINTS[name]),
-            "-o",
-            str(out),
-            "-q",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-
-
 def test_sigkill_inside_the_write_loop_leaves_the_previous_output(tmp_path):
     """Deterministic: the process kills itself after writing 40 files into its temporary folder."""
+    files = generated("pod-128.yaml").files
     out = tmp_path / "out"
     output.write(out, OLD)
     old = _tree(out)
-    script = textwrap.dedent(
-        f"""
-        import os, signal
-        from pathlib import Path
-        from generator import output, pipeline
-        files = pipeline.run({str(BLUEPRINTS["pod-128"])!r}).files
+
+    def write_and_die_at_the_40th_file() -> None:  # runs in the forked child only
         real_open, count = os.open, [0]
+
         def killing_open(path, flags, *a, **k):  # the writer creates each file with os.open
             if flags & os.O_CREAT and ".tmp-" in str(path):
                 count[0] += 1
                 if count[0] == 40:
                     os.kill(os.getpid(), signal.SIGKILL)
             return real_open(path, flags, *a, **k)
+
         os.open = killing_open
-        output.write(Path({str(out)!r}), files)
-        """
-    )
-    res = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True)
-    assert res.returncode == -signal.SIGKILL, res.stderr.decode()
+        output.write(out, files)
+
+    assert len(files) > 40
+    res = Forked(write_and_die_at_the_40th_file).wait()
+    assert res.returncode == -signal.SIGKILL, res.stderr
     assert _tree(out) == old
     assert _leftovers(tmp_path), "the killed run should have left its temporary folder"
     output.write(out, OLD)  # the next run cleans up
     assert _leftovers(tmp_path) == []
 
 
-@pytest.mark.parametrize("delay", [0.5, 1.5, 3.0])
+@pytest.mark.parametrize("delay", [0.05, 0.15, 0.25])
 def test_sigkill_of_wanka_generate_at_any_moment(tmp_path, capsys, delay):
-    """Timing-based: whatever the moment, the folder is the old output or the whole new one."""
+    """Timing-based: whatever the moment, the folder is the old output or the whole new one.
+    The run is `wanka generate` in a process forked from this one (no interpreter start and
+    imports first): it generates pod-128 for about a fifth of a second, then writes and swaps
+    the folder in a few hundredths (the deterministic test above kills it inside the write loop);
+    the delays fall early, late and around the end."""
     out = tmp_path / "out"
     output.write(out, OLD)
     old, new = _tree(out), _reference("pod-128")
-    proc = _generate("pod-128", out)
+    run = Forked(lambda: main(["generate", str(BLUEPRINTS["pod-128"]), "-o", str(out), "-q"]))
     time.sleep(delay)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    run.kill(signal.SIGKILL)
+    assert run.wait().returncode in (0, -signal.SIGKILL)
     assert _tree(out) in (old, new)
     # the next run (in this process: the killed one was a process of its own) cleans up
     code = main(["generate", str(BLUEPRINTS["pod-128"]), "-o", str(out)])
@@ -111,8 +94,6 @@ def test_sigkill_of_wanka_generate_at_any_moment(tmp_path, capsys, delay):
 
 @pytest.mark.parametrize("nth", [1, 25, -1])
 def test_disk_full_at_the_nth_file(tmp_path, monkeypatch, nth):
-    from tests.conftest import generated
-
     files = generated("pod-128.yaml").files
     out = tmp_path / "out"
     output.write(out, OLD)
@@ -139,11 +120,16 @@ def test_disk_full_at_the_nth_file(tmp_path, monkeypatch, nth):
 
 
 def test_two_runs_at_once_leave_one_whole_output(tmp_path):
-    """Last writer wins, whole: the folder equals one of the two outputs, never a mix."""
+    """Last writer wins, whole: the folder equals one of the two outputs, never a mix. Two
+    processes run `wanka generate` on one folder at once (forked from this one: what the command
+    runs, without two more interpreters to start)."""
     out = tmp_path / "out"
     output.write(out, OLD)
-    a, b = _generate("pod-128", out), _generate("legacy-100card", out)
-    assert a.wait() == 0, a.stderr.read().decode()
-    assert b.wait() == 0, b.stderr.read().decode()
+    a, b = (
+        Forked(lambda name=name: main(["generate", str(BLUEPRINTS[name]), "-o", str(out), "-q"]))
+        for name in ("pod-128", "legacy-100card")
+    )
+    for run in (a.wait(), b.wait()):
+        assert run.returncode == 0, run.stderr
     assert _tree(out) in (_reference("pod-128"), _reference("legacy-100card"))
     assert _leftovers(tmp_path) == []

@@ -390,7 +390,9 @@ def _located(err: str, argv: list[str]) -> bool:
     """An exit-2 message names where the problem is: a file or argument given on the command
     line (FILE:LINE:COL: ..., `wanka: FILE: ...`), an option (`wanka: --tp 0: ...`), a file in
     the verified folder, or argparse's `usage:` line."""
-    lines = [line for line in err.splitlines() if line and not line.startswith("warning:")]
+    # split("\n"), not splitlines(): a message quoting an argument such as "\x1e" (a line break
+    # to str.splitlines) is still one line
+    lines = [line for line in err.split("\n") if line and not line.startswith("warning:")]
     if not lines:
         return False
     given = [a for a in argv[1:] if a]

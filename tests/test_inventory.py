@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from functools import cache
 from pathlib import Path
 
 import yaml
@@ -17,13 +18,18 @@ ROOT = Path(__file__).resolve().parents[1]
 INVENTORY = ROOT / "inventories" / "pod-128"
 
 
-def _ansible_inventory(*args: str) -> dict:
+@cache  # the same command on the same committed files prints the same: run it once per session
+def _listed(*args: str) -> str:
     env = {**os.environ, "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1"}
     res = subprocess.run(
         [tool("ansible-inventory"), *args, "--list"], capture_output=True, text=True, env=env
     )
     assert res.returncode == 0 and "WARNING" not in res.stderr.upper(), res.stderr
-    return json.loads(res.stdout)
+    return res.stdout
+
+
+def _ansible_inventory(*args: str) -> dict:
+    return json.loads(_listed(*args))
 
 
 def test_hosts_yml_has_no_host_variables_and_every_host_has_its_file():

@@ -108,6 +108,21 @@ def configs_of(name: str) -> dict[str, tuple[Parsed, str]]:
     return _parsed[name]
 
 
+_structured: dict[str, dict[str, object]] = {}
+
+
+def structured_of(name: str) -> dict[str, object]:
+    """path -> data of every structured config (files/switches/*.yml) of an example, read once
+    per session by the tests here (none changes what it is given)."""
+    if name not in _structured:
+        _structured[name] = {
+            f.path: yaml.load(f.data, Loader=LOADER)
+            for f in generated(name).files
+            if f.path.startswith("files/switches/") and f.path.endswith(".yml")
+        }
+    return _structured[name]
+
+
 @pytest.fixture(params=sorted(p.name for p in (ROOT / "blueprints").glob("*.yaml")))
 def example_name(request):
     return request.param
@@ -128,13 +143,19 @@ def _ends(cluster):
     return out
 
 
+_ce_cache: dict[int, tuple] = {}  # id -> (cluster, switches): the reference keeps the id unique
+
+
 def _ce_switches(cluster):
-    catalog = build_catalog(cluster.blueprint.get("catalog"))
-    return [
-        d
-        for d in cluster.devices
-        if d.plane and catalog.switches[d.model].platform in switches.PLATFORMS
-    ]
+    if id(cluster) not in _ce_cache:
+        catalog = build_catalog(cluster.blueprint.get("catalog"))
+        found = [
+            d
+            for d in cluster.devices
+            if d.plane and catalog.switches[d.model].platform in switches.PLATFORMS
+        ]
+        _ce_cache[id(cluster)] = (cluster, found)
+    return list(_ce_cache[id(cluster)][1])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -159,7 +180,6 @@ def test_every_switch_has_a_config_and_a_structured_config(example_name):
 
 def test_structured_config_is_plain_data_and_the_yaml_reads_back(example_name):
     result = generated(example_name)
-    files = {f.path: f.data for f in result.files}
     cx = switches.context(result.cluster)
     plain = (str, int, bool, type(None))
 
@@ -180,16 +200,15 @@ def test_structured_config_is_plain_data_and_the_yaml_reads_back(example_name):
     for dev in kinds.values():
         cfg = switches.structured_config(dev, cx)
         check(cfg, dev.name)
-        assert yaml.load(files[f"files/switches/{dev.name}.yml"], Loader=LOADER) == cfg
+        assert structured_of(example_name)[f"files/switches/{dev.name}.yml"] == cfg
 
 
 def test_structured_config_names_the_far_end_of_every_cabled_port(example_name):
     """Tools (the switch_config role's LLDP check) read the far ends from the .yml files."""
     result = generated(example_name)
     ends = _ends(result.cluster)
-    files = {f.path: f.data for f in result.files}
     for dev in _ce_switches(result.cluster)[:60]:
-        cfg = yaml.load(files[f"files/switches/{dev.name}.yml"], Loader=LOADER)
+        cfg = structured_of(example_name)[f"files/switches/{dev.name}.yml"]
         got = {
             (i["name"], i["peer"]["device"], i["peer"]["port"])
             for i in cfg["interfaces"]
@@ -611,7 +630,7 @@ def test_no_secret_in_clear_in_any_output_file(name):
                 assert re.fullmatch(VAULT, value), f"{f.path}: secret in clear: {line.strip()!r}"
                 checked += 1
         if f.path.startswith("files/switches/") and f.path.endswith(".yml"):
-            for key, value in _secret_values(yaml.load(f.data, Loader=LOADER)):
+            for key, value in _secret_values(structured_of(name)[f.path]):
                 assert re.fullmatch(VAULT, value), f"{f.path}: {key} in clear"
     assert checked, "no secret references found at all"
 

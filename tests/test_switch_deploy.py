@@ -11,7 +11,6 @@ import pytest
 import yaml
 
 from tests.ansible_run import ROOT, VAULT, Runner, recap
-from tests.doubles.ce_switch import Fleet, Switch, dump, parse
 
 pytestmark = pytest.mark.slow  # real ansible-playbook runs and SSH sessions: minutes of wall time
 
@@ -37,6 +36,8 @@ def drifted(name: str) -> str:
 
 def normal(text: str) -> str:
     """Configuration without secrets, comments and order of sections, for comparing."""
+    from tests.doubles.ce_switch import dump, parse  # asyncssh: only when these tests run
+
     lines = [line for line in dump(parse(SECRET.sub(r"\1 *", text))).splitlines()]
     return "\n".join(sorted(line for line in lines if not line.startswith(("!", "#"))))
 
@@ -52,6 +53,8 @@ def lldp_rows(name: str) -> list[tuple[str, str, str]]:
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
+    from tests.doubles.ce_switch import Fleet, Switch  # asyncssh: only when these tests run
+
     tmp = tmp_path_factory.mktemp("switches")
     doubles = []
     for name in SWITCHES:

@@ -28,6 +28,7 @@ def validator() -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(schema)
 
 
+@cache  # read once per example: the tests here only read it (_broken changes a deep copy)
 def _configs(name: str) -> dict[str, dict]:
     return {
         f.path: yaml.load(f.data, Loader=Loader)

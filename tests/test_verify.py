@@ -20,7 +20,12 @@ def _verify(capsys, folder: Path) -> tuple[int, str]:
     return code, out.out + out.err
 
 
-@pytest.mark.parametrize("name", INVENTORIES)
+# cluster-1k in the slow suite: tests/test_verify_faults.py verifies a copy of the same files in
+# the quick loop (test_the_clean_copy_verifies_and_counts_the_flows), and more
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(n, marks=pytest.mark.slow) if n == "cluster-1k" else n for n in INVENTORIES],
+)
 def test_every_committed_example_verifies(name, capsys):
     code, text = _verify(capsys, ROOT / "inventories" / name)
     assert code == 0, text
