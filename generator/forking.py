@@ -40,19 +40,13 @@ class _Pool(multiprocessing.pool.Pool):
 
 def pool(workers: int, shared: object = None) -> multiprocessing.pool.Pool:
     """A pool of `workers` forked processes; use it in a `with` block. `shared` is what
-    `shared()` returns in each worker: inherited, never pickled. The parent's objects are
-    frozen out of the garbage collector while it forks, so a worker's collections do not touch
-    (and copy) every inherited page (gc.freeze, Python docs: "to avoid copy-on-write")."""
-    gc.freeze()
-    try:
-        return _Pool(
-            workers,
-            initializer=_start,
-            initargs=(os.getpid(), shared),
-            context=mp.get_context("fork"),
-        )
-    finally:
-        gc.unfreeze()
+    `shared()` returns in each worker: inherited, never pickled."""
+    return _Pool(
+        workers,
+        initializer=_start,
+        initargs=(os.getpid(), shared),
+        context=mp.get_context("fork"),
+    )
 
 
 _SHARED: list[Any] = []  # in a forked worker only: its pool's `shared` value
@@ -64,6 +58,10 @@ def shared() -> Any:
 
 
 def _start(parent: int, value: object) -> None:
+    # A worker never runs the cyclic collector: it lives for one run, and a collection would
+    # walk (and so copy) every page it inherited. (The parent's gc.freeze() around the fork did
+    # this before, and undid every freeze its caller had made with the gc.unfreeze() after.)
+    gc.disable()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)

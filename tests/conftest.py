@@ -135,24 +135,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     _long_lived()
 
 
-_FORKED = [False]  # set after a fork in this process: generator/forking.py may have unfrozen
-os.register_at_fork(after_in_parent=lambda: _FORKED.__setitem__(0, True))
-
-
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    """generator/forking.py's pools gc.unfreeze() everything after they fork (verify forks one
-    every run): then the last test's young garbage is collected, and what lives is frozen again
-    (gc.freeze is cheap; gc.get_freeze_count counts every frozen object, so it is not asked)."""
-    if _FORKED[0]:
-        _FORKED[0] = False
-        gc.collect(1)
-        gc.freeze()
-
-
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """pytest ends with five full collections (to report unraisable exceptions of late garbage);
-    the first, here, finds the same garbage, and the others then skip what is still alive. Also
-    freezes again what generator/forking.py's pools unfroze (they gc.unfreeze() after forking)."""
+    the first, here, finds the same garbage, and the others then skip what is still alive."""
     _long_lived()
 
 

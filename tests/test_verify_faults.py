@@ -349,3 +349,26 @@ def test_every_cabled_device_has_a_configuration(name):
     assert {p.stem for p in (folder / "files" / "border").glob("*.cfg")} >= {
         d for d in cabled if d.startswith(("rtr-", "fw-"))
     }
+
+
+def test_a_forked_reader_names_a_fault_as_this_process_does(base, tmp_path, capsys, monkeypatch):
+    """On a large output verify reads the second half of the switch configs (and the hccn files)
+    in a forked worker. Forced here on cluster-1k: a fault in that half is reported with the
+    same words, file and line as when everything is read in this process."""
+    import multiprocessing as mp
+    import os
+
+    import generator.verify as verify
+
+    if "fork" not in mp.get_all_start_methods() or (os.cpu_count() or 1) < 2:
+        pytest.skip("no fork start method or a single CPU")
+    last = "files/switches/sto-spine-004.cfg"  # in the second half: the worker reads it
+    folder = _linked(base, tmp_path / "cluster-1k", {last})
+    line = _insert_before(folder / last, "commit", "snmp-agent community read Pub1ic")
+    reports = []
+    for threshold in (0, 10**6):  # forked, then in this process
+        monkeypatch.setattr(verify, "PARALLEL_FROM_CONFIGS", threshold)
+        reports.append(_verify(capsys, folder))
+    assert reports[0] == reports[1]
+    code, text = reports[0]
+    assert code == 1 and f"{folder}/{last}:{line}: " in text and "SNMP v1/v2c" in text, text

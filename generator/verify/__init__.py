@@ -46,7 +46,10 @@ def _verify(folder: Path) -> Report:
     if not folder.is_dir() or not all((folder / p).is_file() for p in needed):
         raise NotAnOutput(f"{folder} is not a wanka output folder (needs {', '.join(needed)})")
     report = Report()
-    with _Beside() as beside:
+    configs = sorted((folder / "files" / "switches").glob("*.cfg")) + sorted(
+        (folder / "files" / "border").glob("*.cfg")
+    )
+    with _Beside(len(configs) >= PARALLEL_FROM_CONFIGS) as beside:
         # the other core reads the hccn files, the second half of the switch configs and scans
         # every file for secrets meanwhile; what it returns is added in the sequential order
         hccn = beside.run(_hccn_edges, folder)
@@ -54,9 +57,6 @@ def _verify(folder: Path) -> Report:
         pools = read.pools(folder, settings)
         hostvars, groups, lines = inventory.hosts(folder)
         firewalls = groups.get("firewalls", set())
-        configs = sorted((folder / "files" / "switches").glob("*.cfg")) + sorted(
-            (folder / "files" / "border").glob("*.cfg")
-        )
         half = len(configs) // 2
         there = beside.run(_switches, folder, configs[half:], firewalls)
         scan = beside.run(_scan, folder)
@@ -134,12 +134,20 @@ class _Done:
         return self.value
 
 
+PARALLEL_FROM_CONFIGS = 100  # switch and border configs; below, a forked reader costs more
+
+
 class _Beside:
-    """Runs readers in one forked worker beside this process where forking pays (two cores or
-    more), else in this process; errors (Damaged) reach the caller from `.get()`."""
+    """Runs readers in one forked worker beside this process where forking pays (a large
+    output, two cores or more), else in this process; errors (Damaged) reach the caller from
+    `.get()`."""
+
+    def __init__(self, large: bool) -> None:
+        self.large = large
 
     def __enter__(self) -> _Beside:
-        self.pool = forking.pool(1) if forking.available(os.cpu_count() or 1) else None
+        forks = self.large and forking.available(os.cpu_count() or 1)
+        self.pool = forking.pool(1) if forks else None
         return self
 
     def run(self, reader, *args):
