@@ -389,7 +389,8 @@ def invocations(draw, folder: Path) -> list[str]:
 def _located(err: str, argv: list[str]) -> bool:
     """An exit-2 message names where the problem is: a file or argument given on the command
     line (FILE:LINE:COL: ..., `wanka: FILE: ...`), an option (`wanka: --tp 0: ...`), a file in
-    the verified folder, or argparse's `usage:` line."""
+    the verified folder (FILE, FILE:LINE or FILE:LINE:COL, as a YAML error gives it), or
+    argparse's `usage:` line."""
     # split("\n"), not splitlines(): a message quoting an argument such as "\x1e" (a line break
     # to str.splitlines) is still one line
     lines = [line for line in err.split("\n") if line and not line.startswith("warning:")]
@@ -406,7 +407,7 @@ def _located(err: str, argv: list[str]) -> bool:
             any(body.startswith(a) for a in given)
             or ("" in argv[1:] and body.startswith("'' (an empty argument)"))
             or bool(options.search(body))
-            or (argv[0] == "verify" and re.match(r"[\w./-]+(:\d+)?: ", body) is not None)
+            or (argv[0] == "verify" and re.match(r"[\w./-]+(:\d+){0,2}: ", body) is not None)
         )
 
     return any(names_a_place(line) for line in lines)
