@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import pickle
 import re
 import sys
 from collections.abc import Callable
@@ -89,11 +90,18 @@ def environment() -> Environment:
 
 class _QuietBytecodeCache(jinja2.FileSystemBytecodeCache):
     """Jinja2's file cache of compiled templates (written atomically; a template whose source
-    changed is compiled again), that goes without a cache file it cannot write (full disk)."""
+    changed is compiled again), that goes without a cache file it cannot write (full disk) and
+    compiles again over one it cannot read (damaged: Jinja2 would raise from pickle)."""
 
     def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
         with contextlib.suppress(OSError):
             super().dump_bytecode(bucket)
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except (OSError, EOFError, ValueError, TypeError, pickle.UnpicklingError):
+            bucket.reset()
 
 
 def _bytecode_cache(env: jinja2.Environment) -> jinja2.BytecodeCache | None:

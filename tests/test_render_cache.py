@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jinja2.bccache
+
 ROOT = Path(__file__).resolve().parents[1]
 # renders an autoescaped page template with markup in its data; prints the cache and the page
 RENDER = """
@@ -50,3 +52,12 @@ def test_without_a_usable_cache_folder_templates_are_compiled_each_run(tmp_path)
     # a relative XDG_CACHE_HOME is ignored (XDG Base Directory spec); the home is not a folder
     no_home = _render({"XDG_CACHE_HOME": "relative/path", "HOME": str(blocked)})
     assert no_home == f"NoneType {reference}"
+
+
+def test_a_damaged_cache_file_is_compiled_again(tmp_path):
+    first = _render({"XDG_CACHE_HOME": str(tmp_path)})
+    cached = sorted((tmp_path / "wanka").glob("templates-*/__jinja2_*.cache"))
+    header = len(jinja2.bccache.bc_magic)
+    for path in cached:  # Jinja2's header kept, the pickled checksum after it cut short
+        path.write_bytes(path.read_bytes()[: header + 2])
+    assert _render({"XDG_CACHE_HOME": str(tmp_path)}) == first
