@@ -59,8 +59,8 @@ def shared() -> Any:
 
 def _start(parent: int, value: object) -> None:
     # A worker never runs the cyclic collector: it lives for one run, and a collection would
-    # walk (and so copy) every page it inherited. (The parent's gc.freeze() around the fork did
-    # this before, and undid every freeze its caller had made with the gc.unfreeze() after.)
+    # walk (and so copy) every page it inherited. Done here, not by gc.freeze() in the parent,
+    # whose gc.unfreeze() after the fork would undo its caller's own freezes.
     gc.disable()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
