@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -129,6 +130,24 @@ def test_many_files_written_by_forked_writers_are_every_byte_of_the_output(tmp_p
     )
     assert written == {f.path: f.data for f in files}
     assert not output.check(tmp_path / "out", files)
+
+
+def test_write_and_check_run_without_the_cyclic_collector_and_restore_it(tmp_path, monkeypatch):
+    # after pipeline.run the first collection would walk every object of the model (0.65 s at
+    # 102,400 cards): writing and checking keep it paused, then leave it as they found it
+    seen: dict[str, list[bool]] = {"_write_tree": [], "_differs": []}
+    for name, calls in seen.items():
+        real = getattr(output, name)
+        monkeypatch.setattr(
+            output, name, lambda *a, c=calls, f=real: (c.append(gc.isenabled()), f(*a))[1]
+        )
+    files = [OutputFile("a.txt", b"a\n")]
+    assert gc.isenabled()
+    output.write(tmp_path / "out", files)
+    assert not output.check(tmp_path / "out", files)
+    assert seen["_write_tree"] == [False]
+    assert seen["_differs"] and not any(seen["_differs"])
+    assert gc.isenabled()
 
 
 def test_refuses_to_replace_a_folder_it_did_not_write(tmp_path, capsys):
