@@ -34,21 +34,15 @@ class Progress:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; every OS error ends in a one-line message and exit 2, a closed output
-    pipe ends the command quietly."""
+    pipe ends the command quietly. The cyclic collector stays paused for the whole command (see
+    forking.no_cycle_collection): after the pipeline, with the model still in memory, the first
+    collection would walk every object it made, while the command reports and writes."""
     args = arguments.parser().parse_args(argv)
+    from generator.forking import no_cycle_collection
+
     try:
-        return {
-            "generate": _generate,
-            "validate": _validate,
-            "ranktable": _ranktable,
-            "placement": _placement,
-            "size": _size,
-            "diff": _diff,
-            "schema": _schema,
-            "verify": _verify,
-            "catalog": _catalog,
-            "ansible-path": _ansible_path,
-        }[args.command](args)
+        with no_cycle_collection():
+            return _COMMANDS[args.command](args)
     except KeyboardInterrupt:
         print("wanka: interrupted; previous output left as it was", file=sys.stderr)
         return 130
@@ -404,3 +398,17 @@ def _catalog(args: argparse.Namespace) -> int:
         mark = "" if r["confirmed"] else "  [unconfirmed]"
         print(f"{r['model']:<{width}}  {r['type']:<15}  {r['description']}{mark}")
     return EXIT_OK
+
+
+_COMMANDS = {
+    "generate": _generate,
+    "validate": _validate,
+    "ranktable": _ranktable,
+    "placement": _placement,
+    "size": _size,
+    "diff": _diff,
+    "schema": _schema,
+    "verify": _verify,
+    "catalog": _catalog,
+    "ansible-path": _ansible_path,
+}
