@@ -22,7 +22,7 @@ Definitions (the design review repeats them):
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -122,6 +122,10 @@ class _Plane:
     cable_legs: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)  # host cables
     below_speed: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # upper -> lower
     pod_pairs: dict[int, dict[tuple[str, str], int]] = field(default_factory=dict)  # spine, core
+    # pod -> spine or core -> its (spine, core) pairs in pod_pairs, with their speed
+    pod_device_pairs: dict[int, dict[str, list[tuple[tuple[str, str], int]]]] = field(
+        default_factory=dict
+    )
     switches: set[str] = field(default_factory=set)
     cables: set[str] = field(default_factory=set)
 
@@ -203,6 +207,11 @@ def topology(cluster: Cluster) -> _Index:
             for core, speed, c in ups:
                 pairs[(s, core)] += speed
                 p.cables.add(c)
+        for pod, pairs in p.pod_pairs.items():
+            by_device = p.pod_device_pairs[pod] = defaultdict(list)
+            for (s, core), speed in pairs.items():
+                by_device[s].append(((s, core), speed))
+                by_device[core].append(((s, core), speed))
         p.cables.update(p.cable_legs)
         for peers in p.peers.values():
             p.cables.update(c for _, c in peers)
@@ -316,23 +325,22 @@ def impact(cluster: Cluster, failure: Failure, index: _Index | None = None) -> I
                 )
             )
 
-        # Hosts whose ports may be cut: on unreachable switches, or on broken host cables.
-        check: set[str] = set()
-        for sw, ok in reach.items():
-            if not ok:
-                check.update(p.switch_hosts.get(sw, ()))
+        # Ports cut per host: on unreachable switches (switch_hosts lists a host once per
+        # port), or on broken host cables to a switch still reached.
+        unreachable = [sw for sw, ok in reach.items() if not ok]
+        cuts: Counter[str] = Counter()
+        for sw in unreachable:
+            cuts.update(p.switch_hosts.get(sw, ()))
         for c in dead_cables:
-            for host, _, _ in p.cable_legs.get(c, ()):
-                check.add(host)
+            for host, _, sw in p.cable_legs.get(c, ()):
+                if reach.get(sw, True):
+                    cuts[host] += 1
         cut_hosts: set[str] = set()
         partly: set[str] = set()
-        for h in check:
+        for h, cut in cuts.items():
             if h in dead:
                 continue
             ports = p.host_ports[h]
-            cut = sum(1 for sw, c in ports if not reach.get(sw, True) or c in dead_cables)
-            if not cut:
-                continue
             if p.name == "parameter":
                 npu_ports_cut += cut
                 if h in cards:
@@ -351,18 +359,16 @@ def impact(cluster: Cluster, failure: Failure, index: _Index | None = None) -> I
             if p.name == "parameter":
                 leaf_lost_par[sw] = lost / p.up_total[sw]
             else:
-                degraded.update(h for h in p.switch_hosts.get(sw, ()) if h not in dead)
+                degraded.update(p.switch_hosts.get(sw, ()))  # less the dead, below
         if p.name == "parameter" and p.tiers == 3:
             pods = {ix.pod_of[s] for s in dead if s in p.spine_up}
             for core in dead:
                 pods.update(ix.pod_of[s] for s in p.core_spines.get(core, ()))
             pods.update(ix.pod_of[p.spine_cable[c]] for c in dead_cables if c in p.spine_cable)
             for pod in pods:
-                lost = sum(
-                    speed
-                    for (s, core), speed in p.pod_pairs[pod].items()
-                    if s in dead or core in dead
-                )
+                # the pod's (spine, core) pairs with a dead end, each once
+                by_device = p.pod_device_pairs[pod]
+                lost = sum({pair: v for d in dead for pair, v in by_device.get(d, ())}.values())
                 if dead_cables:
                     lost += sum(
                         speed
@@ -375,7 +381,7 @@ def impact(cluster: Cluster, failure: Failure, index: _Index | None = None) -> I
                     pod_lost[pod] = lost / p.pod_core_total[pod]
         if p.name != "parameter":
             cut_n = len(cut_hosts)
-            deg_n = len(degraded - cut_hosts)
+            deg_n = len(degraded - cut_hosts - dead)
             if cut_n:
                 hosts_cut[p.name] = cut_n
             if deg_n:
