@@ -21,6 +21,7 @@ but huge cluster (a million cards is allowed) would be a slow case, not a hostil
 
 from __future__ import annotations
 
+import atexit
 import copy
 import io
 import os
@@ -195,6 +196,7 @@ INJECTION_POINTS = [  # (mapping path, key): strings that reach env files, switc
     (("metadata",), "description"),
 ]
 _DIR = tempfile.mkdtemp(prefix="wanka-hostile-")
+atexit.register(shutil.rmtree, _DIR, ignore_errors=True)  # one per test process, gone after it
 
 
 def _no_injection(result: pipeline.Result) -> None:
