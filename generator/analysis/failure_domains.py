@@ -327,10 +327,10 @@ def impact(cluster: Cluster, failure: Failure, index: _Index | None = None) -> I
 
         # Ports cut per host: on unreachable switches (switch_hosts lists a host once per
         # port), or on broken host cables to a switch still reached.
-        unreachable = [sw for sw, ok in reach.items() if not ok]
         cuts: Counter[str] = Counter()
-        for sw in unreachable:
-            cuts.update(p.switch_hosts.get(sw, ()))
+        for sw, ok in reach.items():
+            if not ok:
+                cuts.update(p.switch_hosts.get(sw, ()))
         for c in dead_cables:
             for host, _, sw in p.cable_legs.get(c, ()):
                 if reach.get(sw, True):
