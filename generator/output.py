@@ -1,8 +1,8 @@
 """Deterministic, atomic writing of an output folder, and the --check comparison.
 
-The new tree is written into a sibling temporary folder and swapped in with one
-`renameat2(RENAME_EXCHANGE)` where the kernel offers it (else two renames), so a failed or
-killed run leaves the previous output intact. Files are not flushed to disk one by one (that
+The new tree is written into a sibling temporary folder (`Staging`; generate's forked emitters
+write into it directly) and swapped in with one `renameat2(RENAME_EXCHANGE)` where the kernel
+offers it (else two renames), so a failed or killed run leaves the previous output intact. Files are not flushed to disk one by one (that
 costs seconds at 10k hosts): a power cut right after a run may lose it, never half of it. A folder is only ever replaced when it is empty or
 carries our marker file: `-o ~/` cannot delete a home directory. The marker lists every file the
 run wrote; when the folder holds a file in neither that list nor the new output (a user's own
@@ -20,9 +20,10 @@ import glob
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from generator import forking
 from generator.artifacts import OutputFile
@@ -58,18 +59,26 @@ class Drift:
         )
 
 
+def _safe(path: str) -> str:
+    """`path` when it stays inside the output folder; ValueError otherwise."""
+    parts = path.split("/")
+    if path.startswith("/") or ".." in parts or "" in parts:
+        raise ValueError(f"unsafe output path {path!r}")
+    return path
+
+
 def _files(files: Iterable[OutputFile]) -> dict[str, bytes]:
-    out = {MARKER: b""}
+    out: dict[str, bytes] = {}
     for f in files:
-        parts = f.path.split("/")
-        if f.path.startswith("/") or ".." in parts or "" in parts:
-            raise ValueError(f"unsafe output path {f.path!r}")
-        if f.path in out:
+        if _safe(f.path) in out or f.path == MARKER:
             raise ValueError(f"two emitters wrote {f.path}")
         out[f.path] = f.data
-    listing = "".join(f"{p}\n" for p in sorted(out) if p != MARKER)
-    out[MARKER] = MARKER_TEXT + LISTED + listing.encode()
     return out
+
+
+def _marker(paths: Iterable[str]) -> bytes:
+    """The marker's text: what it is, and every file the run wrote."""
+    return MARKER_TEXT + LISTED + "".join(f"{p}\n" for p in sorted(paths)).encode()
 
 
 def _written(folder: Path) -> set[str] | None:
@@ -81,7 +90,7 @@ def _written(folder: Path) -> set[str] | None:
     return {MARKER, *text[len(MARKER_TEXT + LISTED) :].decode("utf-8", "replace").splitlines()}
 
 
-def _refuse_user_files(folder: Path, new: dict[str, bytes]) -> None:
+def _refuse_user_files(folder: Path, new: Collection[str]) -> None:
     """Never delete what a user put into a generated folder: name it and stop."""
     if not (folder / MARKER).is_file():
         return
@@ -124,6 +133,7 @@ def _differs(path: Path, data: bytes) -> bool:
 def check(folder: Path, files: Iterable[OutputFile]) -> Drift:
     """What writing `files` to `folder` would change; writes nothing."""
     new = _files(files)
+    new[MARKER] = _marker(new)
     old = existing(folder)
     return Drift(
         added=tuple(sorted(set(new) - set(old))),
@@ -163,14 +173,93 @@ def write(folder: Path, files: Iterable[OutputFile]) -> int:
     memory, and the first collection after the pipeline would walk every object the pipeline
     made (0.65 s of CPU at 102,400 cards, measured)."""
     new = _files(files)
-    folder = Path(os.path.abspath(folder))  # also resolves `..`, so the name is a real name
-    if folder == folder.parent:
-        raise OutputError(f"{folder} is the root folder; choose an output folder with -o")
-    _no_folder_in_the_way(folder)
+    with Staging(folder) as stage:
+        with stage.os_errors():
+            _write_tree(stage.root, list(new.items()))
+        return stage.commit(new)
+
+
+class Staging:
+    """The new tree of an output folder while it is written: a temporary sibling folder, made
+    under the folder's lock (concurrent runs on one folder: last writer wins, whole). Files go in
+    with `put` (also from forked workers: `root` is all they need). `commit` adds the marker and
+    swaps the tree in atomically; leaving the `with` block without a commit deletes the tree,
+    so a failed or interrupted run leaves the previous output as it was. A killed run leaves
+    the temporary folder, which the next run on the folder removes."""
+
+    def __init__(self, folder: Path) -> None:
+        folder = Path(os.path.abspath(folder))  # also resolves `..`, so the name is a real name
+        if folder == folder.parent:
+            raise OutputError(f"{folder} is the root folder; choose an output folder with -o")
+        _no_folder_in_the_way(folder)
+        self.folder = folder
+        self.root = ""  # the temporary folder, until it is committed or deleted
+        self._lock: IO[str] | None = None
+
+    def __enter__(self) -> Staging:
+        folder = self.folder
+        try:
+            with self.os_errors():
+                folder.parent.mkdir(parents=True, exist_ok=True)
+                self._lock = open(folder.parent / f".{folder.name}.lock", "w")
+                fcntl.flock(self._lock, fcntl.LOCK_EX)
+                _ensure_ours(folder)
+                _clean_leftovers(folder)
+                self.root = tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.root:
+            shutil.rmtree(self.root, ignore_errors=True)
+            self.root = ""
+        if self._lock is not None:
+            self._lock.close()  # releases the lock
+            self._lock = None
+
+    @contextlib.contextmanager
+    def os_errors(self) -> Iterator[None]:
+        """An OSError (disk full, permissions) as the OutputError the command line reports."""
+        try:
+            yield
+        except OSError as err:
+            raise OutputError(f"cannot write {self.folder}: {_os_words(err)}") from err
+
+    def commit(self, paths: Collection[str]) -> int:
+        """Swap the tree in: `paths` are the files put into it. Returns the file count, the
+        marker included. Stops with nothing changed when the folder holds a user's file."""
+        folder, tmp = self.folder, self.root
+        _refuse_user_files(folder, {MARKER, *paths})
+        with self.os_errors():
+            _write_files(tmp, [(MARKER, _marker(paths))])
+            os.chmod(tmp, 0o755)
+            if not folder.exists():
+                os.rename(tmp, folder)
+                self.root = ""
+            elif _exchange(tmp, folder):
+                self.root = ""
+                shutil.rmtree(tmp)  # it holds the previous output now
+            else:
+                old = folder.parent / f".{folder.name}.old-{os.getpid()}"
+                os.rename(folder, old)
+                os.rename(tmp, folder)
+                self.root = ""
+                shutil.rmtree(old)
+            _fsync_dir(folder.parent)
+        return len(paths) + 1
+
+
+def put(root: str, files: Iterable[OutputFile]) -> list[str]:
+    """Write `files` under `root` (a Staging's); their paths. In this process: a forked worker
+    writes the files it made itself."""
+    items = [(_safe(f.path), f.data) for f in files]
     try:
-        return _write(folder, new)
-    except OSError as err:
-        raise OutputError(f"cannot write {folder}: {_os_words(err)}") from err
+        _write_tree(root, items, fork=False)
+    except FileExistsError as err:
+        raise ValueError(f"two emitters wrote {os.path.relpath(err.filename, root)}") from err
+    return [rel for rel, _ in items]
 
 
 def _no_folder_in_the_way(path: Path) -> None:
@@ -186,46 +275,17 @@ def _os_words(err: OSError) -> str:
     return f"{err.strerror or err}{where}"
 
 
-def _write(folder: Path, new: dict[str, bytes]) -> int:
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    lock_path = folder.parent / f".{folder.name}.lock"
-    with open(lock_path, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # concurrent runs on one folder: last writer wins, whole
-        _ensure_ours(folder)
-        _clean_leftovers(folder)
-        _refuse_user_files(folder, new)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
-        try:
-            _write_tree(str(tmp), new)
-            os.chmod(tmp, 0o755)
-            if not folder.exists():
-                os.rename(tmp, folder)
-            elif _exchange(tmp, folder):
-                shutil.rmtree(tmp)
-            else:
-                old = folder.parent / f".{folder.name}.old-{os.getpid()}"
-                os.rename(folder, old)
-                os.rename(tmp, folder)
-                shutil.rmtree(old)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        _fsync_dir(folder.parent)
-    return len(new)
-
-
 PARALLEL_FROM_FILES = 2_000  # below this, forking writers costs more than it saves
 
 
-def _write_tree(root: str, new: dict[str, bytes]) -> None:
-    """Every file of `new` under the fresh folder `root`. Many files are written by forked
+def _write_tree(root: str, items: list[tuple[str, bytes]], fork: bool = True) -> None:
+    """Every file of `items` (path, data) under `root`. Many files are written by forked
     workers, each every n-th file (file creation is kernel time that two cores share); the
     workers inherit the data, nothing is copied to them."""
-    for parent in sorted({os.path.dirname(f"{root}/{rel}") for rel in new}):
+    for parent in sorted({os.path.dirname(f"{root}/{rel}") for rel, _ in items}):
         os.makedirs(parent, exist_ok=True)
-    items = list(new.items())
     workers = os.cpu_count() or 1
-    if len(items) < PARALLEL_FROM_FILES or not forking.available(workers):
+    if not fork or len(items) < PARALLEL_FROM_FILES or not forking.available(workers):
         _write_files(root, items)
         return
     with forking.pool(workers, (root, items, workers)) as pool:
