@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -99,37 +100,57 @@ def _generate(args: argparse.Namespace) -> int:
 
     show = args.progress if args.progress is not None else sys.stderr.isatty()
     progress = Progress(show)
-    try:
-        result = pipeline.run(args.blueprint, progress, facts=args.facts)
-    except BlueprintError as err:
-        print(err.render(), file=sys.stderr)
-        return EXIT_INVALID
-    if _report(result.findings, args.verbose, args.strict):
-        strict = " (--strict: warnings fail too)" if args.strict else ""
-        print(f"{args.blueprint}: design checks failed{strict}; nothing written", file=sys.stderr)
-        return EXIT_INVALID
-    folder = Path(args.output) if args.output else Path("inventories") / result.cluster.name
-    if args.check:
-        drift = output.check(folder, result.files)
-        for line in drift.lines():
-            print(line)
-        if drift:
-            print(
-                f"{folder}: out of date ({len(drift.lines())} files); run wanka generate {args.blueprint}",
-                file=sys.stderr,
+
+    def folder_of(cluster) -> Path:
+        return Path(args.output) if args.output else Path("inventories") / cluster.name
+
+    with contextlib.ExitStack() as stack:
+        staged: list[output.Staging] = []
+
+        def into(cluster) -> output.Staging:  # files are written as they are made, committed below
+            staged.append(stack.enter_context(output.Staging(folder_of(cluster))))
+            return staged[0]
+
+        try:
+            result = pipeline.run(
+                args.blueprint, progress, facts=args.facts, into=None if args.check else into
             )
-            return EXIT_DRIFT
-        if not args.quiet:
-            print(f"{folder}: up to date", file=sys.stderr)
-        return EXIT_OK
-    try:
-        output.write(folder, result.files)
-    except output.OutputError as err:
-        print(f"wanka: {err}", file=sys.stderr)
-        return EXIT_INVALID
-    progress(f"wrote {len(result.files)} files")
+        except BlueprintError as err:
+            print(err.render(), file=sys.stderr)
+            return EXIT_INVALID
+        except output.OutputError as err:
+            print(f"wanka: {err}", file=sys.stderr)
+            return EXIT_INVALID
+        if _report(result.findings, args.verbose, args.strict):
+            strict = " (--strict: warnings fail too)" if args.strict else ""
+            print(
+                f"{args.blueprint}: design checks failed{strict}; nothing written", file=sys.stderr
+            )
+            return EXIT_INVALID
+        folder = folder_of(result.cluster)
+        if args.check:
+            drift = output.check(folder, result.files)
+            for line in drift.lines():
+                print(line)
+            if drift:
+                print(
+                    f"{folder}: out of date ({len(drift.lines())} files); "
+                    f"run wanka generate {args.blueprint}",
+                    file=sys.stderr,
+                )
+                return EXIT_DRIFT
+            if not args.quiet:
+                print(f"{folder}: up to date", file=sys.stderr)
+            return EXIT_OK
+        try:
+            staged[0].commit(result.written)
+        except output.OutputError as err:
+            print(f"wanka: {err}", file=sys.stderr)
+            return EXIT_INVALID
+    count = len(result.written)
+    progress(f"wrote {count} files")
     if not args.quiet:
-        print(f"{folder}: {len(result.files)} files written", file=sys.stderr)
+        print(f"{folder}: {count} files written", file=sys.stderr)
     return EXIT_OK
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator import forking
+from generator import forking, output
 from generator.analysis import Analysis, Finding, analyse
 from generator.artifacts import (
     OutputFile,
@@ -70,7 +70,8 @@ PARALLEL_FROM_LINKS = 20_000  # below this, forking costs more than it saves
 # emitters that render device by device, split into this many parts across the workers
 PARTS = {switches.emit: 2}
 
-Collect = Callable[[Analysis], list[OutputFile]]  # every file, once the analysis exists
+# every file once the analysis exists: the files, or with an output root the paths written
+Collect = Callable[[Analysis], list[Any]]
 
 
 def emit_all(cluster: Cluster, analysis: Analysis) -> list[OutputFile]:
@@ -82,34 +83,41 @@ def emit_all(cluster: Cluster, analysis: Analysis) -> list[OutputFile]:
 
 
 @contextmanager
-def emitters(cluster: Cluster) -> Iterator[Collect]:
+def emitters(cluster: Cluster, root: str = "") -> Iterator[Collect]:
     """Yields the function that returns every emitter's files once the analysis exists. For a
     large cluster the model emitters start at once in forked worker processes (they are pure;
     the workers inherit the cluster, nothing is copied), the analysis emitters join them when
     the function is called; a small cluster is emitted in this process. Leaving the block waits
     for the workers' queued tasks (forking.pool says why); after a design error their files are
-    dropped with the spool folder.
+    dropped with the spool folder (or the caller's Staging).
 
-    A worker hands its files over as a pickle in a spool folder, not through the pool's pipe:
-    this process is busy analysing meanwhile, and the pool's result thread, waiting for the GIL
-    at every pipe read, held each worker up for most of a second per 20 MB (measured at 10k).
-    The analysis goes to the workers the same way, pickled once."""
+    With `root` (an output.Staging's folder) each task's files are written there by the process
+    that made them, and the function returns the paths written. Otherwise a worker hands its
+    files over as a pickle in a spool folder, not through the pool's pipe: this process is busy
+    analysing meanwhile, and the pool's result thread, waiting for the GIL at every pipe read,
+    held each worker up for most of a second per 20 MB (measured at 10k). The analysis goes to
+    the workers as a pickle there too, made once."""
     workers = os.cpu_count() or 1
     if not forking.available(workers) or len(cluster.links) < PARALLEL_FROM_LINKS:
-        yield lambda analysis: emit_all(cluster, analysis)
+
+        def here(analysis: Analysis) -> list[Any]:
+            files = emit_all(cluster, analysis)
+            return output.put(root, files) if root else files
+
+        yield here
         return
     with (
         tempfile.TemporaryDirectory(prefix="wanka-emit-") as spool,
-        forking.pool(workers, (cluster, spool)) as pool,
+        forking.pool(workers, (cluster, spool, root)) as pool,
     ):
         model = pool.imap_unordered(_emit_model, _model_tasks())
 
-        def collect(analysis: Analysis) -> list[OutputFile]:
+        def collect(analysis: Analysis) -> list[Any]:
             shared = _spool(spool, analysis)  # pickled once, here, not once per task
             shown = pool.imap_unordered(_emit_shown, [(shows, shared) for shows in ANALYSIS_TASKS])
-            # each task's files are read back as soon as it is done, while the others still run
-            files = [f for paths in (model, shown) for path in paths for f in _unspool(path)]
-            return sorted(files, key=lambda f: f.path)
+            # each task's result is taken as soon as it is done, while the others still run
+            got = [x for done in (model, shown) for r in done for x in (r if root else _unspool(r))]
+            return got if root else sorted(got, key=lambda f: f.path)
 
         yield collect
 
@@ -127,17 +135,24 @@ def _model_tasks() -> list[tuple[Emit, int, int]]:
     ]
 
 
-def _emit_model(task: tuple[Emit, int, int]) -> str:
+def _emit_model(task: tuple[Emit, int, int]) -> str | list[str]:
     emit, part, parts = task
-    cluster, spool = forking.shared()
-    return _spool(spool, list(emit(cluster, None, part, parts) if parts > 1 else emit(cluster)))
+    cluster, spool, root = forking.shared()
+    files = list(emit(cluster, None, part, parts) if parts > 1 else emit(cluster))
+    return _hand_over(root, spool, files)
 
 
-def _emit_shown(task: tuple[tuple[Emit, ...], str]) -> str:
+def _emit_shown(task: tuple[tuple[Emit, ...], str]) -> str | list[str]:
     shows, shared = task
-    cluster, spool = forking.shared()
+    cluster, spool, root = forking.shared()
     analysis = _unspool(shared)
-    return _spool(spool, [f for emit in shows for f in emit(cluster, analysis)])
+    return _hand_over(root, spool, [f for emit in shows for f in emit(cluster, analysis)])
+
+
+def _hand_over(root: str, spool: str, files: list[OutputFile]) -> str | list[str]:
+    """A worker's files as the parent takes them: written under the output `root` (their
+    paths), else pickled into the spool (the pickle's path)."""
+    return output.put(root, files) if root else _spool(spool, files)
 
 
 def _spool(spool: str, value: object) -> str:
@@ -159,7 +174,8 @@ class Result:
     blueprint: dict[str, Any]
     cluster: Cluster
     analysis: Analysis
-    files: list[OutputFile]
+    files: list[OutputFile]  # empty when `into` wrote them (run)
+    written: list[str] = field(default_factory=list)  # the paths `into` received
     seconds: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -179,15 +195,24 @@ def run(
     progress: Callable[[str], None] = lambda _: None,
     emit: bool = True,
     facts: str | Path | None = None,
+    into: Callable[[Cluster], output.Staging] | None = None,
 ) -> Result:
     """Everything up to the files to write. Raises BlueprintError, located, for user mistakes.
-    `facts`: the NPU facts file (roles/npu_facts); default the blueprint's hccl.facts."""
+    `facts`: the NPU facts file (roles/npu_facts); default the blueprint's hccl.facts.
+    `into`: given the expanded cluster, the output.Staging to write the files into as they are
+    made (the caller commits it, or drops it after a design error); the result then lists their
+    paths in `written` instead of holding the files (at 102,400 cards the files are 750 MB,
+    copied twice more on their way to disk otherwise)."""
     with forking.no_cycle_collection():
-        return _run(path, progress, emit, facts)
+        return _run(path, progress, emit, facts, into)
 
 
 def _run(
-    path: str | Path, progress: Callable[[str], None], emit: bool, facts: str | Path | None
+    path: str | Path,
+    progress: Callable[[str], None],
+    emit: bool,
+    facts: str | Path | None,
+    into: Callable[[Cluster], output.Staging] | None,
 ) -> Result:
     seconds: dict[str, float] = {}
     with _timed(seconds, "load"):
@@ -203,13 +228,18 @@ def _run(
             cluster = expand(bp, progress=progress, facts=npu_facts)
     except BlueprintError as err:
         raise err.locate(loaded.file, loaded.positions) from None
-    files: list[OutputFile] = []
+    got: list[Any] = []
+    stage = into(cluster) if emit and into else None
+    root = stage.root if stage else ""
     # the model emitters run beside the analysis; a design error discards their files
-    with emitters(cluster) if emit else nullcontext() as collect:
+    with emitters(cluster, root) if emit else nullcontext() as collect:
         with _timed(seconds, "analyse"):
             analysis = analyse(cluster)
         progress(f"{len(analysis.findings)} design findings")
         if collect and not any(f.severity == "error" for f in analysis.findings):
-            with _timed(seconds, "emit"):  # what is left of emit once the analysis is done
-                files = collect(analysis)
-    return Result(loaded, bp, cluster, analysis, files, seconds)
+            # what is left of emit once the analysis is done; a failed write (disk full) is
+            # reported as the output folder's
+            with _timed(seconds, "emit"), stage.os_errors() if stage else nullcontext():
+                got = collect(analysis)
+    files, written = ([], got) if root else (got, [])
+    return Result(loaded, bp, cluster, analysis, files, written, seconds)

@@ -133,3 +133,72 @@ def test_two_runs_at_once_leave_one_whole_output(tmp_path):
         assert run.returncode == 0, run.stderr
     assert _tree(out) in (_reference("pod-128"), _reference("legacy-100card"))
     assert _leftovers(tmp_path) == []
+
+
+@pytest.fixture(params=["this process", "forked workers"])
+def emitters(request, monkeypatch, tmp_path):
+    """generate's emitters as they run for a small cluster (here) and a large one (forked
+    workers that write their own files): both paths on pod-128."""
+    from generator import pipeline
+
+    if request.param == "forked workers":
+        monkeypatch.setattr(pipeline, "PARALLEL_FROM_LINKS", 0)
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(spool))  # where the workers spool the analysis
+    yield request.param
+    assert list(spool.iterdir()) == []
+
+
+def test_generate_writes_each_file_where_it_is_made_and_swaps_the_whole_tree_in(
+    tmp_path, capsys, emitters
+):
+    out = tmp_path / "out"
+    output.write(out, OLD)
+    code = main(["generate", str(BLUEPRINTS["pod-128"]), "-o", str(out)])
+    assert code == 0, capsys.readouterr().err
+    assert _tree(out) == _reference("pod-128")
+    files = len(_reference("pod-128")) - 1  # the marker is not counted
+    assert f"{out}: {files} files written" in capsys.readouterr().err
+    assert _leftovers(tmp_path) == []
+
+
+def test_a_design_failure_after_the_files_were_written_leaves_the_previous_output(
+    tmp_path, capsys, emitters
+):
+    """--strict fails on legacy-100card's warnings once the analysis is done; the forked
+    emitters have written files by then, which go with the temporary folder."""
+    out = tmp_path / "out"
+    output.write(out, OLD)
+    old = _tree(out)
+    code = main(["generate", str(BLUEPRINTS["legacy-100card"]), "-o", str(out), "--strict"])
+    assert code == 2
+    assert "design checks failed (--strict: warnings fail too); nothing written" in (
+        capsys.readouterr().err
+    )
+    assert _tree(out) == old
+    assert _leftovers(tmp_path) == []
+
+
+def test_a_full_disk_while_the_emitters_write_is_the_output_folders_error(
+    tmp_path, capsys, monkeypatch, emitters
+):
+    out = tmp_path / "out"
+    output.write(out, OLD)
+    old = _tree(out)
+    real_open, count = os.open, [0]
+
+    def full_open(path, flags, *a, **k):  # forked workers inherit it, each with its own count
+        if flags & os.O_CREAT and ".tmp-" in str(path):
+            count[0] += 1
+            if count[0] == 25:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        return real_open(path, flags, *a, **k)
+
+    monkeypatch.setattr(os, "open", full_open)
+    code = main(["generate", str(BLUEPRINTS["pod-128"]), "-o", str(out), "-q"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert f"wanka: cannot write {out}: No space left on device" in err
+    assert _tree(out) == old
+    assert _leftovers(tmp_path) == []

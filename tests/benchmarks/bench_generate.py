@@ -69,17 +69,20 @@ def _peak_mib() -> float:
 
 def measure(path: Path, out: Path) -> dict:
     """One end-to-end run as `wanka generate` makes it (child process entry point): the pipeline
-    with its own stage timings, then the write. The model emitters run in workers beside the
-    analysis, so `emit` is what is left of emitting once the analysis is done."""
+    with its own stage timings, its files written as they are made, then the swap into place
+    (`write`). The model emitters run in workers beside the analysis, so `emit` is what is left
+    of emitting (and writing) once the analysis is done."""
     sys.path.insert(0, str(ROOT))
     from generator import output, pipeline
 
     _reset_peak()
-    result = pipeline.run(path)
-    t = time.perf_counter()
-    written = output.write(out, result.files)
+    with output.Staging(out) as stage:
+        result = pipeline.run(path, into=lambda cluster: stage)
+        t = time.perf_counter()
+        written = stage.commit(result.written)
     seconds = {**result.seconds, "write": time.perf_counter() - t}
-    cluster, files = result.cluster, result.files
+    cluster, files = result.cluster, result.written
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     said = {
         "load": f"{len(result.loaded.positions)} YAML nodes",
         "validate": "blueprint with defaults",
@@ -88,8 +91,8 @@ def measure(path: Path, out: Path) -> dict:
             f"{len(cluster.addresses):,} addresses"
         ),
         "analyse": f"{len(result.findings)} findings",
-        "emit": f"{len(files)} files, {sum(len(f.data) for f in files) / 1e6:.1f} MB",
-        "write": f"{written} files written",
+        "emit": f"{len(files)} files written, {size / 1e6:.1f} MB",
+        "write": f"{written} files in place",
     }
     return {
         "cards": sum(len(s.devices) for s in cluster.npu_servers),
