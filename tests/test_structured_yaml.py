@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from generator.structured_yaml import compact, flow, indented, quote
+from generator.structured_yaml import compact, flow, indented, quote, to_yaml
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
 values = st.recursive(
@@ -38,3 +39,28 @@ def test_quote_is_json_for_a_string(text):
 def test_indented_refuses_keys_json_would_convert():
     with pytest.raises(TypeError, match="string keys"):
         indented({1: "a"})
+
+
+# ports as a structured config lists them, with strings that look like the item boundary
+boundaries = st.text(alphabet='{}, ab"', max_size=8)
+port_lists = st.lists(
+    st.dictionaries(
+        st.sampled_from(["name", "peer", "ports"]),
+        boundaries
+        | st.dictionaries(st.sampled_from(["device", "port"]), boundaries, max_size=2)
+        | st.lists(st.dictionaries(st.sampled_from(["id"]), boundaries), max_size=2),
+        max_size=3,
+    ),
+    min_size=1,
+    max_size=5,
+)
+
+
+@given(st.dictionaries(st.sampled_from(["interfaces", "vlans"]), port_lists, min_size=1))
+def test_to_yaml_writes_one_json_flow_line_per_list_item_and_yaml_reads_it_back(config):
+    text = to_yaml(config)
+    for key, value in config.items():
+        if type(value) is list and value:
+            lines = [f"  - {flow(item)}" for item in value]
+            assert f"{key}:\n" + "\n".join(lines) + "\n" in text + "\n"
+    assert yaml.safe_load(text) == json.loads(json.dumps(config))
