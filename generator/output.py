@@ -252,8 +252,8 @@ class Staging:
 
 
 def put(root: str, files: Iterable[OutputFile]) -> list[str]:
-    """Write `files` under `root` (a Staging's); their paths. In this process: a forked worker
-    writes the files it made itself."""
+    """Write `files` under `root` (a Staging's) in this process; their paths. The emitters'
+    forked workers call it on the files they made (a pool's worker cannot fork writers)."""
     items = [(_safe(f.path), f.data) for f in files]
     try:
         _write_tree(root, items, fork=False)
