@@ -95,63 +95,82 @@ def _report(findings: list[Finding], verbose: bool, strict: bool = False) -> int
 
 
 def _generate(args: argparse.Namespace) -> int:
-    from generator import output, pipeline
-    from generator.errors import BlueprintError
+    from generator import output
 
     show = args.progress if args.progress is not None else sys.stderr.isatty()
     progress = Progress(show)
-
-    def folder_of(cluster) -> Path:
-        return Path(args.output) if args.output else Path("inventories") / cluster.name
-
+    if args.check:
+        return _check(args, progress)
     with contextlib.ExitStack() as stack:
-        staged: list[output.Staging] = []
+        stage: output.Staging | None = None
 
-        def into(cluster) -> output.Staging:  # files are written as they are made, committed below
-            staged.append(stack.enter_context(output.Staging(folder_of(cluster))))
-            return staged[0]
+        def into(cluster) -> output.Staging:  # files are written as they are made
+            nonlocal stage
+            stage = stack.enter_context(output.Staging(_folder(args, cluster)))
+            return stage
 
+        result = _generated(args, progress, into)
+        if isinstance(result, int):
+            return result
+        assert stage is not None
         try:
-            result = pipeline.run(
-                args.blueprint, progress, facts=args.facts, into=None if args.check else into
-            )
-        except BlueprintError as err:
-            print(err.render(), file=sys.stderr)
-            return EXIT_INVALID
-        except output.OutputError as err:
-            print(f"wanka: {err}", file=sys.stderr)
-            return EXIT_INVALID
-        if _report(result.findings, args.verbose, args.strict):
-            strict = " (--strict: warnings fail too)" if args.strict else ""
-            print(
-                f"{args.blueprint}: design checks failed{strict}; nothing written", file=sys.stderr
-            )
-            return EXIT_INVALID
-        folder = folder_of(result.cluster)
-        if args.check:
-            drift = output.check(folder, result.files)
-            for line in drift.lines():
-                print(line)
-            if drift:
-                print(
-                    f"{folder}: out of date ({len(drift.lines())} files); "
-                    f"run wanka generate {args.blueprint}",
-                    file=sys.stderr,
-                )
-                return EXIT_DRIFT
-            if not args.quiet:
-                print(f"{folder}: up to date", file=sys.stderr)
-            return EXIT_OK
-        try:
-            staged[0].commit(result.written)
+            stage.commit(result.written)  # nothing is in place before this
         except output.OutputError as err:
             print(f"wanka: {err}", file=sys.stderr)
             return EXIT_INVALID
     count = len(result.written)
     progress(f"wrote {count} files")
     if not args.quiet:
-        print(f"{folder}: {count} files written", file=sys.stderr)
+        print(f"{_folder(args, result.cluster)}: {count} files written", file=sys.stderr)
     return EXIT_OK
+
+
+def _check(args: argparse.Namespace, progress: Progress) -> int:
+    """generate --check: what writing would change, listed; exit 1 on drift."""
+    from generator import output
+
+    result = _generated(args, progress)
+    if isinstance(result, int):
+        return result
+    folder = _folder(args, result.cluster)
+    drift = output.check(folder, result.files)
+    for line in drift.lines():
+        print(line)
+    if drift:
+        print(
+            f"{folder}: out of date ({len(drift.lines())} files); "
+            f"run wanka generate {args.blueprint}",
+            file=sys.stderr,
+        )
+        return EXIT_DRIFT
+    if not args.quiet:
+        print(f"{folder}: up to date", file=sys.stderr)
+    return EXIT_OK
+
+
+def _folder(args: argparse.Namespace, cluster) -> Path:
+    return Path(args.output) if args.output else Path("inventories") / cluster.name
+
+
+def _generated(args: argparse.Namespace, progress: Progress, into=None):
+    """pipeline.run's result for generate, or the exit code after its message (bad blueprint,
+    output folder not wanka's, failed design checks)."""
+    from generator import output, pipeline
+    from generator.errors import BlueprintError
+
+    try:
+        result = pipeline.run(args.blueprint, progress, facts=args.facts, into=into)
+    except BlueprintError as err:
+        print(err.render(), file=sys.stderr)
+        return EXIT_INVALID
+    except output.OutputError as err:
+        print(f"wanka: {err}", file=sys.stderr)
+        return EXIT_INVALID
+    if _report(result.findings, args.verbose, args.strict):
+        strict = " (--strict: warnings fail too)" if args.strict else ""
+        print(f"{args.blueprint}: design checks failed{strict}; nothing written", file=sys.stderr)
+        return EXIT_INVALID
+    return result
 
 
 def _validate(args: argparse.Namespace) -> int:
