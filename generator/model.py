@@ -29,10 +29,15 @@ PLANES = ("parameter", "storage", "business", "inband", "oob", "border")
 MGMT_VRF = "_management_vpn_"  # the VRF MEth0/0/0 lives in on CE V300 (present by default)
 
 
+_OCTETS = tuple(map(str, range(256)))
+
+
 def ip(value: int) -> str:
     """Integer IPv4 address (0 .. 2**32-1, as the model holds them) -> dotted quad. Every output
-    prints tens of thousands: one f-string is twice as fast as socket.inet_ntoa of the bytes."""
-    return f"{value >> 24}.{(value >> 16) & 255}.{(value >> 8) & 255}.{value & 255}"
+    prints tens of thousands (2.6 million at 102,400 cards): the octets' text is looked up, not
+    formatted, which halves the instructions (callgrind) of formatting four integers."""
+    o = _OCTETS
+    return f"{o[value >> 24]}.{o[(value >> 16) & 255]}.{o[(value >> 8) & 255]}.{o[value & 255]}"
 
 
 def network_of(address: int, prefix: int) -> int:
