@@ -51,8 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         return EXIT_PIPE
     except OSError as err:
-        print(f"wanka: {os_error(err)}", file=sys.stderr)
-        return EXIT_INVALID
+        return _fail(os_error(err))
 
 
 EXIT_PIPE = 141  # as a shell reports a command ended by SIGPIPE (128 + 13)
@@ -79,9 +78,14 @@ def _ansible_path(args: argparse.Namespace) -> int:
     try:
         print(ansible_collection())
     except FileNotFoundError as err:  # a broken install: say so, no traceback
-        print(f"wanka: {err}; reinstall wanka", file=sys.stderr)
-        return EXIT_INVALID
+        return _fail(f"{err}; reinstall wanka")
     return EXIT_OK
+
+
+def _fail(error: object) -> int:
+    """`wanka: <error>` on stderr; the exit code of bad input."""
+    print(f"wanka: {error}", file=sys.stderr)
+    return EXIT_INVALID
 
 
 def _report(findings: list[Finding], verbose: bool, strict: bool = False) -> int:
@@ -116,8 +120,7 @@ def _generate(args: argparse.Namespace) -> int:
         try:
             stage.commit(result.written)  # nothing is in place before this
         except output.OutputError as err:
-            print(f"wanka: {err}", file=sys.stderr)
-            return EXIT_INVALID
+            return _fail(err)
     count = len(result.written)
     progress(f"wrote {count} files")
     if not args.quiet:
@@ -164,8 +167,7 @@ def _generated(args: argparse.Namespace, progress: Progress, into=None):
         print(err.render(), file=sys.stderr)
         return EXIT_INVALID
     except output.OutputError as err:
-        print(f"wanka: {err}", file=sys.stderr)
-        return EXIT_INVALID
+        return _fail(err)
     if _report(result.findings, args.verbose, args.strict):
         strict = " (--strict: warnings fail too)" if args.strict else ""
         print(f"{args.blueprint}: design checks failed{strict}; nothing written", file=sys.stderr)
@@ -211,19 +213,14 @@ def _select(args: argparse.Namespace):  # -> (cluster, Selection), or an exit co
     if args.cards is not None:
         per = len(cluster.npu_servers[0].devices) if cluster.npu_servers else 1
         if args.cards % per or args.cards < 1:
-            print(
-                f"wanka: --cards {args.cards} is not a whole number of {per}-card servers",
-                file=sys.stderr,
-            )
-            return EXIT_INVALID
+            return _fail(f"--cards {args.cards} is not a whole number of {per}-card servers")
         count = args.cards // per
     try:
         return cluster, select_servers(
             cluster, count, _split(args.hosts), _split(args.exclude) or ()
         )
     except RequestError as err:
-        print(f"wanka: {err}", file=sys.stderr)
-        return EXIT_INVALID
+        return _fail(err)
 
 
 def _ranktable(args: argparse.Namespace) -> int:
@@ -236,8 +233,7 @@ def _ranktable(args: argparse.Namespace) -> int:
     version = hccl.rank_table_version(cluster)
     why = hccl.missing_facts(cluster, selection.servers) if version == "1.2" else ""
     if why:
-        print(f"wanka: {why}", file=sys.stderr)
-        return EXIT_INVALID
+        return _fail(why)
     data = hccl.dumps(hccl.rank_table(selection.servers, version))
     if args.output:
         from generator.output import OutputError, write_file
@@ -245,8 +241,7 @@ def _ranktable(args: argparse.Namespace) -> int:
         try:
             write_file(Path(args.output), data)
         except OutputError as err:
-            print(f"wanka: {err}", file=sys.stderr)
-            return EXIT_INVALID
+            return _fail(err)
     else:
         sys.stdout.write(data.decode())
     print(f"rank table: {selection.summary()}", file=sys.stderr)
@@ -270,8 +265,7 @@ def _placement(args: argparse.Namespace) -> int:
             cluster, selection.servers, **{k: v for k, v in sizes.items() if v is not None}
         )
     except RequestError as err:
-        print(f"wanka: {err}", file=sys.stderr)
-        return EXIT_INVALID
+        return _fail(err)
     print(f"job: {selection.summary()}")
     print(f"{'group':<6} {'size':>5} {'groups':>7}  widest tier")
     for r in reports:
@@ -304,19 +298,16 @@ def _size(args: argparse.Namespace) -> int:
             supernode=args.supernode,
         )
     except sizing.SizingError as err:
-        print(f"wanka: {err}", file=sys.stderr)
-        return EXIT_INVALID
+        return _fail(err)
     for line in result.lines():
         print(line)
     if not args.write:
         return EXIT_OK
     path = Path(args.write)
     if path.is_dir():
-        print(f"wanka: {path} is a folder; give a file name", file=sys.stderr)
-        return EXIT_INVALID
+        return _fail(f"{path} is a folder; give a file name")
     if path.exists() and not args.force:
-        print(f"wanka: {path} exists; add --force to replace it", file=sys.stderr)
-        return EXIT_INVALID
+        return _fail(f"{path} exists; add --force to replace it")
     schema = Path(sizing.__file__).parent / "blueprint" / "wanka-v1.schema.json"
     ref = Path(os.path.relpath(schema, path.resolve().parent)).as_posix()
     text = result.blueprint_text(args.name or path.stem, ref)
@@ -337,8 +328,7 @@ def _size(args: argparse.Namespace) -> int:
     try:
         write_file(path, text.encode())
     except OutputError as err:
-        print(f"wanka: {err}", file=sys.stderr)
-        return EXIT_INVALID
+        return _fail(err)
     print(f"{path}: written ({result.cards:,} cards); next: wanka generate {path}", file=sys.stderr)
     return EXIT_OK
 
@@ -359,8 +349,7 @@ def _diff(args: argparse.Namespace) -> int:
                 try:
                     source = gitshow.show(spec, folder)
                 except gitshow.GitError as err:
-                    print(f"wanka: {err}", file=sys.stderr)
-                    return EXIT_INVALID
+                    return _fail(err)
             try:
                 result = pipeline.run(source)
             except BlueprintError as err:
