@@ -148,7 +148,9 @@ class Floor:
 
 
 def run_length(a: Rack, a_u: int, b: Rack, b_u: int) -> float:
-    """Cable run in metres: in-rack by U distance, else overhead tray (Manhattan) plus drops."""
+    """Cable run in metres: in-rack by U distance, else overhead tray (Manhattan) plus drops.
+    Depends on the two racks and, within one rack, the U distance only: links.cable keeps one
+    length per such run."""
     if a.name == b.name:
         return abs(a_u - b_u) * U_M + SLACK_M
     return abs(a.x_m - b.x_m) + abs(a.y_m - b.y_m) + 2 * VERTICAL_M + SLACK_M

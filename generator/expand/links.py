@@ -28,6 +28,9 @@ def cable(
 ) -> tuple[Link, ...]:
     links: list[Link] = []
     media: dict[tuple[int, int], tuple] = {}  # (speed, length) -> medium, optic, reach
+    # a run between two racks does not depend on the U positions, one inside a rack only on
+    # their distance (layout.run_length): its cable length is worked out once per rack pair
+    lengths: dict[tuple[str, str] | int, int] = {}
     for ws in sets:
         cable_ids: dict[tuple, str] = {}
         for i, w in enumerate(ws.wires):
@@ -36,7 +39,11 @@ def cable(
                 cid = cable_ids[w.cable] = f"{ws.code}-{len(cable_ids) + 1:06d}"
             ra, ua = floor.position[w.a_device]
             rb, ub = floor.position[w.b_device]
-            length = catalog.standard_length(run_length(rack_by[ra], ua, rack_by[rb], ub))
+            run = (ra, rb) if ra != rb else abs(ua - ub)
+            length = lengths.get(run)
+            if length is None:
+                length = catalog.standard_length(run_length(rack_by[ra], ua, rack_by[rb], ub))
+                lengths[run] = length
             a_ip, b_ip = ws.p2p.get(i, (0, 0))
             kind = "mgmt" if ws.plane == "oob" and w.kind == "host" else w.kind
             chosen = media.get((w.speed, length))
