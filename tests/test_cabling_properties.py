@@ -23,7 +23,7 @@ def test_every_host_port_is_cabled_exactly_once(example):
             continue
         for role in HOST_ROLES:
             spec = model.port(role)
-            for port in spec.names() if spec else ():
+            for port in spec.names if spec else ():
                 expected[(d.name, port)] += 1
     cabled = Counter(
         (link.a_device, link.a_port)

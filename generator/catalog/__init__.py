@@ -63,9 +63,7 @@ class HostPorts:
     count: int
     speed: int
     name: str  # pattern with {n}
-
-    def names(self) -> tuple[str, ...]:
-        return tuple(self.name.format(n=n) for n in range(self.count))
+    names: tuple[str, ...]  # the port names, n = 0 .. count-1 (made once: every host reads them)
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +175,13 @@ def _host(name: str, d: Mapping[str, Any]) -> HostModel:
         power_w=d["power_w"],
         cooling=tuple(d.get("cooling", ("air",))),
         ports={
-            role: HostPorts(role, p["count"], p["speed"], p.get("name", role + "{n}"))
+            role: HostPorts(
+                role,
+                p["count"],
+                p["speed"],
+                pattern := p.get("name", role + "{n}"),
+                tuple(pattern.format(n=n) for n in range(p["count"])),
+            )
             for role, p in d["ports"].items()
         },
         confirmed=d.get("confirmed", False),

@@ -134,7 +134,7 @@ def attach(
         where = ("networks", "storage", "mode")
         for node in hosts.storage_nodes:
             spec = hosts.model[node].port("storage")
-            for p, port in enumerate(spec.names() if spec else ()):
+            for p, port in enumerate(spec.names if spec else ()):
                 sp = biz_spines[p % len(biz_spines)]
                 pb = ports.take(sp, spec.speed, where)
                 storage.append(Wire("host", node, port, sp, pb, spec.speed, (node, port)))

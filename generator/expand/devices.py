@@ -61,7 +61,7 @@ def host_endpoints(hosts: Hosts, floor: Floor) -> dict[str, list[Endpoint]]:
             spec = hosts.model[h].port(role)
             if spec:
                 zone = floor.racks[floor.position[h][0]].zone
-                out.append(Endpoint(h, spec.names(), spec.speed, (zone,)))
+                out.append(Endpoint(h, spec.names, spec.speed, (zone,)))
         return out
 
     return {
@@ -146,7 +146,7 @@ class Placer:
                         if dev in hosts.model:
                             spec = hosts.model[dev].port("bmc")
                             if spec:
-                                out.append(Endpoint(dev, spec.names(), spec.speed, (zone,)))
+                                out.append(Endpoint(dev, spec.names, spec.speed, (zone,)))
                         else:
                             port = self.placed.model[dev].mgmt_port
                             out.append(Endpoint(dev, (port,), 1, (zone,)))
