@@ -64,3 +64,40 @@ def test_to_yaml_writes_one_json_flow_line_per_list_item_and_yaml_reads_it_back(
             lines = [f"  - {flow(item)}" for item in value]
             assert f"{key}:\n" + "\n".join(lines) + "\n" in text + "\n"
     assert yaml.safe_load(text) == json.loads(json.dumps(config))
+
+
+_plain = st.text(alphabet="ab -:/.", max_size=5) | st.integers() | st.floats() | st.booleans()
+# each is one thing the csv module writes differently from a comma join, or a row it rejects
+ODD = [None, '"', "a\rb", "a\nb", "\0", "a,b", "None", ["only"], [""], []]
+
+
+@pytest.mark.parametrize("odd", [*ODD, "plain"], ids=repr)
+@given(
+    rows=st.integers(2, 4).flatmap(
+        lambda width: st.lists(st.lists(_plain, min_size=width, max_size=width), max_size=5)
+    ),
+    at=st.integers(0, 20),
+    column=st.integers(0, 3),
+)
+def test_csv_bytes_is_what_the_csv_module_writes(odd, rows, at, column):
+    """Tables as emitters make them (rows as wide as the header), plain or with one odd field or
+    row put in: a quote, CR, line break, NUL or comma in a field, None, the text None, a short
+    row. Each is written exactly as the csv module writes it."""
+    import csv
+    import io
+
+    from generator.artifacts import csv_bytes
+
+    header = ["h"] * (len(rows[0]) if rows else 2)
+    rows = [list(r) for r in rows]
+    if isinstance(odd, list):
+        rows.insert(at % (len(rows) + 1), odd)
+    elif odd != "plain":
+        row = rows[at % len(rows)] if rows else header
+        row[column % len(row)] = odd
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    assert csv_bytes(header, rows) == buf.getvalue().encode()
+    assert csv_bytes(header, iter(rows)) == buf.getvalue().encode()  # any iterable of rows

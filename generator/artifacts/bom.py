@@ -6,27 +6,17 @@ review shows the same rows), sorted, so the same blueprint gives the same bytes.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Iterator
 
 from generator.analysis import Analysis
 from generator.analysis.materials import ip_table
-from generator.artifacts import OutputFile
+from generator.artifacts import OutputFile, csv_bytes
 from generator.model import Cluster
 
 BOM_COLUMNS = ("category", "item", "detail", "quantity", "unit_power_w", "total_power_w")
 IP_COLUMNS = ("address", "prefix", "subnet", "gateway", "device", "port", "plane")
 
 
-def _csv(header: tuple[str, ...], rows) -> bytes:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
-    return buf.getvalue().encode()
-
-
 def emit(cluster: Cluster, analysis: Analysis) -> Iterator[OutputFile]:
-    yield OutputFile("files/bom.csv", _csv(BOM_COLUMNS, analysis.bom))
-    yield OutputFile("files/ip-plan.csv", _csv(IP_COLUMNS, ip_table(analysis.ip_plan)))
+    yield OutputFile("files/bom.csv", csv_bytes(BOM_COLUMNS, analysis.bom))
+    yield OutputFile("files/ip-plan.csv", csv_bytes(IP_COLUMNS, ip_table(analysis.ip_plan)))

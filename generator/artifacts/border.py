@@ -11,13 +11,11 @@ console and VTY, management ACL. Every fact is the model's; this module only spe
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Iterator
 from typing import Any
 
 from generator import render
-from generator.artifacts import OutputFile
+from generator.artifacts import OutputFile, csv_bytes
 from generator.model import Cluster, Device, Flow, Link, ip, netmask
 from generator.structured_yaml import to_yaml
 
@@ -156,11 +154,9 @@ def structured_config(dev: Device, cluster: Cluster, links: list[Link], rules: l
 
 
 def flows_csv(flows: tuple[Flow, ...]) -> bytes:
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(FLOW_COLUMNS)
-    for f in flows:
-        w.writerow(
+    return csv_bytes(
+        FLOW_COLUMNS,
+        (
             (
                 f.name,
                 f.source,
@@ -170,8 +166,9 @@ def flows_csv(flows: tuple[Flow, ...]) -> bytes:
                 "-".join(f.zones) if f.zones[0] else "",
                 f.purpose,
             )
-        )
-    return out.getvalue().encode()
+            for f in flows
+        ),
+    )
 
 
 def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Iterator
 
-from generator.artifacts import OutputFile
+from generator.artifacts import OutputFile, csv_bytes
 from generator.model import Cluster
 from generator.structured_yaml import quote
 
@@ -54,11 +52,7 @@ _LINE = "{" + ",".join(f'"{c}":%s' for c in COLUMNS) + "}"
 
 def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
     table = list(rows(cluster))
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    writer.writerows(table)
-    yield OutputFile("files/cabling.csv", buf.getvalue().encode())
+    yield OutputFile("files/cabling.csv", csv_bytes(COLUMNS, table))
     # JSON: one object per line inside the array keeps git diffs to the changed cables. Strings
     # quoted as JSON (ASCII); numbers as Python prints them, which is how JSON writes them.
     q = quote

@@ -4,21 +4,15 @@ generator.analysis.failure_text words them, for this file and the design review 
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Iterator
 
 from generator.analysis import Analysis
 from generator.analysis.failure_text import columns, markdown, rows
-from generator.artifacts import OutputFile
+from generator.artifacts import OutputFile, csv_bytes
 from generator.model import Cluster
 
 
 def emit(cluster: Cluster, analysis: Analysis) -> Iterator[OutputFile]:
     rev = analysis.failures
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(columns(rev))
-    writer.writerows(rows(rev))
-    yield OutputFile("files/failure-domains.csv", buf.getvalue().encode())
+    yield OutputFile("files/failure-domains.csv", csv_bytes(columns(rev), rows(rev)))
     yield OutputFile("files/failure-domains.md", markdown(cluster, rev).encode())
