@@ -62,10 +62,15 @@ def tier_of(cluster: Cluster, members: Iterable[tuple[NpuServer, int]]) -> str:
     leaves = {s.devices[d].leaf for s, d in members}
     if len(leaves) == 1:
         return "leaf"
-    fabric = cluster.fabric("parameter")
-    if fabric is None or fabric.tiers < 3 or len({s.pod for s, _ in members}) == 1:
+    if widest_tier(cluster) == "spine" or len({s.pod for s, _ in members}) == 1:
         return "spine"
     return "core"
+
+
+def widest_tier(cluster: Cluster) -> str:
+    """The widest tier any endpoints of the cluster can be apart: core with a 3-tier fabric."""
+    fabric = cluster.fabric("parameter")
+    return "core" if fabric is not None and fabric.tiers >= 3 else "spine"
 
 
 def _domain(s: NpuServer) -> tuple[int, int]:
@@ -158,25 +163,26 @@ class GroupReport:
 def parallel_groups(
     world: int, tp: int, sp: int, dp: int, pp: int, ep: int
 ) -> dict[str, list[list[int]]]:
-    """Rank lists of every group: rank = t + tp*(s + sp*(d + dp*p))."""
+    """Rank lists of every group: rank = t + tp*(s + sp*(d + dp*p)). A kind whose groups are
+    single ranks (size 1) gets no list: such a group has no traffic."""
 
     def rank(t: int, s: int, d: int, p: int) -> int:
         return t + tp * (s + sp * (d + dp * p))
 
     out: dict[str, list[list[int]]] = {"tp": [], "sp": [], "dp": [], "pp": [], "ep": []}
     for p in range(pp):
-        for d in range(dp):
+        for d in range(dp if tp > 1 else 0):
             for s in range(sp):
                 out["tp"].append([rank(t, s, d, p) for t in range(tp)])
-        for d in range(dp):
+        for d in range(dp if sp > 1 else 0):
             for t in range(tp):
                 out["sp"].append([rank(t, s, d, p) for s in range(sp)])
-        for s in range(sp):
+        for s in range(sp if dp > 1 else 0):
             for t in range(tp):
                 out["dp"].append([rank(t, s, d, p) for d in range(dp)])
-                for block in range(0, dp, ep):
+                for block in range(0, dp, ep) if ep > 1 else ():
                     out["ep"].append([rank(t, s, d, p) for d in range(block, block + ep)])
-    for d in range(dp):
+    for d in range(dp if pp > 1 else 0):
         for s in range(sp):
             for t in range(tp):
                 out["pp"].append([rank(t, s, d, p) for p in range(pp)])
@@ -220,12 +226,18 @@ def placement(
         else 1
     )
     span = {"tp": "tp", "sp": "tp*sp", "ep": "tp*sp*ep"}
+    widest = TIERS.index(widest_tier(cluster))
     reports = []
     for kind, groups in parallel_groups(world, tp, sp, dp, pp, ep).items():
         size = len(groups[0]) if groups else 0
         if size <= 1:
             continue
-        tier = max((tier_of(cluster, (where[r] for r in g)) for g in groups), key=TIERS.index)
+        reached = 0  # the widest tier of the groups so far, by index; none can pass `widest`
+        for g in groups:
+            reached = max(reached, TIERS.index(tier_of(cluster, (where[r] for r in g))))
+            if reached == widest:
+                break
+        tier = TIERS[reached]
         warning = ""
         if kind in HEAVY and TIERS.index(tier) > TIERS.index(scale_up):
             warning = (

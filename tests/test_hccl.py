@@ -358,6 +358,44 @@ def test_placement_warns_when_tensor_parallel_leaves_the_server():
         placement(cluster, servers, tp=8, pp=4, dp=3)
 
 
+@pytest.mark.parametrize(
+    "sizes",
+    [{"tp": 8, "pp": 4}, {"tp": 2, "sp": 2, "pp": 2, "ep": 4}, {"tp": 16}, {"pp": 8}, {"dp": 1024}],
+    ids=str,
+)
+def test_placement_reports_the_widest_tier_of_every_group(sizes):
+    """Each kind's tier is the widest that any of its groups crosses (checked here group by
+    group, against groups made independently of placement's), kinds of single ranks are left
+    out; the servers are spread over several pods, so some groups reach the core."""
+    from itertools import product
+
+    from generator.placement import TIERS, tier_of
+
+    cluster = expanded("wanka-10k.yaml").cluster
+    servers = cluster.npu_servers[::10]
+    where = [(s, d) for s in servers for d in range(len(s.devices))]
+    tp, sp, pp, ep = (sizes.get(k, 1) for k in ("tp", "sp", "pp", "ep"))
+    dp = len(where) // (tp * sp * pp)
+    groups: dict[str, dict[tuple, list[int]]] = {k: {} for k in ("tp", "sp", "dp", "pp", "ep")}
+    for t, s, d, p in product(range(tp), range(sp), range(dp), range(pp)):
+        rank = t + tp * (s + sp * (d + dp * p))
+        for kind, key in (
+            ("tp", (s, d, p)),
+            ("sp", (t, d, p)),
+            ("dp", (t, s, p)),
+            ("pp", (t, s, d)),
+            ("ep", (t, s, d // ep, p)),
+        ):
+            groups[kind].setdefault(key, []).append(rank)
+    expected = {
+        kind: TIERS[max(TIERS.index(tier_of(cluster, [where[r] for r in g])) for g in gs.values())]
+        for kind, gs in groups.items()
+        if len(next(iter(gs.values()))) > 1
+    }
+    reports = {r.kind: r.tier for r in placement(cluster, servers, **sizes)}
+    assert reports == expected and "core" in reports.values()
+
+
 def test_supernode_scale_up_domain_is_the_supernode(supernode):
     cluster = supernode.cluster
     # 16 ranks (dies) per A3 node: tp=32 spans two nodes, inside one supernode
