@@ -94,7 +94,7 @@ def test_no_emitter_imports_another():
 
 
 def test_analysis_and_emitters_read_settings_not_the_blueprint():
-    """#12: `grep -rn "cluster.blueprint\|build_catalog" generator/artifacts` finds nothing."""
+    r"""#12: `grep -rn "cluster.blueprint\|build_catalog" generator/artifacts` finds nothing."""
     files = [*(GENERATOR / "analysis").glob("*.py"), *(GENERATOR / "artifacts").glob("*.py")]
     assert len(files) > 20
     for path in files:
