@@ -5,7 +5,7 @@ rules: which host ports form one server Eth-Trunk."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 
@@ -34,7 +34,7 @@ class Context:
 
     cluster: Cluster
     devices: Mapping[str, Device]
-    platform: Mapping[str, str]  # switch -> platform, for the platforms with templates
+    platform: Mapping[str, str]  # switch -> platform: the context's switches with a template
     ends: Mapping[str, list[End]]  # switch -> its cabled ports
     bond: Mapping[str, str]  # host -> its business bond name
     subnet: Mapping[str, Subnet]  # switch -> (first) host subnet it is the gateway of
@@ -44,9 +44,12 @@ class Context:
     port_key: Callable[[str], tuple]  # port_sort_key, memoised per cluster (names repeat)
 
 
-def context(cluster: Cluster) -> Context:
+def context(cluster: Cluster, switches: Iterable[Device] | None = None) -> Context:
+    """The indexes for `switches` (default: every switch with a template): a worker rendering
+    part of the switches builds the cabled ports (`ends`) of its part only."""
     devices = cluster.device_by_name
-    platform = {d.name: d.platform for d in cluster.devices if d.platform in PLATFORMS}
+    chosen = cluster.devices if switches is None else switches
+    platform = {d.name: d.platform for d in chosen if d.platform in PLATFORMS}
     ends: dict[str, list[End]] = defaultdict(list)
     mlag_peer: dict[str, tuple[str, bool]] = {}
     for link in cluster.links:

@@ -373,9 +373,10 @@ def emit(
 ) -> Iterator[OutputFile]:
     """Per switch: structured config, CLI script, startup config (one body rendered, wrapped
     twice); with `parts`, only every parts-th device from `part` (for parallel workers)."""
-    cx = context(cluster)
+    mine = cluster.devices[part::parts]
+    cx = context(cluster, mine)
     templates = {p: [render.template(f"switches/{p}/{t}") for t in TEMPLATES] for p in PLATFORMS}
-    for dev in cluster.devices[part::parts]:
+    for dev in mine:
         if (platform := cx.platform.get(dev.name)) not in templates:
             continue
         cfg = structured_config(dev, cx)
