@@ -82,3 +82,11 @@ def test_a_record_with_post_init_is_refused():
 
             def __post_init__(self) -> None:
                 pass
+
+
+def test_a_field_named_like_the_generated_constructors_locals_is_refused():
+    with pytest.raises(TypeError, match="no field named built"):
+
+        @record
+        class Odd:
+            built: int
