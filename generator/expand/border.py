@@ -10,7 +10,7 @@ the planes inside every one of those hosts, out of reach of any policy or log.""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,26 +48,31 @@ def border_devices(bp: Mapping[str, Any]) -> list[tuple[str, str, str]]:
 
 
 class FreePorts:
-    """Ports no plane has cabled yet, handed out one at a time (a free port at the speed, else a
-    free lane of a port split to that speed)."""
+    """Ports no plane has cabled yet on `devices`, handed out one at a time (a free port at the
+    speed, else a free lane of a port split to that speed). Only these devices' cabled ports are
+    indexed: a few switches and the border devices, of the hundreds of thousands of wire ends."""
 
     def __init__(
         self,
         builds: Mapping[str, PlaneBuild],
         switch_model: Mapping[str, SwitchModel],
         splits: dict[str, dict[str, str]],
+        devices: Iterable[str],
     ) -> None:
-        self.used: dict[str, set[str]] = {}
+        self.used: dict[str, set[str]] = {d: set() for d in devices}
+        used = self.used.get
         for b in builds.values():
             for w in b.wires:
-                self.used.setdefault(w.a_device, set()).add(w.a_port)
-                self.used.setdefault(w.b_device, set()).add(w.b_port)
+                if (a := used(w.a_device)) is not None:
+                    a.add(w.a_port)
+                if (z := used(w.b_device)) is not None:
+                    z.add(w.b_port)
         self.switch_model = switch_model
         self.splits = splits
 
     def take(self, dev: str, speed: int, where: YamlPath) -> str:
         model = self.switch_model[dev]
-        taken = self.used.setdefault(dev, set())
+        taken = self.used[dev]  # a device not given to __init__ is a bug, not a free switch
         dev_splits = self.splits.setdefault(dev, {})
         for p in model.ports:
             k = p.speed // speed
@@ -110,12 +115,6 @@ def attach(
 ) -> Attached:
     """Border wires, and with a shared storage plane the storage nodes' wires (two per node,
     alternating between the business spines)."""
-    ports = FreePorts(builds, switch_model, splits)
-
-    def uplink(a: str, b: str, where: YamlPath) -> Wire:
-        pa, pb = ports.take(a, BORDER_SPEED, where), ports.take(b, BORDER_SPEED, where)
-        return Wire("uplink", a, pa, b, pb, BORDER_SPEED, (a, pa))
-
     faces = {
         s.name: plane
         for plane in FIREWALL_PLANES
@@ -126,6 +125,12 @@ def attach(
     firewalls = [name for name, role, _ in border if role == "firewall"]
     routers = [name for name, role, _ in border if role == "border-router"]
     faces |= dict.fromkeys(routers, "border")
+    ports = FreePorts(builds, switch_model, splits, [*faces, *firewalls])
+
+    def uplink(a: str, b: str, where: YamlPath) -> Wire:
+        pa, pb = ports.take(a, BORDER_SPEED, where), ports.take(b, BORDER_SPEED, where)
+        return Wire("uplink", a, pa, b, pb, BORDER_SPEED, (a, pa))
+
     where = ("zones", "border")
     wires = [uplink(fw, t, where) for fw in firewalls for t in faces]
     uplinks = {r: ports.take(r, BORDER_SPEED, where) for r in routers}
