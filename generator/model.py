@@ -45,9 +45,12 @@ def network_of(address: int, prefix: int) -> int:
     return address & (0xFFFFFFFF << (32 - prefix)) & 0xFFFFFFFF
 
 
+_DIGITS = re.compile(r"(\d+)")
+
+
 def port_sort_key(name: str) -> tuple:
     """Natural order of interface names: 400GE1/0/2 before 400GE1/0/10."""
-    return tuple(int(x) if x.isdigit() else x for x in re.split(r"(\d+)", name))
+    return tuple(int(x) if x.isdigit() else x for x in _DIGITS.split(name))
 
 
 def netmask(prefix: int) -> str:

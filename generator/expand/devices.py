@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from generator.catalog import Catalog, SwitchModel
@@ -216,6 +217,7 @@ def devices(
         for a in addrs[plane].addresses if plane in addrs else ():
             by_device.setdefault((plane, a.device), []).append(a)
     supernode = bp["compute"].get("supernode", {}).get("servers")
+    port_key = cache(port_sort_key)  # every leaf splits the same port names
     out: list[Device] = []
     for role, names in (
         ("npu-server", hosts.servers),
@@ -262,9 +264,7 @@ def devices(
                 pod=pod.get(name, -1),
                 asn=asn.get(name, 0),
                 loopback=loopback,
-                splits=tuple(
-                    sorted(splits.get(name, {}).items(), key=lambda kv: port_sort_key(kv[0]))
-                ),
+                splits=tuple(sorted(splits.get(name, {}).items(), key=lambda kv: port_key(kv[0]))),
                 platform=m.platform,
                 mgmt=management(name, m, by_device, loopback),
             )
