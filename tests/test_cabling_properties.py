@@ -7,6 +7,10 @@ import io
 import json
 from collections import Counter, defaultdict
 
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from generator.artifacts.cabling import COLUMNS
 from generator.catalog import build_catalog
 
@@ -143,3 +147,23 @@ def test_single_rail_puts_all_npu_ports_of_a_server_on_one_leaf(example):
         if a.plane == "parameter":
             subnet_of[a.device].update(owners[a.subnet])
     assert all(subnet_of[s] == leaf_of[s] for s in leaf_of)
+
+
+@pytest.mark.parametrize(
+    "odd", ["", '"', "\\", "\n", "\r", "\x00", "\x7f", "\u00e9", "\u4e07"], ids=repr
+)
+@given(data=st.data())
+def test_cabling_json_is_one_json_object_a_row(odd, data):
+    """cabling.json is what json.dumps writes for each row, one object a line: for plain names
+    (the fast path), and with one string holding a character JSON escapes (a quote, backslash,
+    line break, control character, non-ASCII text)."""
+    from generator.artifacts.cabling import NUMBERS, json_file
+
+    text = st.text(alphabet="ab-/:1 ", max_size=4)
+    row = st.tuples(*(st.integers(0, 99) if c in NUMBERS else text for c in COLUMNS))
+    table = data.draw(st.lists(row, min_size=1, max_size=4))
+    at = data.draw(st.integers(0, len(table) - 1))
+    column = data.draw(st.sampled_from([i for i, c in enumerate(COLUMNS) if c not in NUMBERS]))
+    table[at] = (*table[at][:column], table[at][column] + odd, *table[at][column + 1 :])
+    lines = [json.dumps(dict(zip(COLUMNS, r, strict=True)), separators=(",", ":")) for r in table]
+    assert json_file(table) == ("[\n" + ",\n".join(lines) + "\n]\n").encode()
