@@ -1,11 +1,12 @@
 """A structured config (plain dicts, lists and scalars) as YAML: block mappings, one line per list
 item as a JSON flow value, which any YAML parser reads. Small diffs, fast to write. Also the
-one-line JSON writers every emitter uses (`flow` for YAML, `compact` for JSON files)."""
+one-line JSON writers every emitter uses (`flow` for YAML, `compact` for JSON files, `json_rows`
+for large tables)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 
@@ -35,6 +36,29 @@ def json_line(item_separator: str = ", ", key_separator: str = ": ") -> Callable
 flow = json_line()  # {"a": 1, "b": [2, 3]}: YAML flow style, readable
 compact = json_line(",", ":")  # {"a":1,"b":[2,3]}: machine-read JSON
 quote = json.encoder.encode_basestring_ascii  # one string as both write it: "a\"b"
+
+
+# what JSON (ASCII) writes inside a string unescaped (but the quote and backslash), and a line break
+_PLAIN = bytes(range(0x20, 0x7F)) + b"\n"
+
+
+def json_rows(rows: Sequence[tuple], form: str, encode: Callable[[tuple], str], sep: str) -> str:
+    """`sep`.join(encode(row) for row in rows), made as `form % row` for each row: `form` is the
+    row's JSON with its strings' quotes in place and `%s` for each value (unquoted ones take
+    integers). That is a third of the encoder's instructions (callgrind), and the same JSON
+    while no string needs an escape: the text is made by `encode` instead when it shows one
+    would (more quotes than the forms', a backslash, a control or non-ASCII character, a line
+    break more than the separators')."""
+    text = sep.join([form % row for row in rows])
+    n = len(rows)
+    if (
+        text.count('"') == n * form.count('"')
+        and text.count("\n") == max(n - 1, 0) * sep.count("\n")
+        and "\\" not in text
+        and not text.encode().translate(None, _PLAIN)
+    ):
+        return text
+    return sep.join(map(encode, rows))
 
 
 def to_yaml(data: Mapping[str, Any], indent: str = "") -> str:

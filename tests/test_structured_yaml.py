@@ -108,3 +108,22 @@ def test_csv_bytes_quotes_an_empty_field_alone_on_its_row():
     from generator.artifacts import csv_bytes
 
     assert csv_bytes(["name"], [["a"], [""]]) == b'name\na\n""\n'
+
+
+@pytest.mark.parametrize("odd", ["", '"', "\\", "\n", "\x1f", "\x7f", "\u00e9"], ids=repr)
+@given(
+    rows=st.lists(st.tuples(st.text("ab-/:1 .", max_size=4), st.integers(), st.text(max_size=3))),
+    at=st.integers(0, 20),
+)
+def test_json_rows_is_what_the_encoder_writes_for_each_row(odd, rows, at):
+    """Rows as JSON arrays joined by commas (the design review's tables), plain or with one
+    string holding a character JSON escapes: the same text as encoding each row."""
+    from generator.structured_yaml import json_rows
+
+    rows = [(a, n, b.replace("\\", "").replace('"', "")) for a, n, b in rows]  # plain but one
+    rows = [(a.encode("ascii", "ignore").decode(), n, b) for a, n, b in rows]
+    rows = [(a, n, "".join(ch for ch in b if " " <= ch <= "~")) for a, n, b in rows]
+    if rows:
+        a, n, b = rows[at % len(rows)]
+        rows[at % len(rows)] = (a + odd, n, b)
+    assert json_rows(rows, '["%s",%s,"%s"]', compact, ",") == ",".join(map(compact, rows))

@@ -5,7 +5,7 @@ report.html is one self-contained page for a design review: warnings and errors 
 growth plan's status and, beyond the plan, the devices that move), then the summary, inline SVG
 fabric drawings with bandwidth labels (drawings.py), rack elevations naming every device and the
 floor plan with rows and CDUs (rack_drawings.py), and cabling / IP tables rendered by a little
-inline JS from one JSON array each (built with json.dumps once, so the 30k-cable example stays
+inline JS from one JSON array each (written once, a row at a time, so the 30k-cable example stays
 O(size) and small). Everything fits a 1,400 px window; the page's script records whether it does
 (data-fits) for the tests.
 
@@ -16,7 +16,6 @@ templates/docs/ (README.md.j2, report.html.j2 and the drawings' *.svg.j2, HTML a
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 
@@ -45,6 +44,7 @@ from generator.artifacts.rack_drawings import (
     rack_loads,
 )
 from generator.model import PLANES, Cluster, Device, ip
+from generator.structured_yaml import compact, json_rows
 
 # --- shared figures ---------------------------------------------------------------------------
 
@@ -222,18 +222,24 @@ def readme(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) -> st
 # --- report.html ------------------------------------------------------------------------------
 
 
-def _json(data: object) -> Markup:
-    text = json.dumps(data, separators=(",", ":"), ensure_ascii=True)
+def _html_json(text: str) -> Markup:
+    """JSON text made safe inside a <script> element."""
     return Markup(text.replace("</", "<\\/"))
 
 
-def tables_data(cluster: Cluster, analysis: Analysis) -> dict:
-    """Compact table data: repeated strings (devices, racks, planes) go by index."""
-    names = [d.name for d in cluster.devices]
-    index = {n: i for i, n in enumerate(names)}
-    devs = [[d.name, d.rack, d.u] for d in cluster.devices]
+# The report's tables, one JSON array a row (repeated device names go by index into devices)
+_DEVICE = '["%s","%s",%s]'  # name, rack, U
+_CABLE = '["%s","%s",%s,"%s",%s,"%s",%s,"%s",%s]'  # id, plane, a, a port, b, b port, Gb/s, media, m
+_IP = '["%s",%s,"%s","%s","%s","%s","%s"]'  # address, prefix, subnet, gateway, device, port, plane
+
+
+def tables_data(cluster: Cluster, analysis: Analysis) -> str:
+    """The report's table data as compact JSON (what json.dumps writes with separators
+    (",", ":"))."""
+    index = {d.name: i for i, d in enumerate(cluster.devices)}
+    devs = [(d.name, d.rack, d.u) for d in cluster.devices]
     cables = [
-        [
+        (
             x.cable_id,
             x.plane,
             index[x.a_device],
@@ -243,10 +249,19 @@ def tables_data(cluster: Cluster, analysis: Analysis) -> dict:
             x.speed,
             x.media,
             x.length_m,
-        ]
+        )
         for x in cluster.links
     ]
-    return {"devices": devs, "cables": cables, "ips": list(ip_table(analysis.ip_plan))}
+    ips = list(ip_table(analysis.ip_plan))
+    return (
+        '{"devices":['
+        + json_rows(devs, _DEVICE, compact, ",")
+        + '],"cables":['
+        + json_rows(cables, _CABLE, compact, ",")
+        + '],"ips":['
+        + json_rows(ips, _IP, compact, ",")
+        + "]}"
+    )
 
 
 def growth_status(cluster: Cluster) -> dict | None:
@@ -310,7 +325,7 @@ def report_html(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) 
         findings=[[f.severity, f.code, f.message] for f in analysis.findings],
         failure_head=failure_head,
         failure_rows=failure_rows,
-        data=_json(tables_data(cluster, analysis)),
+        data=_html_json(tables_data(cluster, analysis)),
     )
 
 
