@@ -162,30 +162,33 @@ class GroupReport:
 
 def parallel_groups(
     world: int, tp: int, sp: int, dp: int, pp: int, ep: int
-) -> dict[str, list[list[int]]]:
-    """Rank lists of every group: rank = t + tp*(s + sp*(d + dp*p)). A kind whose groups are
-    single ranks (size 1) gets no list: such a group has no traffic."""
-
-    def rank(t: int, s: int, d: int, p: int) -> int:
-        return t + tp * (s + sp * (d + dp * p))
-
-    out: dict[str, list[list[int]]] = {"tp": [], "sp": [], "dp": [], "pp": [], "ep": []}
+) -> dict[str, list[range]]:
+    """Rank ranges of every group: rank = t + tp*(s + sp*(d + dp*p)), so a group is an
+    arithmetic progression over one index. A kind whose groups are single ranks (size 1) gets
+    none: such a group has no traffic."""
+    sp_stride, dp_stride = tp * sp, tp * sp * dp  # rank steps of s+1 ... of d+1, of p+1
+    out: dict[str, list[range]] = {"tp": [], "sp": [], "dp": [], "pp": [], "ep": []}
     for p in range(pp):
         for d in range(dp if tp > 1 else 0):
             for s in range(sp):
-                out["tp"].append([rank(t, s, d, p) for t in range(tp)])
+                first = tp * (s + sp * (d + dp * p))
+                out["tp"].append(range(first, first + tp))
         for d in range(dp if sp > 1 else 0):
             for t in range(tp):
-                out["sp"].append([rank(t, s, d, p) for s in range(sp)])
+                first = t + sp_stride * (d + dp * p)
+                out["sp"].append(range(first, first + sp * tp, tp))
         for s in range(sp if dp > 1 else 0):
             for t in range(tp):
-                out["dp"].append([rank(t, s, d, p) for d in range(dp)])
+                first = t + tp * s + dp_stride * p
+                out["dp"].append(range(first, first + dp * sp_stride, sp_stride))
                 for block in range(0, dp, ep) if ep > 1 else ():
-                    out["ep"].append([rank(t, s, d, p) for d in range(block, block + ep)])
+                    start = first + block * sp_stride
+                    out["ep"].append(range(start, start + ep * sp_stride, sp_stride))
     for d in range(dp if pp > 1 else 0):
         for s in range(sp):
             for t in range(tp):
-                out["pp"].append([rank(t, s, d, p) for p in range(pp)])
+                first = t + tp * (s + sp * d)
+                out["pp"].append(range(first, first + pp * dp_stride, dp_stride))
     return out
 
 
