@@ -2,9 +2,10 @@
 
 The new tree is written into a sibling temporary folder (`Staging`; generate's forked emitters
 write into it directly) and swapped in with one `renameat2(RENAME_EXCHANGE)` where the kernel
-offers it (else two renames), so a failed or killed run leaves the previous output intact. Files are not flushed to disk one by one (that
-costs seconds at 10k hosts): a power cut right after a run may lose it, never half of it. A folder is only ever replaced when it is empty or
-carries our marker file: `-o ~/` cannot delete a home directory. The marker lists every file the
+offers it (else two renames), so a failed or killed run leaves the previous output intact. Files
+are not flushed to disk one by one (that costs seconds at 10k hosts): a power cut right after a
+run may lose it, never half of it. A folder is only ever replaced when it is empty or carries
+our marker file: `-o ~/` cannot delete a home directory. The marker lists every file the
 run wrote; when the folder holds a file in neither that list nor the new output (a user's own
 `group_vars/site.yml`), the write stops naming it instead of deleting it: site files belong in the
 overlay `<name>.site/` beside the folder, which generate never touches (README, Ansible).
