@@ -188,6 +188,33 @@ def parser() -> argparse.ArgumentParser:
     )
     vf.add_argument("folders", nargs="+", metavar="folder", help="e.g. inventories/pod-128")
 
+    tw = sub.add_parser(
+        "twin",
+        help="run an output folder in network namespaces with FRR, nftables and dnsmasq (root)",
+        description="A digital twin of a generated folder: one network namespace per device and "
+        "VPN, a veth pair per cable, the rendered CE/NE/USG configs translated to FRR and "
+        "nftables, hosts configured from the keyfiles the host_network role writes. `test` "
+        "proves with real packets that every session comes up, ECMP is as wide as the configs "
+        "claim, every required flow works and no forbidden one does, then cuts a spine, a leaf "
+        "uplink, a firewall and a provider link and times the reconvergence. Exit 0 when all "
+        "hold, 1 naming the device and file:line behind each failure, 2 when the machine lacks "
+        "root or the packages (frr, nftables, dnsmasq-base).",
+    )
+    twin = tw.add_subparsers(dest="twin_command", required=True, metavar="up|test|down|exec")
+    for name, text in (("up", "bring the twin up and leave it running"),
+                       ("test", "bring it up (unless it is), prove, report, take it down")):  # fmt: skip
+        t = twin.add_parser(name, help=text)
+        t.add_argument("folder", help="e.g. inventories/pod-128")
+        if name == "test":
+            t.add_argument("--report", default="twin-report.md", help="default twin-report.md")
+            t.add_argument("--no-drills", action="store_true", help="skip the failure drills")
+            t.add_argument("--keep", action="store_true", help="leave the twin up afterwards")
+    twin.add_parser("down", help="remove every namespace, process and file of the twin")
+    ex = twin.add_parser("exec", help="a command in a device's namespace; none: its interfaces")
+    ex.add_argument("device", help="e.g. par-leaf-0001 (vtysh reaches its FRR)")
+    ex.add_argument("--part", help="a VPN or part: management_vpn, npu, bmc")
+    ex.add_argument("command", nargs=argparse.REMAINDER, help="e.g. vtysh -c 'show bgp summary'")
+
     sub.add_parser(
         "ansible-path",
         help="print where the Ansible collection (ansible.cfg, site.yml, roles, playbooks) is",

@@ -440,4 +440,5 @@ _COMMANDS = {
     "verify": _verify,
     "catalog": _catalog,
     "ansible-path": _ansible_path,
+    "twin": lambda args: __import__("generator.twin").twin.main(args),
 }

@@ -1,0 +1,164 @@
+"""`wanka twin`: a generated folder run in Linux network namespaces with real routing (FRR),
+firewall policy (nftables) and DHCP/file service, judged by real packets.
+
+The twin reads only the rendered folder (switch and border configs, cabling, the inventory, the
+hccn files, and the host keyfiles the host_network role writes from it), as `wanka verify` does,
+so a bug in the generator cannot hide itself. What Linux cannot emulate is listed in the report,
+never claimed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import time
+from pathlib import Path
+
+from generator.twin import checks, drills, hosts, plan, routing, run
+
+NOT_EMULATED = [
+    "PFC, ECN/DCQCN, buffers, QoS queues and RoCE itself (the parameter plane carries TCP here)",
+    "the CE/NE/USG CLI: a line a device would reject is not noticed (the configs are translated)",
+    "link speeds and MTU (every cable is a veth at 1500 bytes)",
+    "LACP, M-LAG, STP, LLDP and monitor-link",
+    "SSH/SNMP service behaviour: a listener on the port stands for the server",
+    "the firewalls' own management plane (local zone, service-manage)",
+]
+STAGING = run.STATE / "keyfiles"
+
+
+def _out(message: str) -> None:
+    print(f"twin: {message}", file=sys.stderr, flush=True)
+
+
+def build(folder: Path) -> plan.Plan:
+    keyfiles = hosts.render(folder, STAGING)
+    p = plan.plan(folder, keyfiles)
+    routing.apply(p)
+    return p
+
+
+def _sigterm(*_):
+    raise KeyboardInterrupt
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.twin_command == "down":
+        names, pids = run.down()
+        print(f"removed {names} namespaces and {pids} processes")
+        return 0
+    if missing := run.missing():
+        print("wanka: the twin needs " + ", ".join(missing), file=sys.stderr)
+        return 2
+    if args.twin_command == "exec":
+        return _exec(args)
+    folder = Path(args.folder).resolve()
+    if not (folder / "files" / "cabling.csv").is_file():
+        print(
+            f"wanka: {args.folder}: not a generated folder (no files/cabling.csv)", file=sys.stderr
+        )
+        return 2
+    signal.signal(signal.SIGTERM, _sigterm)
+    try:
+        if args.twin_command == "up":
+            times = run.up(build(folder), _out)
+            print(", ".join(f"{k} {v:.1f} s" for k, v in times.items()))
+            return 0
+        return _test(args, folder)
+    except KeyboardInterrupt:
+        run.down()
+        print("wanka: interrupted; the twin was taken down", file=sys.stderr)
+        return 130
+    except Exception:
+        if args.twin_command == "up" or not getattr(args, "keep", False):
+            run.down()
+        raise
+
+
+def _test(args, folder: Path) -> int:
+    started = time.perf_counter()
+    p = build(folder)
+    made = not run.namespaces()
+    times = run.up(p, _out) if made else {}
+    outcomes = checks.sessions(p)
+    outcomes[0].note = f"converged {outcomes[0].seconds:.1f} s after FRR started"
+    for name, check in (("ecmp", checks.ecmp), ("flows", checks.flows),
+                        ("forbidden", checks.forbidden), ("npu", checks.npu_paths)):  # fmt: skip
+        _out(f"checking {name}")
+        outcomes.append(check(p))
+    if not args.no_drills:
+        flow_names = {f.name for f in checks.read_flows(folder)}
+        broken = {f.split(": ")[1] for f in outcomes[3].failures}
+        outcomes += drills.run(p, flow_names - broken, _out)
+    times["test"] = time.perf_counter() - started - sum(times.values())
+    text = report(folder, p, outcomes, times)
+    Path(args.report).write_text(text, encoding="utf-8")
+    if made and not args.keep:
+        run.down()
+    failed = [o for o in outcomes if not o.ok]
+    for o in outcomes:
+        mark = "ok  " if o.ok else "FAIL"
+        print(f"{mark} {o.name}: {o.proved}/{o.total}" + (f" ({o.note})" if o.note else ""))
+        for f in o.failures[:20]:
+            print(f"     {f}")
+        if len(o.failures) > 20:
+            print(f"     ... and {len(o.failures) - 20} more (see {args.report})")
+    print(f"report: {args.report}")
+    return 1 if failed else 0
+
+
+def report(folder: Path, p: plan.Plan, outcomes: list[checks.Outcome], times: dict) -> str:
+    kinds: dict[str, int] = {}
+    for ns in p.namespaces.values():
+        kinds[ns.kind] = kinds.get(ns.kind, 0) + 1
+    lines = [
+        f"# Twin report: {folder.name}",
+        "",
+        f"{len(p.namespaces)} network namespaces ("
+        + ", ".join(f"{v} {k}" for k, v in sorted(kinds.items()))
+        + f"), {len(p.links)} cables as veth pairs, "
+        f"{sum(1 for n in p.namespaces.values() if n.frr)} FRR routers, "
+        f"{sum(1 for n in p.namespaces.values() if n.nft)} nftables rulesets.",
+        "",
+        "| check | proved | of | seconds | |",
+        "|---|---|---|---|---|",
+    ]
+    for o in outcomes:
+        lines.append(
+            f"| {o.name} | {o.proved} | {o.total} | {o.seconds:.1f} | {'ok' if o.ok else 'FAIL'} {o.note} |"
+        )
+    lines += ["", "## Failures", ""]
+    for o in outcomes:
+        lines += [f"- {o.name}: {f}" for f in o.failures]
+    if not any(o.failures for o in outcomes):
+        lines.append("none")
+    lines += ["", "## Emulated differently", ""] + [f"- {n}" for n in p.notes]
+    lines += ["", "## Not emulated (never claimed)", ""] + [f"- {n}" for n in NOT_EMULATED]
+    lines += ["", "## Times", ""] + [f"- {k}: {v:.1f} s" for k, v in times.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _exec(args) -> int:
+    import os
+    import subprocess
+
+    names = run.namespaces()
+    ns = plan.ns_name(args.device, args.part or "")
+    if ns not in names:
+        candidates = [n for n in names if n.startswith(plan.ns_name(args.device))]
+        print(
+            f"wanka: no twin namespace {ns}"
+            + (f" (has: {', '.join(candidates)})" if candidates else ""),
+            file=sys.stderr,
+        )
+        return 2
+    if not args.command:
+        out = subprocess.run(["ip", "-n", ns, "-br", "link"], capture_output=True, text=True).stdout
+        print(f"# {ns}: Linux interface <- port (ports map as in generator.twin.plan.ifname)")
+        print(out, end="")
+        return 0
+    command = list(args.command)
+    if command[0] == "vtysh":
+        command[1:1] = ["--vty_socket", str(run.frr_dir(ns))]
+    return subprocess.run(["ip", "netns", "exec", ns, *command], env=os.environ).returncode

@@ -1,0 +1,358 @@
+"""What `wanka twin test` proves from the running twin, each as an Outcome with its counts and,
+per failure, the file and line behind it.
+
+Sessions and routes are read from the running FRR (vtysh JSON) and the kernel FIBs (`ip -j route`);
+reachability is real packets (generator.twin.probe). Nothing here reads the blueprint or the model.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import time
+from dataclasses import dataclass, field
+
+from generator.twin import probe
+from generator.twin.plan import OUTSIDE, Plan, ns_name
+from generator.twin.run import sh, vtysh_json
+from generator.verify.flows import endpoints, read_flows
+
+ANY_PORT = 50000  # a flow of protocol "any" is probed as TCP to this port
+FORBIDDEN_PORT = 50001  # no flow names it: every cross-plane probe to it must fail
+SAMPLE = 64  # endpoints of a group probed in full up to this many; beyond it, one per rack
+
+
+@dataclass(slots=True)
+class Outcome:
+    name: str
+    proved: int = 0
+    total: int = 0
+    failures: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures and self.proved == self.total
+
+
+def _bgp_expected(p: Plan):
+    for dev in p.devices.values():
+        if dev.bgp:
+            for peer, asn, line in dev.bgp.peers:
+                yield dev, ns_name(dev.name), str(peer), asn, line
+
+
+def _ospf_expected(p: Plan):
+    """(device, namespace, interface, line) of each OSPF interface cabled to another OSPF one."""
+    covered = {}
+    for dev in p.devices.values():
+        if not dev.ospf:
+            continue
+        for iface in dev.interfaces.values():
+            if iface.name in dev.ospf.silent or not iface.addresses:
+                continue
+            if any(a.ip in net for a in iface.addresses for net, _ in dev.ospf.networks):
+                covered[(dev.name, iface.name)] = (dev, iface)
+    ends = {end: key for key, end in p.ports.items()}
+    for link in p.links:
+        a, b = ends.get(link.a), ends.get(link.b)
+        if a in covered and b in covered:
+            for dev, iface in (covered[a], covered[b]):
+                yield dev, ns_name(dev.name), iface, iface.line
+
+
+def sessions(p: Plan, timeout: float = 90.0) -> list[Outcome]:
+    """Every BGP peer Established and every OSPF adjacency over a cable Full, waiting for them."""
+    bgp = list(_bgp_expected(p))
+    ospf = list(_ospf_expected(p))
+    start = time.monotonic()
+    while True:
+        bgp_down, ospf_down = _down(p, bgp, ospf)
+        if (not bgp_down and not ospf_down) or time.monotonic() - start > timeout:
+            break
+        time.sleep(1)
+    took = time.monotonic() - start
+    return [
+        Outcome("BGP sessions Established", len(bgp) - len(bgp_down), len(bgp), bgp_down, took),
+        Outcome("OSPF adjacencies Full", len(ospf) - len(ospf_down), len(ospf), ospf_down, took),
+    ]
+
+
+def _down(p, bgp, ospf) -> tuple[list[str], list[str]]:
+    summaries = {ns: vtysh_json(ns, "show bgp summary") for ns in {e[1] for e in bgp}}
+    neighbours = {ns: vtysh_json(ns, "show ip ospf neighbor") for ns in {e[1] for e in ospf}}
+    bgp_down = []
+    for dev, ns, peer, asn, line in bgp:
+        state = (
+            summaries[ns]
+            .get("ipv4Unicast", {})
+            .get("peers", {})
+            .get(peer, {})
+            .get("state", "absent")
+        )
+        if state != "Established":
+            bgp_down.append(f"{dev.where(line)}: {dev.name}: BGP peer {peer} (AS {asn}) is {state}")
+    ospf_down = []
+    for dev, ns, iface, line in ospf:
+        ifname = p.ports[(dev.name, iface.name)][1]
+        full = any(
+            n.get("nbrState", "").startswith("Full")
+            and n.get("ifaceName", "").split(":")[0] == ifname
+            for group in neighbours[ns].get("neighbors", {}).values()
+            for n in group
+        )
+        if not full:
+            ospf_down.append(
+                f"{dev.where(line)}: {dev.name}: no Full OSPF adjacency on {iface.name}"
+            )
+    return bgp_down, ospf_down
+
+
+def routes(ns: str) -> dict[str, list[dict]]:
+    """The kernel FIB of a namespace: destination -> next hops."""
+    out = {}
+    for r in json.loads(sh("ip", "-n", ns, "-j", "route", "show") or "[]"):
+        out[r["dst"]] = r.get("nexthops") or [r]
+    return out
+
+
+def leaves(p: Plan) -> dict[str, list[ipaddress.IPv4Network]]:
+    """BGP devices that announce a Vlanif subnet (the leaves) -> those subnets."""
+    out = {}
+    for dev in p.devices.values():
+        if dev.bgp:
+            gateways = [
+                a.network
+                for i in dev.interfaces.values()
+                if i.name.startswith("Vlanif")
+                for a in i.addresses
+            ]
+            nets = [n for n in dev.bgp.networks if n in gateways]
+            if nets:
+                out[dev.name] = nets
+    return out
+
+
+def ecmp(p: Plan) -> Outcome:
+    """Each leaf's route to every other leaf's subnets has min(maximum load-balancing, BGP
+    peers) next hops."""
+    out = Outcome("leaf-to-leaf routes with the ECMP width the configs claim")
+    subnets = leaves(p)
+    for name, _ in sorted(subnets.items()):
+        dev = p.devices[name]
+        want = min(dev.bgp.maximum_paths, len(dev.bgp.peers))
+        fib = routes(ns_name(name))
+        widths = []
+        for other, nets in subnets.items():
+            if other == name or _plane(p, other) != _plane(p, name):
+                continue
+            for net in nets:
+                out.total += 1
+                width = len(fib.get(str(net), []))
+                widths.append(width)
+                if width == want:
+                    out.proved += 1
+                else:
+                    out.failures.append(
+                        f"{dev.where(dev.bgp.line)}: {name}: {width} next hops to {net} ({other}), "
+                        f"the config claims {want} (maximum load-balancing {dev.bgp.maximum_paths})"
+                    )
+    return out
+
+
+def _plane(p: Plan, device: str) -> str:
+    return next((link.plane for link in p.links if link.a[0] == ns_name(device)), "")
+
+
+def _sample(p: Plan, members: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    if len(members) <= SAMPLE:
+        return members
+    seen, out = set(), []
+    for name, address in members:
+        rack = p.hostvars.get(name.split()[0], {}).get("rack", name)
+        if rack not in seen:
+            seen.add(rack)
+            out.append((name, address))
+    return out
+
+
+def _endpoint(p: Plan, address: int) -> tuple[str, str] | None:
+    ip = ipaddress.IPv4Address(address)
+    return p.addresses.get(ip)
+
+
+def flows(p: Plan, only: set[str] | None = None) -> Outcome:
+    """Every required flow (or those named in `only`), from a sample of its sources to a sample
+    of its destinations. A flow of any protocol is probed by TCP (UDP 53 to the outside, whose
+    answer shows the source address the provider sees)."""
+    out = Outcome("required flows (files/flows.csv) with real packets")
+    groups = endpoints(p.hostvars, p.groups)
+    groups["outside"] = [("outside", int(OUTSIDE))]
+    probes, why = [], []
+    for flow in read_flows(p.folder):
+        if only is not None and flow.name not in only:
+            continue
+        proto = (
+            flow.protocol
+            if flow.protocol in ("tcp", "udp")
+            else ("udp" if flow.destination == "outside" else "tcp")
+        )
+        given = [port for port in flow.ports if port]
+        port = given[0] if given else (53 if flow.destination == "outside" else ANY_PORT)
+        for sname, saddr in _sample(p, groups.get(flow.source, [])):
+            for dname, daddr in _sample(p, groups.get(flow.destination, [])):
+                src, dst = _endpoint(p, saddr), _endpoint(p, daddr)
+                if not src or not dst or src[0] == dst[0]:
+                    continue
+                probes.append(
+                    probe.Probe(
+                        src[0],
+                        str(ipaddress.IPv4Address(saddr)),
+                        dst[0],
+                        str(ipaddress.IPv4Address(daddr)),
+                        proto,
+                        port,
+                        src[1],
+                    )
+                )
+                why.append((flow, sname, dname))
+    pools = _inner_pools(p)
+    for pr, result, (flow, sname, dname) in zip(probes, probe.run(probes), why, strict=False):
+        out.total += 1
+        where = f"files/flows.csv:{flow.line}"
+        if not result.ok:
+            out.failures.append(
+                f"{where}: {flow.name}: {sname} ({pr.src}) -> {dname} ({pr.dst}) {pr.proto}/{pr.port}: {result.error}"
+            )
+        elif flow.destination == "outside" and any(
+            ipaddress.ip_address(result.seen_as) in n for n in pools
+        ):
+            out.failures.append(
+                f"{where}: {flow.name}: {sname} reached the provider with its private address "
+                f"{result.seen_as}: no source NAT on the way out"
+            )
+        else:
+            out.proved += 1
+    return out
+
+
+def _inner_pools(p: Plan) -> list[ipaddress.IPv4Network]:
+    from generator.verify.read import pools
+
+    return [n for name, n in pools(p.folder).items() if name not in ("provider",)]
+
+
+def planes(p: Plan) -> dict[str, set[str]]:
+    """Namespace -> the planes of the cables it has."""
+    out: dict[str, set[str]] = {}
+    for link in p.links:
+        for ns, _ in (link.a, link.b):
+            out.setdefault(ns, set()).add(link.plane)
+    return out
+
+
+def forbidden(p: Plan) -> Outcome:
+    """From two namespaces of each plane cabled to that plane only (NPU NIC stacks, BMCs,
+    leaves and access switches: what the network itself routes) and from the outside, to an
+    address of every other plane, on a port no flow names: every probe must fail."""
+    out = Outcome("forbidden pairs fail (every pair of planes, the outside to each)")
+    cabled = planes(p)
+    by_plane: dict[str, list[tuple[str, str]]] = {}
+    for ip, (ns, _dev) in sorted(p.addresses.items()):
+        only = cabled.get(ns, set())
+        if len(only) == 1 and next(iter(only)) in PLANES and ip.is_private:
+            members = by_plane.setdefault(next(iter(only)), [])
+            if ns not in {m[0] for m in members}:
+                members.append((ns, str(ip)))
+    sources = {plane: ends[:1] + ends[-1:] for plane, ends in by_plane.items()}
+    sources["outside"] = [(ns_name("outside"), str(OUTSIDE))]
+    hosts = {}
+    for ip, (ns, dev) in sorted(p.addresses.items()):
+        plane = next((link.plane for link in p.links if (ns, dev) in (link.a, link.b)), None)
+        if plane in PLANES and ns not in hosts.get(plane, {}):
+            hosts.setdefault(plane, {})[ns] = str(ip)
+    probes, names = [], []
+    for splane, ends in sources.items():
+        for dplane, dests in hosts.items():
+            if splane == dplane:
+                continue
+            for ns, ip in ends:
+                dns, dip = list(dests.items())[-1]
+                probes.append(probe.Probe(ns, ip, dns, dip, "tcp", FORBIDDEN_PORT))
+                names.append((splane, dplane))
+    for pr, result, (a, b) in zip(probes, probe.run(probes, timeout=2.0), names, strict=False):
+        out.total += 1
+        if result.ok:
+            out.failures.append(
+                f"{a} -> {b}: {pr.src_ns} {pr.src} reached {pr.dst} tcp/{FORBIDDEN_PORT} ({pr.dst_ns})"
+            )
+        else:
+            out.proved += 1
+    return out
+
+
+PLANES = ("parameter", "storage", "business", "inband", "oob")
+
+
+def npu_paths(p: Plan) -> Outcome:
+    """NPU 0 of the first server of every leaf to NPU 0 of the first server of every other leaf
+    (TCP), each path walked hop by hop through the live FIBs: parameter-plane cables only."""
+    out = Outcome("NPU to NPU across leaves, parameter plane only")
+    first = {}
+    for server in sorted(p.groups.get("npu_servers", ())):
+        lldp = (p.hostvars.get(server, {}).get("npu_lldp") or [""])[0].split()
+        if lldp and lldp[0] not in first:
+            first[lldp[0]] = p.ports.get((server, "npu0"))
+    ends = {
+        name: next(a for a, e in p.addresses.items() if e == end)
+        for name, end in first.items()
+        if end
+    }
+    probes = []
+    for a, ia in ends.items():
+        for b, ib in ends.items():
+            if a != b:
+                probes.append(
+                    probe.Probe(
+                        first[a][0], str(ia), first[b][0], str(ib), "tcp", ANY_PORT, first[a][1]
+                    )
+                )
+    cabled = planes(p)
+    for pr, result in zip(probes, probe.run(probes), strict=False):
+        out.total += 1
+        hops = walk(p, pr.src_ns, pr.src, pr.dst)
+        off = [
+            f"{ns} ({', '.join(sorted(cabled[ns]))})"
+            for ns, _ in hops
+            if cabled.get(ns) != {"parameter"}
+        ]
+        if not result.ok:
+            out.failures.append(f"{pr.src_ns} {pr.src} -> {pr.dst}: {result.error}")
+        elif off:
+            out.failures.append(
+                f"{pr.src} -> {pr.dst} leaves the parameter plane at {', '.join(off)}"
+            )
+        else:
+            out.proved += 1
+    return out
+
+
+def walk(p: Plan, ns: str, src: str, dst: str, limit: int = 16) -> list[tuple[str, str]]:
+    """The egress (namespace, interface) of each hop from `ns` to `dst`, by `ip route get`."""
+    hops = []
+    first = True
+    while len(hops) < limit:
+        args = ["ip", "-n", ns, "-j", "route", "get", dst] + (["from", src] if first else [])
+        got = json.loads(sh(*args, check=False) or "[]")
+        if not got or got[0].get("type") == "local" or "dev" not in got[0]:
+            break
+        hops.append((ns, got[0]["dev"]))
+        gateway = got[0].get("gateway")
+        if not gateway:
+            break
+        nxt = p.addresses.get(ipaddress.IPv4Address(gateway))
+        if not nxt:
+            break
+        ns, first = nxt[0], False
+    return hops

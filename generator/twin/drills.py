@@ -1,0 +1,89 @@
+"""Failure drills on the running twin: cut a device or a cable (its interfaces set down, so the
+far end loses carrier as with a pulled cable), time how long until the flows that worked before
+work again, then restore it and wait for every session to come back."""
+
+from __future__ import annotations
+
+import time
+
+from generator.twin import checks
+from generator.twin.plan import Plan, ns_name
+from generator.twin.run import sh
+
+RECONVERGE_S = 60.0
+
+
+def _set(ends: list[tuple[str, str]], state: str) -> None:
+    for ns, dev in ends:
+        sh("ip", "-n", ns, "link", "set", dev, state)
+
+
+def _ends_of(p: Plan, device: str) -> list[tuple[str, str]]:
+    names = {n for n in p.namespaces if n == ns_name(device) or n.startswith(ns_name(device) + ".")}
+    return [end for link in p.links for end in (link.a, link.b) if end[0] in names]
+
+
+def _targets(p: Plan) -> list[tuple[str, list[tuple[str, str]], str]]:
+    """(what is cut, the interfaces to set down, which check must survive it)."""
+    leaves = checks.leaves(p)
+    out = []
+    planes = checks.planes(p)
+    spines = sorted(
+        d for d, dev in p.devices.items()
+        if dev.bgp and d not in leaves and planes.get(ns_name(d)) == {"parameter"}
+    )  # fmt: skip
+    if spines:
+        out.append((f"parameter spine {spines[0]}", _ends_of(p, spines[0]), "npu"))
+    if leaves:
+        leaf = sorted(d for d in leaves if planes.get(ns_name(d)) == {"parameter"})[0]
+        uplink = next(
+            link for link in p.links if link.a[0] == ns_name(leaf) and link.b[0].startswith("wt-")
+            and link.b[0] != link.a[0] and p.namespaces[link.b[0]].kind == "switch"
+        )  # fmt: skip
+        out.append((f"leaf uplink {leaf} cable {uplink.cable}", [uplink.a], "npu"))
+    firewalls = sorted(d for d, dev in p.devices.items() if dev.zones)
+    if firewalls:
+        out.append((f"firewall {firewalls[0]}", _ends_of(p, firewalls[0]), "flows"))
+    provider = [link for link in p.links if link.plane == "provider"]
+    if provider:
+        out.append((f"provider link of {provider[0].a[0][3:]}", [provider[0].a], "internet"))
+    return out
+
+
+def _check(p: Plan, kind: str, flows: set[str]) -> checks.Outcome:
+    if kind == "npu":
+        return checks.npu_paths(p)
+    return checks.flows(p, {"internet"} if kind == "internet" else flows)
+
+
+def run(p: Plan, working_flows: set[str], progress=lambda m: None) -> list[checks.Outcome]:
+    """Each drill: the flows (or NPU paths) that worked before must work again after the cut."""
+    out = []
+    for what, ends, kind in _targets(p):
+        flows = working_flows if kind != "internet" else working_flows & {"internet"}
+        outcome = checks.Outcome(f"drill: cut {what}")
+        if kind == "internet" and not flows:
+            outcome.note = "the internet flow did not work before the cut"
+            out.append(outcome)
+            continue
+        _set(ends, "down")
+        start = time.monotonic()
+        while True:
+            result = _check(p, kind, flows)
+            if result.ok or time.monotonic() - start > RECONVERGE_S:
+                break
+            time.sleep(0.5)
+        outcome.seconds = time.monotonic() - start
+        outcome.proved, outcome.total, outcome.failures = (
+            result.proved,
+            result.total,
+            result.failures,
+        )
+        _set(ends, "up")
+        back = checks.sessions(p, timeout=RECONVERGE_S)
+        outcome.note = f"restored: sessions back after {back[0].seconds:.1f} s"
+        for b in back:
+            outcome.failures += [f"after restoring: {f}" for f in b.failures]
+        progress(f"{outcome.name}: {outcome.proved}/{outcome.total} in {outcome.seconds:.1f} s")
+        out.append(outcome)
+    return out

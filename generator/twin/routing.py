@@ -1,0 +1,175 @@
+"""The routing and filtering a rendered config asks for, as FRR configuration and nftables.
+
+Translations (CE/NE/USG V300R023C00 / V800R012C10 keyword -> FRR 8.4 / nftables):
+- `bgp AS`, `router-id`, `peer X as-number N`, `ipv4-family unicast` > `network`,
+  `import-route static`, `maximum load-balancing N` -> `router bgp`, `neighbor X remote-as N`,
+  `network`, `redistribute static`, `maximum-paths N` (and `maximum-paths ibgp N`). A CE applies
+  no import/export policy by default, so FRR's `bgp ebgp-requires-policy` is off.
+- `ospf 1 router-id`, `area A` > `network N W`, `silent-interface`, `import-route static`,
+  `default-route-advertise`, `maximum load-balancing`, `ospf network-type p2p` -> `router ospf`,
+  `network N/len area A`, `passive-interface`, `redistribute static`, `default-information
+  originate` (both advertise a default only while one is in the routing table), `maximum-paths`,
+  `ip ospf network point-to-point`.
+- `ip route-static [vpn-instance V] N M NH [preference P]` -> `ip route N/len NH P` in FRR, or a
+  kernel route with metric P where the namespace runs no routing protocol (a route over a link
+  without carrier is ignored: net.ipv4.conf.all.ignore_routes_with_linkdown=1).
+- USG `firewall zone` / `security-policy` / `nat-policy` -> nftables: a forward chain with
+  policy drop (the USG's `default action deny`; an interface in no zone forwards nothing),
+  replies of permitted sessions accepted (the USG is stateful), one rule per `rule name`, and
+  source NAT in a postrouting chain.
+- `ssh server acl`, `snmp-agent acl`, `user-interface vty` > `acl N inbound` -> an input chain in
+  every namespace of the device: TCP 22 / UDP 161 accepted from what the ACL's rules permit for
+  that namespace's VPN instance, in rule order;
+  a rule without `vpn-instance` matches only the public network [unconfirmed reading of the CE
+  ACL reference], and what no rule permits is refused.
+"""
+
+from __future__ import annotations
+
+from generator.twin import vrp
+from generator.twin.plan import Plan, ifname, ns_name
+
+DAEMONS = ("zebra", "staticd", "bgpd", "ospfd")
+
+
+def apply(p: Plan) -> None:
+    """Fill in FRR configs, kernel routes and nftables rulesets of the plan's device namespaces."""
+    for dev in p.devices.values():
+        for vpn in dev.vpns or [vrp.PUBLIC]:
+            ns = p.namespaces[ns_name(dev.name, vpn)]
+            statics = [r for r in dev.statics if r.vpn == vpn]
+            dynamic = vpn == vrp.PUBLIC and (dev.bgp or dev.ospf)
+            if dynamic:
+                ns.frr = frr_config(dev, statics)
+                ns.daemons = (
+                    ("zebra", "staticd") + ("bgpd",) * bool(dev.bgp) + ("ospfd",) * bool(dev.ospf)
+                )
+            else:
+                ns.commands += [
+                    f"route append {r.network} via {r.next_hop} metric {r.preference}"
+                    for r in statics
+                ]
+            rules = service_rules(dev, vpn)
+            if dev.zones and vpn == vrp.PUBLIC:
+                rules += firewall_rules(dev)
+            if rules:
+                ns.nft = "\n".join(rules) + "\n"
+
+
+def frr_config(dev: vrp.Device, statics: list[vrp.Static]) -> str:
+    out = ["frr defaults traditional", f"hostname {dev.name}", "!"]
+    out += [f"ip route {r.network} {r.next_hop} {r.preference}" for r in statics]
+    if dev.ospf:
+        for iface in dev.interfaces.values():
+            if iface.ospf_p2p:
+                out += [f"interface {ifname(iface.name)}", " ip ospf network point-to-point", "!"]
+        o = dev.ospf
+        out += ["router ospf"] + [f" ospf router-id {o.router_id}"] * bool(o.router_id)
+        out += [f" maximum-paths {o.maximum_paths}"]
+        out += [" redistribute static"] * o.import_static
+        out += [" default-information originate"] * o.default_route
+        out += [f" passive-interface {ifname(s)}" for s in o.silent]
+        out += [f" network {net} area {area}" for net, area in o.networks]
+        out.append("!")
+    if dev.bgp:
+        b = dev.bgp
+        out += [f"router bgp {b.asn}"] + [f" bgp router-id {b.router_id}"] * bool(b.router_id)
+        out += [" no bgp ebgp-requires-policy", " no bgp default ipv4-unicast"]
+        out += [f" neighbor {peer} remote-as {asn}" for peer, asn, _ in b.peers]
+        out += [" address-family ipv4 unicast"]
+        out += [f"  neighbor {peer} activate" for peer, _, _ in b.peers]
+        out += [f"  network {net}" for net in b.networks]
+        out += ["  redistribute static"] * b.import_static
+        out += [f"  maximum-paths {b.maximum_paths}", f"  maximum-paths ibgp {b.maximum_paths}"]
+        out += [" exit-address-family", "!"]
+    return "\n".join(out) + "\n"
+
+
+SSH, SNMP = ("tcp", 22), ("udp", 161)
+
+
+def _acl_rules(dev: vrp.Device, acl: str, vpn: str) -> list[str]:
+    out = []
+    for rule in dev.acls.get(acl, []):
+        if (rule.vpn is not None and rule.vpn != vpn) or (rule.vpn is None and vpn != vrp.PUBLIC):
+            continue
+        match = f"ip saddr {rule.source} " if rule.source else ""
+        out.append(f"{match}{'return' if rule.action == 'permit' else 'drop'}")
+    return out
+
+
+def service_rules(dev: vrp.Device, vpn: str) -> list[str]:
+    """nftables input filtering in the namespace of VPN `vpn`: SSH must pass both `ssh server
+    acl` and the VTY ACL, SNMP `snmp-agent acl`; a permit returns to the next check, a deny or
+    the end of an ACL drops."""
+    chains, jumps = [], []
+    for name, (proto, port) in (("ssh", SSH), ("vty", SSH), ("snmp", SNMP)):
+        if name in dev.service_acls:
+            acl, _ = dev.service_acls[name]
+            chains += [f"  chain {name}_acl {{"]
+            chains += [f"    {r}" for r in _acl_rules(dev, acl, vpn)] + ["    drop", "  }"]
+            jumps.append(f"    {proto} dport {port} jump {name}_acl")
+    if not jumps:
+        return []
+    head = ["table inet twin_acl {"]
+    return (
+        head
+        + chains
+        + ["  chain input {", "    type filter hook input priority 0; policy accept;"]
+        + jumps
+        + ["  }", "}"]
+    )
+
+
+def _set(items) -> str:
+    items = list(items)
+    return "{ " + ", ".join(items) + " }"
+
+
+def firewall_rules(dev: vrp.Device) -> list[str]:
+    """The USG's zones, interzone security policy (default deny) and NAT policy."""
+    zone_ifs = {z: [f'"{ifname(i)}"' for i in ifs] for z, ifs in dev.zones.items()}
+    text = ["table inet twin_fw {", "  chain forward {"]
+    text += ["    type filter hook forward priority 0; policy drop;"]
+    text += ["    ct state established,related accept"]
+    for rule in dev.policies:
+        if rule.action != "permit":
+            continue
+        match = []
+        for key, zones in (("iifname", rule.source_zones), ("oifname", rule.destination_zones)):
+            ifs = [i for z in zones for i in zone_ifs.get(z, [])]
+            match.append(f"{key} {_set(ifs)}" if ifs else f'{key} "-none-"')
+        if rule.sources:
+            match.append(f"ip saddr {_set(map(str, rule.sources))}")
+        if rule.destinations:
+            match.append(f"ip daddr {_set(map(str, rule.destinations))}")
+        if rule.protocol in ("tcp", "udp"):
+            match.append(
+                f"{rule.protocol} dport {rule.port}"
+                if rule.port
+                else f"meta l4proto {rule.protocol}"
+            )
+        text.append(
+            f'    {" ".join(match)} counter accept comment "{dev.path}:{rule.line} {rule.name}"'
+        )
+    text += ["  }", "}"]
+    if dev.nat:
+        text += ["table ip twin_nat {", "  chain postrouting {"]
+        text += ["    type nat hook postrouting priority srcnat; policy accept;"]
+        for rule in dev.nat:
+            ifs = [i for z in rule.destination_zones for i in zone_ifs.get(z, [])]
+            match = [f"oifname {_set(ifs)}"] if ifs else []
+            if rule.sources:
+                match.append(f"ip saddr {_set(map(str, rule.sources))}")
+            if rule.nat == "easy-ip":
+                action = "masquerade"
+            elif rule.nat in dev.address_groups:
+                pool = dev.address_groups[rule.nat]
+                action = f"snat to {pool[0]}-{pool[-1]}" if len(pool) > 1 else f"snat to {pool[0]}"
+            else:
+                continue
+            text.append(
+                f'    {" ".join(match)} {action} comment "{dev.path}:{rule.line} {rule.name}"'
+            )
+        text += ["  }", "}"]
+    return text

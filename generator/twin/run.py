@@ -1,0 +1,159 @@
+"""Bringing a Plan up in network namespaces, and taking every trace of it down again.
+
+Everything the twin makes is found again without its own records, so that `twin down` works
+after a crash or a SIGKILL of `twin up`: the namespaces by their prefix (`ip netns list`), the
+processes by the namespace they run in (`ip netns pids`), the files under one state folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from generator.twin.plan import PREFIX, Plan
+
+STATE = Path(os.environ.get("WANKA_TWIN_STATE", "/run/wanka-twin"))
+FRR = Path("/usr/lib/frr")
+NEEDED = {
+    "ip": "iproute2",
+    "nft": "nftables",
+    "dnsmasq": "dnsmasq-base",
+    str(FRR / "zebra"): "frr",
+}
+
+
+def missing() -> list[str]:
+    """What this machine lacks to run a twin (root, and the Debian packages), as words to print."""
+    out = [] if os.geteuid() == 0 else ["root (namespaces, FRR and nftables need it)"]
+    for tool, package in NEEDED.items():
+        if not shutil.which(tool):
+            out.append(f"{tool} (Debian package {package})")
+    return out
+
+
+def sh(*command: str, input: str | None = None, check: bool = True) -> str:
+    run = subprocess.run(command, input=input, capture_output=True, text=True, check=False)
+    if check and run.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)}: {(run.stderr or run.stdout).strip()[:2000]}")
+    return run.stdout
+
+
+def frr_dir(ns: str) -> Path:
+    return STATE / "frr" / ns
+
+
+def namespaces() -> list[str]:
+    """The twin's namespaces on this machine (by prefix), whoever made them."""
+    out = sh("ip", "netns", "list", check=False)
+    return sorted(line.split()[0] for line in out.splitlines() if line.startswith(PREFIX))
+
+
+def up(p: Plan, progress=lambda message: None) -> dict[str, float]:
+    """Create everything; return the seconds each step took."""
+    if namespaces():
+        raise RuntimeError("a twin is already up on this machine: run `wanka twin down` first")
+    STATE.mkdir(parents=True, exist_ok=True)
+    (STATE / "twin.json").write_text(
+        json.dumps({"folder": str(p.folder), "namespaces": sorted(p.namespaces)}), encoding="utf-8"
+    )
+    times = {}
+    start = time.perf_counter()
+    batch = [f"netns add {name}" for name in p.namespaces]
+    sh("ip", "-batch", "-", input="\n".join(batch) + "\n")
+    links = [
+        f"link add {a[1]} netns {a[0]} type veth peer name {b[1]} netns {b[0]}" for a, b in
+        ((link.a, link.b) for link in p.links)
+    ]  # fmt: skip
+    sh("ip", "-batch", "-", input="\n".join(links) + "\n")
+    times["namespaces and cables"] = time.perf_counter() - start
+    progress(f"{len(p.namespaces)} namespaces, {len(p.links)} cables")
+    ends: dict[str, list[str]] = {}
+    for link in p.links:
+        for ns, dev in (link.a, link.b):
+            ends.setdefault(ns, []).append(dev)
+    start = time.perf_counter()
+    for ns in p.namespaces.values():
+        if ns.sysctls:
+            sh("ip", "netns", "exec", ns.name, "sysctl", "-q", "-w",
+               *(f"{k}={v}" for k, v in ns.sysctls.items()))  # fmt: skip
+        commands = ns.commands[:1] + [f"link set {d} up" for d in ends.get(ns.name, [])]
+        commands += ns.commands[1:]
+        sh("ip", "-n", ns.name, "-batch", "-", input="\n".join(commands) + "\n")
+        if ns.nft:
+            sh("ip", "netns", "exec", ns.name, "nft", "-f", "-", input=ns.nft)
+    times["addresses, VLANs, routes, nftables"] = time.perf_counter() - start
+    progress("addresses, bridges, kernel routes and nftables in place")
+    start = time.perf_counter()
+    start_frr(p)
+    times["FRR started"] = time.perf_counter() - start
+    progress(f"FRR in {sum(1 for n in p.namespaces.values() if n.frr)} namespaces")
+    return times
+
+
+def start_frr(p: Plan) -> None:
+    routers = [ns for ns in p.namespaces.values() if ns.frr]
+    width = max((_paths(ns.frr) for ns in routers), default=1)
+    for ns in routers:
+        d = frr_dir(ns.name)
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "frr.conf").write_text(ns.frr, encoding="utf-8")
+        shutil.chown(d, "frr", "frr")
+        shutil.chown(d / "frr.conf", "frr", "frr")
+    for daemon in ("zebra", "staticd", "bgpd", "ospfd"):
+        for ns in routers:
+            if daemon not in ns.daemons:
+                continue
+            d = frr_dir(ns.name)
+            extra = ["-e", str(max(width, 2))] if daemon == "zebra" else []
+            sh("ip", "netns", "exec", ns.name, str(FRR / daemon), "-d", "-P", "0",
+               "--vty_socket", str(d), "-z", str(d / "zserv.api"), "-i", str(d / f"{daemon}.pid"),
+               "-f", str(d / "frr.conf"), "--log", f"file:{d / daemon}.log", *extra)  # fmt: skip
+        if daemon == "zebra":
+            _wait(lambda: all((frr_dir(ns.name) / "zserv.api").exists() for ns in routers), 30)
+
+
+def _paths(frr: str) -> int:
+    return max([int(w.split()[-1]) for w in frr.splitlines() if "maximum-paths" in w] or [1])
+
+
+def _wait(done, seconds: float) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if done():
+            return True
+        time.sleep(0.1)
+    return done()
+
+
+def vtysh(ns: str, command: str) -> str:
+    return sh("vtysh", "--vty_socket", str(frr_dir(ns)), "-c", command, check=False)
+
+
+def vtysh_json(ns: str, command: str):
+    text = vtysh(ns, command + " json")
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {}
+
+
+def down() -> tuple[int, int]:
+    """Kill every process in the twin's namespaces, delete them and the state folder; return the
+    number of namespaces and processes removed."""
+    names = namespaces()
+    pids = set()
+    for name in names:
+        pids |= {int(x) for x in sh("ip", "netns", "pids", name, check=False).split()}
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    if names:
+        sh("ip", "-batch", "-", input="".join(f"netns del {n}\n" for n in names), check=False)
+    shutil.rmtree(STATE, ignore_errors=True)
+    return len(names), len(pids)

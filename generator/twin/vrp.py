@@ -1,0 +1,318 @@
+"""Reading a rendered CE/NE/USG configuration (VRP syntax) into what the twin emulates.
+
+The twin reads the text a device would receive, never the model: every fact here comes from a
+line of `files/switches/*.cfg` or `files/border/*.cfg`, and keeps that line's number so that a
+failure names the file and line behind it. VRP nests by one space per level under a view
+(`interface X`, `bgp N`, `ospf 1`, `acl number N`, `security-policy` > `rule name R`).
+Lines the twin cannot emulate (QoS, PFC, LLDP, AAA, the CLI itself) are read past.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PUBLIC = ""  # the public network instance (no vpn-instance)
+Net = ipaddress.IPv4Network
+Addr = ipaddress.IPv4Address
+
+
+@dataclass(slots=True)
+class Line:
+    number: int
+    text: str
+    children: list[Line] = field(default_factory=list)
+
+    def words(self) -> list[str]:
+        return self.text.split()
+
+
+def tree(text: str) -> list[Line]:
+    """The views of a VRP script: each top-level line with the lines indented under it."""
+    top: list[Line] = []
+    stack: list[tuple[int, Line]] = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        body = raw.strip()
+        if not body or body.startswith("#") or body in ("system-view", "commit", "quit", "return"):
+            if not raw.startswith(" "):
+                stack.clear()
+            continue
+        depth = len(raw) - len(raw.lstrip(" "))
+        line = Line(number, body)
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        (stack[-1][1].children if stack else top).append(line)
+        stack.append((depth, line))
+    return top
+
+
+@dataclass(slots=True)
+class Interface:
+    name: str
+    line: int
+    vpn: str = PUBLIC
+    addresses: list[ipaddress.IPv4Interface] = field(default_factory=list)
+    access_vlan: int | None = None
+    trunk: int | None = None  # Eth-Trunk it is a member of
+    peer_link: bool = False
+    ospf_p2p: bool = False
+    relay_servers: list[Addr] = field(default_factory=list)
+    relay_line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Static:
+    vpn: str
+    network: Net
+    next_hop: Addr
+    preference: int
+    line: int
+
+
+@dataclass(slots=True)
+class Bgp:
+    asn: int
+    line: int
+    router_id: str = ""
+    peers: list[tuple[Addr, int, int]] = field(default_factory=list)  # address, AS, line
+    networks: list[Net] = field(default_factory=list)
+    maximum_paths: int = 1
+    import_static: bool = False
+
+
+@dataclass(slots=True)
+class Ospf:
+    line: int
+    router_id: str = ""
+    maximum_paths: int = 1
+    import_static: bool = False
+    default_route: bool = False
+    silent: list[str] = field(default_factory=list)
+    networks: list[tuple[Net, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class AclRule:
+    action: str
+    vpn: str | None  # None: any instance
+    source: Net | None  # None: any source
+
+
+@dataclass(slots=True)
+class Policy:
+    name: str
+    line: int
+    source_zones: list[str] = field(default_factory=list)
+    destination_zones: list[str] = field(default_factory=list)
+    sources: list[Net] = field(default_factory=list)
+    destinations: list[Net] = field(default_factory=list)
+    protocol: str = "any"
+    port: int | None = None
+    action: str = "deny"
+    nat: str = ""  # nat-policy: "easy-ip" or an address group's name
+
+
+@dataclass(slots=True)
+class Device:
+    name: str
+    path: str  # relative to the output folder
+    interfaces: dict[str, Interface] = field(default_factory=dict)
+    statics: list[Static] = field(default_factory=list)
+    bgp: Bgp | None = None
+    ospf: Ospf | None = None
+    acls: dict[str, list[AclRule]] = field(default_factory=dict)
+    service_acls: dict[str, tuple[str, int]] = field(default_factory=dict)  # ssh/snmp/vty
+    ssh_source: str = ""
+    snmp_vpn: str = PUBLIC
+    zones: dict[str, list[str]] = field(default_factory=dict)
+    policies: list[Policy] = field(default_factory=list)
+    nat: list[Policy] = field(default_factory=list)
+    address_groups: dict[str, list[Addr]] = field(default_factory=dict)
+    dhcp_enabled: bool = False
+
+    @property
+    def vpns(self) -> list[str]:
+        return sorted({i.vpn for i in self.interfaces.values()} | {s.vpn for s in self.statics})
+
+    def where(self, line: int) -> str:
+        return f"{self.path}:{line}"
+
+
+def _net(address: str, mask: str) -> Net:
+    """`10.0.0.0 20`, `10.0.0.0 255.255.240.0` or an ACL's wildcard `10.0.0.0 0.0.15.255`."""
+    if "." in mask and mask.startswith("0."):
+        wildcard = int(Addr(mask))
+        mask = str(Addr(~wildcard & 0xFFFFFFFF))
+    return ipaddress.ip_network(f"{address}/{mask}", strict=False)
+
+
+_STATIC = re.compile(
+    r"ip route-static (?:vpn-instance (\S+) )?(\S+) (\S+) (\d+\.\d+\.\d+\.\d+)(?: preference (\d+))?"
+)
+_RELAY_SERVER = re.compile(r"dhcp relay .*?(\d+\.\d+\.\d+\.\d+)")
+
+
+def _interface(line: Line) -> Interface:
+    iface = Interface(line.words()[1], line.number)
+    for child in line.children:
+        w = child.words()
+        if w[:3] == ["ip", "binding", "vpn-instance"]:
+            iface.vpn = w[3]
+        elif w[:2] == ["ip", "address"]:
+            iface.addresses.append(ipaddress.ip_interface(f"{w[2]}/{w[3]}"))
+        elif w[:2] == ["port", "default"] and w[2] == "vlan":
+            iface.access_vlan = int(w[3])
+        elif w[0] == "eth-trunk":
+            iface.trunk = int(w[1])
+        elif w[0] == "peer-link":
+            iface.peer_link = True
+        elif w[:2] == ["ospf", "network-type"] and w[2] == "p2p":
+            iface.ospf_p2p = True
+        elif (m := _RELAY_SERVER.match(child.text)) and "relay" in w:
+            iface.relay_servers.append(Addr(m.group(1)))
+            iface.relay_line = iface.relay_line or child.number
+    return iface
+
+
+def _bgp(line: Line) -> Bgp:
+    bgp = Bgp(int(line.words()[1]), line.number)
+    for child in line.children:
+        w = child.words()
+        if w[0] == "router-id":
+            bgp.router_id = w[1]
+        elif w[0] == "peer" and w[2] == "as-number":
+            bgp.peers.append((Addr(w[1]), int(w[3]), child.number))
+        elif w[0] == "ipv4-family":
+            for af in child.children:
+                a = af.words()
+                if a[:2] == ["maximum", "load-balancing"]:
+                    bgp.maximum_paths = int(a[-1])
+                elif a[0] == "network":
+                    bgp.networks.append(_net(a[1], a[2] if len(a) > 2 else "32"))
+                elif a[:2] == ["import-route", "static"]:
+                    bgp.import_static = True
+    return bgp
+
+
+def _ospf(line: Line) -> Ospf:
+    w = line.words()
+    ospf = Ospf(line.number, w[3] if len(w) > 3 and w[2] == "router-id" else "")
+    for child in line.children:
+        c = child.words()
+        if c[:2] == ["maximum", "load-balancing"]:
+            ospf.maximum_paths = int(c[2])
+        elif c[:2] == ["import-route", "static"]:
+            ospf.import_static = True
+        elif c[0] == "default-route-advertise":
+            ospf.default_route = True
+        elif c[0] == "silent-interface":
+            ospf.silent.append(c[1])
+        elif c[0] == "area":
+            for net in child.children:
+                n = net.words()
+                if n[0] == "network":
+                    ospf.networks.append((_net(n[1], n[2]), c[1]))
+    return ospf
+
+
+def _acl(line: Line) -> list[AclRule]:
+    rules = []
+    for child in line.children:
+        w = child.words()
+        if w[0] != "rule":
+            continue
+        action = w[2]
+        vpn = w[w.index("vpn-instance") + 1] if "vpn-instance" in w else None
+        source = _net(w[w.index("source") + 1], w[w.index("source") + 2]) if "source" in w else None
+        rules.append(AclRule(action, vpn, source))
+    return rules
+
+
+def _policies(line: Line) -> list[Policy]:
+    out = []
+    for rule in line.children:
+        w = rule.words()
+        if w[:2] != ["rule", "name"]:
+            continue
+        p = Policy(w[2], rule.number)
+        for child in rule.children:
+            c = child.words()
+            if c[0] == "source-zone":
+                p.source_zones.append(c[1])
+            elif c[0] == "destination-zone":
+                p.destination_zones.append(c[1])
+            elif c[0] in ("source-address", "destination-address") and c[1] != "address-set":
+                net = _net(c[1], c[2])
+                (p.sources if c[0] == "source-address" else p.destinations).append(net)
+            elif c[:2] == ["service", "protocol"]:
+                p.protocol = c[2]
+                if "destination-port" in c:
+                    p.port = int(c[c.index("destination-port") + 1])
+            elif c[0] == "action":
+                p.action = c[1]
+                if c[1:3] == ["source-nat", "easy-ip"]:
+                    p.nat = "easy-ip"
+                elif c[1:3] == ["source-nat", "address-group"]:
+                    p.nat = c[3]
+        out.append(p)
+    return out
+
+
+def device(folder: Path, path: Path) -> Device:
+    """One rendered configuration, read into a Device."""
+    text = path.read_text(encoding="utf-8")
+    dev = Device(path.stem, path.relative_to(folder).as_posix())
+    for line in tree(text):
+        w = line.words()
+        if w[0] == "interface":
+            iface = _interface(line)
+            dev.interfaces[iface.name] = iface
+        elif m := _STATIC.match(line.text):
+            vpn, net, mask, hop, pref = m.groups()
+            route = Static(vpn or PUBLIC, _net(net, mask), Addr(hop), int(pref or 60), line.number)
+            dev.statics.append(route)
+        elif w[0] == "bgp":
+            dev.bgp = _bgp(line)
+        elif w[0] == "ospf":
+            dev.ospf = _ospf(line)
+        elif w[0] == "acl":
+            dev.acls[w[-1]] = _acl(line)
+        elif w[:3] == ["ssh", "server", "acl"]:
+            dev.service_acls["ssh"] = (w[3], line.number)
+        elif w[:2] == ["snmp-agent", "acl"]:
+            dev.service_acls["snmp"] = (w[2], line.number)
+        elif w[:2] == ["ssh", "server-source"]:
+            dev.ssh_source = w[-1]
+        elif w[:3] == ["snmp-agent", "protocol", "vpn-instance"]:
+            dev.snmp_vpn = w[3]
+        elif w[:2] == ["user-interface", "vty"]:
+            for child in line.children:
+                c = child.words()
+                if c[0] == "acl" and c[-1] == "inbound":
+                    dev.service_acls["vty"] = (c[1], child.number)
+        elif w[:2] == ["firewall", "zone"]:
+            zone = w[-1]
+            dev.zones[zone] = [c.words()[2] for c in line.children if c.text.startswith("add ")]
+        elif w[0] == "security-policy":
+            dev.policies = _policies(line)
+        elif w[0] == "nat-policy":
+            dev.nat = _policies(line)
+        elif w[:2] == ["nat", "address-group"]:
+            group = dev.address_groups.setdefault(w[2], [])
+            for child in line.children:
+                c = child.words()
+                if c[0] == "section":
+                    first, last = int(Addr(c[-2])), int(Addr(c[-1]))
+                    group += [Addr(a) for a in range(first, last + 1)]
+        elif w[:2] == ["dhcp", "enable"]:
+            dev.dhcp_enabled = True
+    return dev
+
+
+def devices(folder: Path) -> dict[str, Device]:
+    """Every rendered switch, router and firewall configuration of an output folder."""
+    paths = sorted((folder / "files" / "switches").glob("*.cfg"))
+    paths += sorted((folder / "files" / "border").glob("*.cfg"))
+    return {p.stem: device(folder, p) for p in paths}
