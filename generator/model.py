@@ -109,6 +109,10 @@ class Management:
     interface: str  # MEth0/0/0, LoopBack0, or the host's in-band port
     vrf: str  # MGMT_VRF on switch management ports, "" otherwise
     gateway: int = 0  # next hop toward the management pools (0: routed in the global table)
+    # hosts: the networks their in-band port routes via `gateway` (network, prefix): the in-band
+    # pool; management nodes also the out-of-band pool (switch management, BMCs: SSH, SNMP,
+    # Redfish through the firewalls). Switches: () (their routes are Services.pools)
+    routes: tuple[tuple[int, int], ...] = ()
 
 
 @record

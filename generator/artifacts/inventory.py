@@ -90,6 +90,8 @@ def host_vars(cluster: Cluster) -> dict[str, dict[str, Any]]:
         if inband:
             v["inband_address"] = _cidr(inband[0].ip, inband[0].prefix)
             v["inband_gateway"] = ip(inband[0].gateway)
+            if d.mgmt is not None and d.mgmt.routes:
+                v["inband_routes"] = [_cidr(net, prefix) for net, prefix in d.mgmt.routes]
         bmc = planes.get("oob")
         if bmc:
             v["bmc_address"] = _cidr(bmc[0].ip, bmc[0].prefix)

@@ -159,9 +159,11 @@ def management(
     model: SwitchModel | None,
     addresses: Mapping[tuple[str, str], list[Address]],
     loopback: int,
+    routes: tuple[tuple[int, int], ...] = (),
 ) -> Management | None:
     """Switches: the oob address of their management port, in the management VRF, else (the
-    out-of-band switches themselves) their loopback. Hosts: their in-band address."""
+    out-of-band switches themselves) their loopback. Hosts: their in-band address, routing
+    `routes` (the pools their in-band port reaches) via its gateway."""
     if model is not None:
         for a in addresses.get(("oob", name), ()):
             if a.port == model.mgmt_port:
@@ -170,7 +172,7 @@ def management(
     inband = addresses.get(("inband", name))
     if inband:
         a = inband[0]
-        return Management(a.ip, a.prefix, a.port, "", a.gateway)
+        return Management(a.ip, a.prefix, a.port, "", a.gateway, routes)
     return None
 
 
@@ -217,6 +219,17 @@ def devices(
         for a in addrs[plane].addresses if plane in addrs else ():
             by_device.setdefault((plane, a.device), []).append(a)
     supernode = bp["compute"].get("supernode", {}).get("servers")
+    # the pools a host's in-band port routes: its own plane's; the management nodes manage the
+    # out-of-band plane too (switch management ports, BMCs), through the firewalls
+    pool = {p: (a.pool.network, a.pool.prefix) for p, a in addrs.items() if p in ("inband", "oob")}
+    inband_routes = {
+        role: tuple(pool[p] for p in planes if p in pool)
+        for role, planes in (
+            ("npu-server", ("inband",)),
+            ("storage-node", ("inband",)),
+            ("management-node", ("inband", "oob")),
+        )
+    }
     port_key = cache(port_sort_key)  # every leaf splits the same port names
     out: list[Device] = []
     for role, names in (
@@ -228,7 +241,7 @@ def devices(
             m = hosts.model[name]
             rack, u = floor.position[name]
             sn = i // supernode if supernode and role == "npu-server" else -1
-            mgmt = management(name, None, by_device, 0)
+            mgmt = management(name, None, by_device, 0, inband_routes[role])
             out.append(
                 Device(
                     name,
