@@ -100,12 +100,19 @@ def _test(args, folder: Path) -> int:
     for o in outcomes:
         mark = "ok  " if o.ok else "FAIL"
         print(f"{mark} {o.name}: {o.proved}/{o.total}" + (f" ({o.note})" if o.note else ""))
-        for f in o.failures[:20]:
-            print(f"     {f}")
-        if len(o.failures) > 20:
-            print(f"     ... and {len(o.failures) - 20} more (see {args.report})")
+        for count, example in summary(o.failures):
+            print(f"     {example}" + (f"  [and {count - 1} more like it]" if count > 1 else ""))
     print(f"report: {args.report}")
     return 1 if failed else 0
+
+
+def summary(failures: list[str]) -> list[tuple[int, str]]:
+    """Failures grouped by where they come from and what they are (file:line, flow name): the
+    count and the first of each group."""
+    groups: dict[str, list[str]] = {}
+    for f in failures:
+        groups.setdefault(": ".join(f.split(": ")[:2]), []).append(f)
+    return [(len(g), g[0]) for g in groups.values()]
 
 
 def report(folder: Path, p: plan.Plan, outcomes: list[checks.Outcome], times: dict) -> str:

@@ -223,7 +223,8 @@ def flows(p: Plan, only: set[str] | None = None) -> Outcome:
         where = f"files/flows.csv:{flow.line}"
         if not result.ok:
             out.failures.append(
-                f"{where}: {flow.name}: {sname} ({pr.src}) -> {dname} ({pr.dst}) {pr.proto}/{pr.port}: {result.error}"
+                f"{where}: {flow.name}: {sname} ({pr.src}) -> {dname} ({pr.dst}) "
+                f"{pr.proto}/{pr.port}: {result.error}; {diagnose(p, pr, result)}"
             )
         elif flow.destination == "outside" and any(
             ipaddress.ip_address(result.seen_as) in n for n in pools
@@ -321,7 +322,7 @@ def npu_paths(p: Plan) -> Outcome:
     cabled = planes(p)
     for pr, result in zip(probes, probe.run(probes), strict=False):
         out.total += 1
-        hops = walk(p, pr.src_ns, pr.src, pr.dst)
+        hops = walk(p, pr.src_ns, pr.src, pr.dst)[0]
         off = [
             f"{ns} ({', '.join(sorted(cabled[ns]))})"
             for ns, _ in hops
@@ -338,21 +339,58 @@ def npu_paths(p: Plan) -> Outcome:
     return out
 
 
-def walk(p: Plan, ns: str, src: str, dst: str, limit: int = 16) -> list[tuple[str, str]]:
-    """The egress (namespace, interface) of each hop from `ns` to `dst`, by `ip route get`."""
-    hops = []
+def walk(
+    p: Plan, ns: str, src: str, dst: str, limit: int = 24
+) -> tuple[list[tuple[str, str]], str, bool]:
+    """The egress (namespace, interface) of each hop from `ns` to `dst` by `ip route get`, the
+    namespace the walk ended in, and whether `dst` is local there."""
+    hops: list[tuple[str, str]] = []
     first = True
     while len(hops) < limit:
         args = ["ip", "-n", ns, "-j", "route", "get", dst] + (["from", src] if first else [])
         got = json.loads(sh(*args, check=False) or "[]")
-        if not got or got[0].get("type") == "local" or "dev" not in got[0]:
-            break
+        if got and got[0].get("type") == "local":
+            return hops, ns, True
+        if not got or "dev" not in got[0]:
+            return hops, ns, False
         hops.append((ns, got[0]["dev"]))
-        gateway = got[0].get("gateway")
-        if not gateway:
-            break
-        nxt = p.addresses.get(ipaddress.IPv4Address(gateway))
+        nxt = p.addresses.get(ipaddress.IPv4Address(got[0].get("gateway") or dst))
         if not nxt:
-            break
+            return hops, ns, False
+        if not got[0].get("gateway"):
+            return hops, nxt[0], nxt[0] == p.addresses.get(ipaddress.IPv4Address(dst), ("",))[0]
         ns, first = nxt[0], False
-    return hops
+    return hops, ns, False
+
+
+def source_of(p: Plan, ns: str) -> str:
+    """The file behind a namespace's addresses and routes."""
+    n = p.namespaces.get(ns)
+    if n is None:
+        return ns
+    if n.device in p.devices:
+        return f"{p.devices[n.device].path} ({n.device})"
+    return {
+        "npu": f"files/hccn/{n.device}.conf",
+        "bmc": "files/ip-plan.csv",
+        "host": f"{n.device}'s keyfiles from roles/host_network (host_vars/{n.device}.yml)",
+    }.get(n.kind, n.device)
+
+
+def diagnose(p: Plan, pr: probe.Probe, result: probe.Result) -> str:
+    """Why a probe failed: no route there, no route back, or dropped by a filter on the way."""
+    private = _inner_pools(p)
+    came = result.arrived_from and ipaddress.ip_address(result.arrived_from)
+    if came and pr.dst_ns == ns_name("outside") and any(came in n for n in private):
+        return (
+            f"it reached the provider from the private address {result.arrived_from}, "
+            "which the provider cannot answer: no source NAT toward the provider"
+        )
+    hops, end, reached = walk(p, pr.src_ns, pr.src, pr.dst)
+    if not reached:
+        return f"no route to {pr.dst} in {source_of(p, end)}"
+    back, end, reached = walk(p, pr.dst_ns, pr.dst, pr.src)
+    if not reached:
+        return f"no route back to {pr.src} in {source_of(p, end)}"
+    walls = sorted({source_of(p, ns) for ns, _ in hops + back if p.namespaces[ns].nft})
+    return "dropped by a filter on the way: " + (", ".join(walls) if walls else "none found")

@@ -73,7 +73,8 @@ class Probe:
 @dataclass(slots=True)
 class Result:
     ok: bool
-    seen_as: str = ""  # the source address the listener saw (UDP)
+    seen_as: str = ""  # the source address the listener saw (UDP), answer received
+    arrived_from: str = ""  # the source address the listener saw, answer or not (UDP)
     error: str = ""
 
 
@@ -143,18 +144,24 @@ def _run(probes: list[Probe], timeout: float) -> list[Result]:
                 elif role == "listen":
                     try:
                         data, peer = s.recvfrom(512)
+                        words = data.decode().split()
+                        if len(words) == 2 and words[1].isdigit() and int(words[1]) < len(results):
+                            results[int(words[1])].arrived_from = peer[0]
                         s.sendto(data + f" {peer[0]}".encode(), peer)
                     except OSError:
                         pass
                 elif role == "tcp":
                     code = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-                    results[arg] = Result(code == 0, error="" if code == 0 else os.strerror(code))
+                    results[arg].ok, results[arg].error = (
+                        code == 0,
+                        os.strerror(code) if code else "",
+                    )
                     sel.unregister(s)
                     pending -= 1
                 else:
                     try:
                         data = s.recv(512).decode().split()
-                        results[arg] = Result(True, seen_as=data[-1])
+                        results[arg] = Result(True, seen_as=data[-1], arrived_from=data[-1])
                     except OSError as err:
                         results[arg] = Result(False, error=err.strerror or str(err))
                     sel.unregister(s)

@@ -1,0 +1,164 @@
+"""wanka twin: the plan it builds from a rendered folder (no root needed), and the real thing on
+pod-128 (root, network namespaces, FRR, nftables, dnsmasq: installed by .ci/run from Debian)."""
+
+from __future__ import annotations
+
+import configparser
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from generator.twin import plan, routing, run, vrp
+
+ROOT = Path(__file__).resolve().parents[1]
+POD = ROOT / "inventories" / "pod-128"
+PRE_FIX = "a5a7f7e"  # main before the day-0 fixes the twin found
+WANKA = [sys.executable, "-m", "generator"]
+
+
+def _keyfiles() -> dict[str, dict[str, configparser.ConfigParser]]:
+    return {}
+
+
+def test_every_cable_is_a_veth_pair_with_a_linux_name(tmp_path):
+    p = plan.plan(POD, _keyfiles())
+    rows = plan.cabling(POD)
+    second_members = sum(
+        len(hv["business_bond"]["members"]) - 1
+        for hv in p.hostvars.values()
+        if hv.get("business_bond")
+    )
+    provider = [link for link in p.links if link.plane == "provider"]
+    assert len(p.links) == len(rows) - second_members + len(provider)
+    for link in p.links:
+        for ns, dev in (link.a, link.b):
+            assert ns in p.namespaces and 0 < len(dev) <= 15, (ns, dev)
+    ends = [end for link in p.links for end in (link.a, link.b)]
+    assert len(ends) == len(set(ends)), "an interface name is used twice in one namespace"
+
+
+def test_interface_names_fit_and_differ():
+    ports = ["400GE1/0/1:1", "400GE1/0/1:2", "MEth0/0/0", "GigabitEthernet0/0/0", "Vlanif50"]
+    names = [plan.ifname(port) for port in ports]
+    assert names == ["400ge1-0-1_1", "400ge1-0-1_2", "meth0-0-0", "gi0-0-0", "vlan50"]
+    assert len(plan.ifname("VeryLongPortName100GE1/0/1:4")) <= 15
+
+
+def test_a_leaf_becomes_bgp_with_the_configs_peers_and_ecmp_width():
+    p = plan.plan(POD, _keyfiles())
+    routing.apply(p)
+    leaf = p.devices["par-leaf-0001"]
+    conf = p.namespaces["wt-par-leaf-0001"].frr
+    assert f"router bgp {leaf.bgp.asn}" in conf
+    for peer, asn, _ in leaf.bgp.peers:
+        assert f" neighbor {peer} remote-as {asn}" in conf
+    assert f"  maximum-paths {leaf.bgp.maximum_paths}" in conf
+    assert "  network 10.64.0.0/26" in conf
+    # the management VPN is its own namespace with kernel routes, filtered by ACL 2000
+    mgmt = p.namespaces["wt-par-leaf-0001.management_vpn"]
+    assert any(c.startswith("route append 10.101.0.0/20 via") for c in mgmt.commands)
+    assert "tcp dport 22 jump ssh_acl" in mgmt.nft and "ip saddr 10.101.0.0/20 return" in mgmt.nft
+
+
+def test_the_firewall_is_default_deny_with_one_rule_per_permitted_policy():
+    p = plan.plan(POD, _keyfiles())
+    routing.apply(p)
+    fw = p.devices["fw-01"]
+    nft = p.namespaces["wt-fw-01"].nft
+    assert "policy drop;" in nft and "ct state established,related accept" in nft
+    for rule in fw.policies:
+        assert f'{fw.path}:{rule.line} {rule.name}"' in nft
+
+
+def test_vrp_tree_keeps_line_numbers():
+    dev = vrp.device(POD, POD / "files" / "switches" / "oob-core-001.cfg")
+    lines = (POD / "files" / "switches" / "oob-core-001.cfg").read_text().splitlines()
+    assert "ospf 1" in lines[dev.ospf.line - 1]
+    for route in dev.statics:
+        assert lines[route.line - 1].startswith("ip route-static")
+
+
+# --- the real twin -------------------------------------------------------------------------
+
+needs = run.missing()
+real = pytest.mark.skipif(bool(needs), reason="the twin needs " + ", ".join(needs))
+
+
+def _twin(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*WANKA, "twin", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def _leftovers() -> tuple[list[str], bool]:
+    return run.namespaces(), run.STATE.exists()
+
+
+@pytest.fixture
+def clean():
+    _twin("down")
+    yield
+    _twin("down")
+    assert _leftovers() == ([], False)
+
+
+@real
+@pytest.mark.slow
+def test_pod_128_twin_proves_day_0(clean, tmp_path):
+    report = tmp_path / "twin-report.md"
+    done = _twin("test", str(POD), "--report", str(report))
+    assert done.returncode == 0, done.stdout + done.stderr
+    for line in ("BGP sessions Established", "OSPF adjacencies Full", "ECMP width",
+                 "required flows", "forbidden pairs fail", "NPU to NPU", "drill: cut"):  # fmt: skip
+        assert any(line in out and out.startswith("ok") for out in done.stdout.splitlines()), line
+    text = report.read_text()
+    assert "## Not emulated (never claimed)" in text and "PFC" in text
+
+
+@real
+@pytest.mark.slow
+def test_the_pre_fix_output_fails_naming_the_day_0_faults(clean, tmp_path):
+    archive = subprocess.run(
+        ["git", "archive", PRE_FIX, "inventories/pod-128"], cwd=ROOT, capture_output=True
+    )
+    if archive.returncode != 0:
+        pytest.skip(f"commit {PRE_FIX} is not in this clone")
+    subprocess.run(["tar", "-x", "-C", str(tmp_path)], input=archive.stdout, check=True)
+    done = _twin("test", str(tmp_path / "inventories" / "pod-128"), "--no-drills",
+                 "--report", str(tmp_path / "r.md"))  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    out = done.stdout
+    assert "no route to 10.102." in out and "keyfiles from roles/host_network" in out  # OOB
+    assert "no source NAT toward the provider" in out
+
+
+@real
+@pytest.mark.slow
+def test_down_after_a_sigkill_of_up_leaves_nothing(clean):
+    up = subprocess.Popen([*WANKA, "twin", "up", str(POD)], cwd=ROOT,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    end = time.monotonic() + 180
+    while time.monotonic() < end and not any(
+        (run.frr_dir(n) / "zebra.pid").exists() for n in run.namespaces()
+    ):
+        time.sleep(0.2)
+    os.kill(up.pid, signal.SIGKILL)
+    up.wait()
+    assert run.namespaces(), "up was killed before it made anything"
+    done = _twin("down")
+    assert done.returncode == 0
+    assert _leftovers() == ([], False)
+    frr = subprocess.run(["pgrep", "-f", str(run.STATE)], capture_output=True, text=True)
+    assert frr.stdout == "", "an FRR daemon of the twin is still running"
+
+
+def test_a_machine_without_the_packages_is_told_what_is_missing(monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda tool: None)
+    missing = run.missing()
+    assert any("frr" in m for m in missing) and any("nftables" in m for m in missing)
