@@ -149,6 +149,9 @@ class Subnet:
     gateway: int
     vlan: int  # host-facing VLAN on the owners
     gateway_interface: str  # e.g. Vlanif10
+    # DHCP servers the gateway relays to, from its own address: on the out-of-band subnets the
+    # ZTP servers (a factory-default switch asks from its MEth port); () elsewhere
+    dhcp_relay: tuple[int, ...] = ()
 
     @classmethod
     def on_vlan(cls, plane: str, owners: tuple[str, ...], network: int, prefix: int, vlan: int):

@@ -57,7 +57,7 @@ class Uplink:
 class Flow:
     """A flow that must exist: the table that drives firewall policy and that verify proves.
 
-    source/destination are endpoint groups (management-nodes, switch-management, bmc,
+    source/destination are endpoint groups (management-nodes, switch-management, dhcp-relays, bmc,
     business-hosts, dpc-clients, storage-nodes, monitored-hosts, outside); `zones` the firewall
     zones it crosses ("" when it stays inside one plane)."""
 

@@ -39,9 +39,11 @@ def _groups(cluster: Cluster) -> dict[str, list[tuple[str, int]]]:
         for d in cluster.devices
         if d.role == "management-node" and d.mgmt is not None
     )
+    relays = sorted({s.gateway for s in cluster.subnets if s.dhcp_relay})
     return {
         "management-nodes": mgmt,
         "switch-management": [pools["oob"]],
+        "dhcp-relays": [(ip(a), 32) for a in relays],  # the relay sends from its gateway address
         "bmc": [pools["oob"]],
         "business-hosts": [pools["business"]],
         "outside": [],

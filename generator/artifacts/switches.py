@@ -298,6 +298,8 @@ def interfaces(dev: Device, cx: Context) -> Config:
             vif["mtu"] = IP_MTU
         if mlag:
             vif["mac"] = GATEWAY_MAC
+        if sn.dhcp_relay:
+            vif["dhcp_relay"] = [ip(a) for a in sn.dhcp_relay]
         logical.append(vif)
     if mlag:
         logical.append(
@@ -343,6 +345,7 @@ def interfaces(dev: Device, cx: Context) -> Config:
         )
     used = {p["profile"] for p in ports}
     return {
+        "dhcp": any("dhcp_relay" in i for i in logical),  # `dhcp enable` before any relay
         "port_profiles": {k: v for k, v in profiles.items() if k in used},
         "interfaces": out,
     }

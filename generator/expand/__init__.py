@@ -40,7 +40,7 @@ from generator.expand.ranks import (
     npu_servers,
     rank_table_version,
 )
-from generator.expand.services import host_settings, scheduler_settings, services
+from generator.expand.services import host_settings, scheduler_settings, services, ztp_relay
 from generator.expand.settings import resolve_settings
 from generator.model import Cluster, Fabric, Growth
 
@@ -185,6 +185,7 @@ def _expand(
     servers = npu_servers(devs, links, addrs, hosts.model, namer)
     version = rank_table_version(bp, servers)
     servers, missing = apply_facts(servers, facts, version)
+    svc = services(devs, pools)
     return Cluster(
         name=bp["metadata"]["name"],
         site=bp["metadata"]["site"],
@@ -192,7 +193,7 @@ def _expand(
         racks=racks,
         devices=devs,
         links=links,
-        subnets=tuple(s for a in addrs.values() for s in a.subnets),
+        subnets=ztp_relay(tuple(s for a in addrs.values() for s in a.subnets), svc),
         addresses=tuple(x for a in addrs.values() for x in a.addresses),
         pools=pools,
         fabrics=fabrics,
@@ -206,7 +207,7 @@ def _expand(
         hccl_env=hccl_environment(
             bp, lossless_of("parameter", bp["networks"]["parameter"]["lossless"])
         ),
-        services=services(devs, pools),
+        services=svc,
         routes=routing.routes,
         uplinks=routing.uplinks,
         flows=required_flows(bp),

@@ -6,6 +6,8 @@ row from the rendered files. Endpoint groups, as the inventory spells them:
 
 - management-nodes: the management nodes' in-band addresses (controller, monitoring, bastion);
 - switch-management: the management address of every switch, router and firewall (out-of-band);
+- dhcp-relays: the out-of-band gateways relaying the switches' ZTP DHCP requests to the ZTP
+  servers, from their own (Vlanif) addresses: a factory-default switch has no address yet;
 - bmc: every host's BMC (out-of-band);
 - npu-servers / storage-nodes: in-band addresses; npu-storage / storage-data: storage-plane ports;
 - business-hosts: the NPU servers' business bonds; outside: beyond the border routers.
@@ -73,7 +75,7 @@ FLOWS: tuple[Flow, ...] = (
     ),
     Flow(
         "ztp",
-        "switch-management",
+        "dhcp-relays",
         "management-nodes",
         "udp",
         (DHCP,),

@@ -4,9 +4,18 @@ settings the host configuration and the schedulers read, defaults resolved here 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from generator.model import Device, Fabric, HostSettings, Pool, SchedulerSettings, Services
+from generator.model import (
+    Device,
+    Fabric,
+    HostSettings,
+    Pool,
+    SchedulerSettings,
+    Services,
+    Subnet,
+)
 
 SERVICE_ROLE = {
     "ntp": "controller",
@@ -29,6 +38,16 @@ def services(devices: tuple[Device, ...], pools: tuple[Pool, ...]) -> Services:
         **{service: on(role) for service, role in SERVICE_ROLE.items()},
         pools=tuple((p.network, p.prefix) for p in pools if p.plane in ("inband", "oob")),
     )
+
+
+def ztp_relay(subnets: tuple[Subnet, ...], svc: Services) -> tuple[Subnet, ...]:
+    """The out-of-band subnets' gateways relay DHCP to the ZTP servers: a factory-default
+    switch broadcasts its DHCP request from its MEth port in the out-of-band access VLAN, and the
+    controllers are in the in-band zone behind the firewalls (flow `ztp`). The relay sends from
+    its gateway address, in the out-of-band pool the flow's firewall rule permits."""
+    if not svc.ztp:
+        return subnets
+    return tuple(replace(s, dhcp_relay=svc.ztp) if s.plane == "oob" else s for s in subnets)
 
 
 def scheduler_settings(bp: Mapping[str, Any], fabric: Fabric | None) -> SchedulerSettings:

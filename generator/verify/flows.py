@@ -68,8 +68,9 @@ def _ip(text) -> int | None:
         return None
 
 
-def endpoints(hostvars: dict, groups: dict) -> dict[str, list[tuple[str, int]]]:
-    """Flow endpoint group -> (name, address) from the inventory."""
+def endpoints(hostvars: dict, groups: dict, routing=None) -> dict[str, list[tuple[str, int]]]:
+    """Flow endpoint group -> (name, address) from the inventory; the DHCP relays (interfaces
+    with `dhcp select relay`, sending from their own address) from the configs' `routing`."""
 
     def members(*names: str) -> list[str]:
         return sorted({h for n in names for h in groups.get(n, ())})
@@ -94,6 +95,11 @@ def endpoints(hostvars: dict, groups: dict) -> dict[str, list[tuple[str, int]]]:
     return {
         "management-nodes": take(members("management_nodes"), "inband_address"),
         "switch-management": take(members("switches", "border"), "ansible_host"),
+        "dhcp-relays": [
+            (f"{dev} {port}", a)
+            for a, (dev, port, _) in sorted(routing.addresses.items() if routing else ())
+            if (dev, port) in routing.relays
+        ],
         "bmc": take(sorted(hostvars), "bmc_address"),
         "npu-servers": take(npus, "inband_address"),
         "business-hosts": [
@@ -251,11 +257,9 @@ class Prover:
         for rule in self.routing.rules.get(fw, []):
             if (rule.source_zone, rule.destination_zone) != (zin, zout):
                 continue
-            if rule.sources and not any(lo <= src[0] and src[1] <= hi for lo, hi in rule.sources):
+            if rule.sources and not _covered(rule.sources, src):
                 continue
-            if rule.destinations and not any(
-                lo <= dst[0] and dst[1] <= hi for lo, hi in rule.destinations
-            ):
+            if rule.destinations and not _covered(rule.destinations, dst):
                 continue
             if rule.services and not any(
                 proto == flow.protocol and (port in flow.ports) for proto, port in rule.services
@@ -276,6 +280,20 @@ class Prover:
         return f"no route back from the {self.plane(here)} plane toward the {flow.source}"
 
 
+def _covered(ranges: tuple[tuple[int, int], ...], want: tuple[int, int]) -> bool:
+    """The rule's address ranges together cover `want` (a range of endpoints, e.g. three
+    management nodes each permitted by its own /32)."""
+    lo, hi = want
+    for a, b in sorted(ranges):
+        if a > lo:
+            return False
+        if b >= lo:
+            lo = b + 1
+            if lo > hi:
+                return True
+    return False
+
+
 def prove(
     folder: Path, g, components, pools, routing, cabled, hostvars, groups, report: Report
 ) -> None:
@@ -289,7 +307,7 @@ def prove(
             )
         )
         return
-    ends = endpoints(hostvars, groups)
+    ends = endpoints(hostvars, groups, routing)
     prover = Prover(
         g,
         components,
@@ -301,6 +319,16 @@ def prove(
     )
     for flow in rows:
         sources, dests = ends.get(flow.source, []), ends.get(flow.destination, [])
+        if flow.source == "dhcp-relays" and not sources and ends["switch-management"]:
+            report.problems.append(
+                Problem(
+                    "files/flows.csv",
+                    flow.line,
+                    f"required flow {flow.name}: no out-of-band gateway relays DHCP (`dhcp "
+                    "select relay`): a factory-default switch's ZTP request never leaves its VLAN",
+                )
+            )
+            continue
         if not sources or not dests:  # e.g. no storage-plane ports on a shared storage plane
             report.flows_idle.append(flow.name)
             continue

@@ -60,6 +60,7 @@ class Routing:
     addresses: dict[int, tuple[str, str, int]] = field(default_factory=dict)  # ip -> dev, if, plen
     zones: dict[tuple[str, str], str] = field(default_factory=dict)  # (fw, interface) -> zone
     rules: dict[str, list[Rule]] = field(default_factory=dict)  # firewall -> rules in order
+    relays: set[tuple[str, str]] = field(default_factory=set)  # (device, interface) relaying DHCP
 
     def extend(self, later: Routing) -> None:
         """Add what configs read after this one's say (dictionaries: the later one wins)."""
@@ -68,6 +69,7 @@ class Routing:
         self.peers += later.peers
         self.addresses |= later.addresses
         self.zones |= later.zones
+        self.relays |= later.relays
         for device, rules in later.rules.items():
             self.rules.setdefault(device, []).extend(rules)
 
@@ -304,6 +306,8 @@ def switch(
             continue
         if iface is None:
             continue
+        if s == "dhcp select relay":
+            routing.relays.add((device, iface))
         if not s.startswith(("ip ", "eth-trunk ", "port ")):
             continue
         node = ("if", device, iface)
