@@ -21,6 +21,7 @@ from generator.model_settings import (  # noqa: F401  (re-exported: one model na
     SchedulerSettings,
     Services,
     Settings,
+    SourceNat,
     Uplink,
 )
 from generator.records import record
@@ -342,6 +343,7 @@ class Cluster:
     services: Services = field(default_factory=Services)
     routes: tuple[Route, ...] = ()  # static routes of the border and management routing
     uplinks: tuple[Uplink, ...] = ()  # border routers' provider hand-offs
+    source_nat: tuple[SourceNat, ...] = ()  # per firewall: the business plane's way out
     flows: tuple[Flow, ...] = ()  # required flows (expand/flows.py)
     roce_planes: tuple[str, ...] = ()  # planes whose hosts speak RoCE (each needs a lossless class)
     switch_facts: tuple[SwitchFacts, ...] = ()  # per switch model in use, sorted by model

@@ -54,6 +54,20 @@ class Uplink:
 
 
 @dataclass(frozen=True, slots=True)
+class SourceNat:
+    """Source NAT on a firewall toward the provider: what enters from zone `zones[0]` from the
+    `sources` pools and leaves for `zones[1]` leaves with an address of this firewall's section
+    (`network`/`prefix`) of the NAT pool (zones.border.nat), which the provider routes to the
+    border routers and the routers route back to this firewall (expand/border.py)."""
+
+    device: str
+    network: int
+    prefix: int
+    sources: tuple[tuple[int, int], ...]  # (network, prefix) of the pools translated
+    zones: tuple[str, str] = ("business", "untrust")
+
+
+@dataclass(frozen=True, slots=True)
 class Flow:
     """A flow that must exist: the table that drives firewall policy and that verify proves.
 

@@ -24,6 +24,7 @@ TEMPLATES = {"huawei-usg": "border/usg6000e.cfg.j2", "huawei-ne": "border/ne8000
 MGMT_ACL = 2000
 USER = ("admin", "vault_border_admin_password")
 ZONE_PRIORITY = {"business": 50, "inband": 70, "oob": 80}  # untrust is built in (5)
+NAT_GROUP = "wanka-nat"  # the firewall's NAT address pool (its section of zones.border.nat)
 FLOW_COLUMNS = ("flow", "source", "destination", "protocol", "ports", "zones", "purpose")
 
 
@@ -69,6 +70,22 @@ def _rules(cluster: Cluster) -> list[Config]:
             }
         )
     return rules
+
+
+def _source_nat(dev: Device, cluster: Cluster) -> Config:
+    """The firewall's source NAT toward the provider (the model's section and sources)."""
+    n = next((x for x in cluster.source_nat if x.device == dev.name), None)
+    if n is None:
+        return {}
+    return {
+        "group": NAT_GROUP,
+        "first": ip(n.network),
+        "last": ip(n.network + (1 << (32 - n.prefix)) - 1),
+        "rule": f"{n.zones[0]}-{n.zones[1]}",
+        "from": n.zones[0],
+        "to": _zone(n.zones[1]),
+        "sources": [{"address": ip(a), "prefix": p} for a, p in n.sources],
+    }
 
 
 def structured_config(dev: Device, cluster: Cluster, links: list[Link], rules: list[Config]):
@@ -152,6 +169,7 @@ def structured_config(dev: Device, cluster: Cluster, links: list[Link], rules: l
         else [],
         "routes": routes,
         "rules": rules if firewall else [],
+        "source_nat": _source_nat(dev, cluster),
     }
 
 

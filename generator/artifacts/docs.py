@@ -141,6 +141,26 @@ def pool_rows(cluster: Cluster) -> list[list[str]]:
     ]
 
 
+def way_out_rows(cluster: Cluster) -> list[list[str]]:
+    """The provider hand-offs and each firewall's source NAT section (the addresses the
+    business plane leaves with)."""
+    rows = [
+        [u.device, u.port, f"{ip(u.ip)}/{u.prefix}", f"hand-off; default route via {ip(u.gateway)}"]
+        for u in cluster.uplinks
+    ]
+    rows += [
+        [
+            n.device,
+            "source NAT",
+            f"{ip(n.network)}/{n.prefix}",
+            f"{', '.join(f'{ip(a)}/{p}' for a, p in n.sources)} ({n.zones[0]}) leaves with these; "
+            f"the border routers route them back to {n.device}",
+        ]
+        for n in cluster.source_nat
+    ]
+    return rows
+
+
 def rack_rows(cluster: Cluster) -> list[list[str]]:
     """One line per (zone, row): racks, devices, load against budget, fullest rack."""
     load = rack_loads(cluster)
@@ -200,6 +220,7 @@ def readme(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) -> st
         fabrics=[(plane, mermaid(cluster, plane, graph)) for plane, graph in fabric.items()],
         oversubscription=oversubscription_rows(cluster),
         pools=pool_rows(cluster),
+        way_out=way_out_rows(cluster),
         flows=[
             [
                 f.name,

@@ -37,6 +37,7 @@ POOL_PATHS: tuple[YamlPath, ...] = (
     ("networks", "management", "oob", "pool"),
     ("zones", "border", "pool"),
 )
+OPTIONAL_POOL_PATHS: tuple[YamlPath, ...] = (("zones", "border", "nat"),)  # when given
 _WIDE = re.compile(r"\d{4,}")
 _DNS_LABEL = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
 _HOSTNAME = ("compute", "hostname")
@@ -274,7 +275,8 @@ def cooling_problems(data: Data, catalog: Catalog) -> list[Problem]:
 def pool_problems(data: Data, catalog: Catalog) -> list[Problem]:
     """Every address pool is an IPv4 network without host bits, and no two overlap."""
     problems, networks = [], []
-    for path in POOL_PATHS:
+    optional = tuple(path for path in OPTIONAL_POOL_PATHS if get(data, path) is not None)
+    for path in POOL_PATHS + optional:
         text = get(data, path)
         try:
             networks.append((path, ipaddress.IPv4Network(text)))

@@ -210,6 +210,7 @@ def _expand(
         services=svc,
         routes=routing.routes,
         uplinks=routing.uplinks,
+        source_nat=routing.nat,
         flows=required_flows(bp),
         scheduler=scheduler_settings(bp, _fabric_of(fabrics, "parameter")),
         host_settings=host_settings(bp, version),

@@ -20,7 +20,7 @@ from generator.expand.addressing import PlaneAddresses, block_prefix, parse_pool
 from generator.expand.fabric import PlaneBuild, Wire
 from generator.expand.planes import HOST_VLAN
 from generator.expand.racks import Hosts
-from generator.model import Address, Pool, Route, Subnet, Uplink
+from generator.model import Address, Pool, Route, SourceNat, Subnet, Uplink
 
 BORDER = {"border-router": ("router", "rtr"), "firewall": ("firewall", "fw")}
 BORDER_SPEED = 100
@@ -152,6 +152,7 @@ class BorderRouting:
     routes: tuple[Route, ...]
     uplinks: tuple[Uplink, ...]
     pools: tuple[Pool, ...]  # the border pool and the provider hand-off
+    nat: tuple[SourceNat, ...] = ()  # per firewall: its section of the NAT pool
 
 
 def border_routing(
@@ -163,8 +164,10 @@ def border_routing(
     - business spines: default route to the firewalls; in-band cores: the out-of-band pool;
       out-of-band cores: the in-band pool; each advertised into the plane's routing protocol.
       The first firewall is preferred, the second a floating backup (symmetric, stateful paths).
-    - firewalls: each plane's pool to the switches of that plane (ECMP), default to the routers.
-    - routers: the business pool to the firewalls (first preferred), default to the provider."""
+    - firewalls: each plane's pool to the switches of that plane (ECMP), default to the routers;
+      the business pool leaves translated to the firewall's section of the NAT pool (source_nat).
+    - routers: the business pool to the firewalls (first preferred), each firewall's NAT section
+      to that firewall, default to the provider."""
     border = bp["zones"]["border"]
     bases = {plane: parse_pool(pools[plane]) for plane in FIREWALL_PLANES}
     net, prefix = parse_pool(border["pool"])
@@ -218,13 +221,55 @@ def border_routing(
             )
         uplinks.append(Uplink(router, port, pnet + 2 * k, 31, pnet + 2 * k + 1))
         routes.append(Route(router, 0, 0, pnet + 2 * k + 1))
+    nat = source_nat(border, firewalls, bases["business"], len(uplinks))
+    section = {n.device: n for n in nat}
+    for i, w in enumerate(attached.border):  # each router: a firewall's section to that firewall
+        if attached.faces[w.b_device] == "border":
+            s = section[w.a_device]
+            routes.append(Route(w.b_device, s.network, s.prefix, p2p[i][0]))
     routes.sort(key=lambda r: (r.device, r.vrf, r.network, r.prefix, r.preference, r.next_hop))
     used = nxt["border"] - net
     pools_out = (
         Pool("border", net, prefix, used),
         Pool("provider", pnet, pprefix, 2 * len(uplinks)),
     )
-    return BorderRouting(p2p, tuple(routes), tuple(uplinks), pools_out)
+    return BorderRouting(p2p, tuple(routes), tuple(uplinks), pools_out, nat)
+
+
+def source_nat(
+    border: Mapping[str, Any], firewalls: list[str], business: tuple[int, int], handoffs: int
+) -> tuple[SourceNat, ...]:
+    """The business plane leaves through the provider with addresses the provider routes back:
+    the NAT pool (zones.border.nat; by default the upper half of zones.border.provider, whose
+    lower half holds the routers' hand-off /31s), cut into one equal, aligned section per
+    firewall. The firewalls keep their sessions apart (no state is shared between them), so each
+    translates to its own section and the routers route each section back to its firewall."""
+    pnet, pprefix = parse_pool(border["provider"])
+    if border.get("nat"):
+        where: YamlPath = ("zones", "border", "nat")
+        net, prefix = parse_pool(border["nat"])
+    else:
+        where = ("zones", "border", "provider")
+        net, prefix = pnet + (1 << (31 - pprefix)), pprefix + 1
+        if pprefix >= 32 or 2 * handoffs > 1 << (31 - pprefix):
+            raise BlueprintError(
+                [
+                    Problem(
+                        where,
+                        "too small for the hand-offs (lower half) and the NAT pool (upper half)",
+                        "use a /29 or larger, or give zones.border.nat",
+                    )
+                ]
+            )
+    bits = max(len(firewalls) - 1, 0).bit_length()
+    if prefix + bits > 32:
+        raise BlueprintError(
+            [Problem(where, f"the NAT pool is too small for {len(firewalls)} firewalls")]
+        )
+    size = 1 << (32 - prefix - bits)
+    return tuple(
+        SourceNat(fw, net + i * size, prefix + bits, (business,)) for i, fw in enumerate(firewalls)
+    )
 
 
 def shared_storage_addresses(pool_text: str, wires: list[Wire], where: YamlPath) -> PlaneAddresses:

@@ -241,6 +241,11 @@ class Prover:
             verdict = self._policy(fw, zin, zout, flow, src, dst)
             if verdict:
                 return verdict
+            if dst[0] == OUTSIDE and not self._translated(fw, zin, zout, src):
+                return (
+                    f"{fw} sends the {flow.source} toward the provider ({zout}) with their own, "
+                    "private addresses (no nat-policy rule translates them: action source-nat)"
+                )
             if hop is None:
                 return f"{fw}: next hop {ipaddress.ip_address(r.next_hop)} is no rendered interface"
             node = self.net_of(r.next_hop)
@@ -269,6 +274,15 @@ class Prover:
                 return None
             return f"{rule.where[0]}:{rule.where[1]}: {fw} rule {rule.name} denies it"
         return f"{fw} denies {zin} -> {zout} {flow.protocol} {' '.join(map(str, flow.ports))} (no rule permits it)"
+
+    def _translated(self, fw: str, zin: str, zout: str, src: tuple[int, int]) -> bool:
+        """A nat-policy rule of the firewall translates the source range leaving zin for zout."""
+        return any(
+            rule.action == "source-nat"
+            and (rule.source_zone, rule.destination_zone) == (zin, zout)
+            and (not rule.sources or _covered(rule.sources, src))
+            for rule in self.routing.nat.get(fw, [])
+        )
 
     def _back(self, flow: FlowRow, src: int, here: int) -> str | None:
         """The destination's domain routes back toward the source."""

@@ -1,5 +1,6 @@
-"""Firewall security-policy rules as verify reads them from a rendered USG configuration
-(`security-policy` / `rule name` blocks: zones, address ranges, services, action)."""
+"""Firewall security-policy and nat-policy rules as verify reads them from a rendered USG
+configuration (`security-policy` / `nat-policy` / `rule name` blocks: zones, address ranges,
+services, action)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ class Rule:
     services: tuple[tuple[str, int], ...]  # (protocol, port); empty = any
     permit: bool
     where: tuple[str, int]
+    action: str = ""  # as written: permit, deny, source-nat (nat-policy rules)
 
 
 def _range(address: str, prefix: str) -> tuple[int, int]:
@@ -57,4 +59,5 @@ def rule_of(r: dict) -> Rule:
         tuple(r["svc"]),
         r.get("action") == "permit",
         r["where"],
+        r.get("action", ""),
     )

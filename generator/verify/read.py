@@ -60,6 +60,7 @@ class Routing:
     addresses: dict[int, tuple[str, str, int]] = field(default_factory=dict)  # ip -> dev, if, plen
     zones: dict[tuple[str, str], str] = field(default_factory=dict)  # (fw, interface) -> zone
     rules: dict[str, list[Rule]] = field(default_factory=dict)  # firewall -> rules in order
+    nat: dict[str, list[Rule]] = field(default_factory=dict)  # firewall -> nat-policy rules
     relays: set[tuple[str, str]] = field(default_factory=set)  # (device, interface) relaying DHCP
 
     def extend(self, later: Routing) -> None:
@@ -72,6 +73,8 @@ class Routing:
         self.relays |= later.relays
         for device, rules in later.rules.items():
             self.rules.setdefault(device, []).extend(rules)
+        for device, rules in later.nat.items():
+            self.nat.setdefault(device, []).extend(rules)
 
 
 class Graph:
@@ -229,10 +232,11 @@ def switch(
     zone = ""
     rule: dict | None = None
     rules = routing.rules.setdefault(device, []) if gateway else []
+    into = rules  # the policy being read: security-policy (rules) or nat-policy
     for n, line in enumerate(lines, 1):
         if not line.startswith(" "):
             if rule is not None:
-                rules.append(rule_of(rule))
+                into.append(rule_of(rule))
                 rule = None
             iface, acl, block = None, None, ""
             if line == "#" or not line:
@@ -261,7 +265,10 @@ def switch(
             elif m := _ZONE.match(line):
                 block, zone = "zone", m.group(1)
             elif line.startswith("security-policy"):
+                block, into = "policy", rules
+            elif line.startswith("nat-policy"):
                 block = "policy"
+                into = routing.nat.setdefault(device, []) if gateway else []
             elif m := _SSH_ACL.match(line):
                 uses["ssh server acl"].append(n)
                 acls.setdefault("@ssh", []).append((n, m.group(1)))
@@ -299,7 +306,7 @@ def switch(
         if block == "policy":
             if m := _POLICY_RULE.match(s):
                 if rule is not None:
-                    rules.append(rule_of(rule))
+                    into.append(rule_of(rule))
                 rule = {"name": m.group(1), "where": (where, n), "src": [], "dst": [], "svc": []}
             elif rule is not None:
                 policy_line(rule, s)
@@ -328,7 +335,7 @@ def switch(
         elif s.startswith("port vlan exclude") or s == "port trunk allow-pass vlan all":
             all_vlan_ifaces.append((iface, n))
     if rule is not None:
-        rules.append(rule_of(rule))
+        into.append(rule_of(rule))
     for name, n in all_vlan_ifaces:  # a peer-link carries every VLAN but the excluded ones
         for v in sorted(vlans):
             g.edge(("if", device, name), ("vlan", device, v), (where, n))
