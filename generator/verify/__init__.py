@@ -11,6 +11,10 @@ files/hccn/*.conf, files/cabling.csv, group_vars/all.yml pools) and builds a gra
 - ("vlan", device, id): a switch's broadcast domain;
 - ("net", cidr): a subnet, labelled with the plane whose pool holds it.
 
+The required flows are proven over the cabled part of that graph (adjacency.py): an interface that
+files/cabling.csv joins to no other interface of its subnet neighbours nothing, so a static
+route's next hop or an adjacency over it counts for nothing (and is reported).
+
 Edges come from interface addresses, VLAN membership, Eth-Trunk/bond membership and cables;
 each keeps the file and line it came from. Firewalls are the only gateways: their interfaces are
 never joined to one another, and each may only face the business, in-band or out-of-band plane
@@ -29,7 +33,7 @@ from pathlib import Path
 
 from generator import forking
 from generator.output import MARKER
-from generator.verify import flows, inventory, read, rules
+from generator.verify import adjacency, flows, inventory, read, rules
 from generator.verify.report import NotAnOutput, Problem, Report
 
 __all__ = ["NotAnOutput", "Problem", "Report", "verify"]
@@ -85,7 +89,8 @@ def _verify(folder: Path) -> Report:
         shared = settings.get("storage_mode") == "shared"
         rules.border_cabling(cabled, groups.get("border", set()), g, pools, report, shared)
         components = rules.isolation(g, pools, firewalls, report, shared=shared)
-        flows.prove(folder, g, components, pools, routing, cabled, hostvars, groups, report)
+        reach = adjacency.cabled_components(g, components, report)  # routes need cables
+        flows.prove(folder, g, reach, pools, routing, cabled, hostvars, groups, report)
         rules.settings(folder, settings, report)
         report.problems += scan.get()
     report.nodes, report.edges = len(g.nodes), g.number_of_edges()

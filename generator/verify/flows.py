@@ -208,6 +208,9 @@ class Prover:
                     why = f"{r.where[0]}:{r.where[1]}: next hop {ipaddress.ip_address(r.next_hop)} is no rendered interface"
                     continue
                 fw, port, _ = hop
+                if self.comp.get(("if", fw, port)) != here:
+                    why = f"{r.where[0]}:{r.where[1]}: next hop {ipaddress.ip_address(r.next_hop)} ({fw} {port}) is not cabled to {r.device}"
+                    continue
                 if fw not in self.firewalls:
                     why = f"{r.where[0]}:{r.where[1]}: next hop {ipaddress.ip_address(r.next_hop)} is {fw}, not a firewall"
                     continue
@@ -248,8 +251,10 @@ class Prover:
                 )
             if hop is None:
                 return f"{fw}: next hop {ipaddress.ip_address(r.next_hop)} is no rendered interface"
-            node = self.net_of(r.next_hop)
-            return self.comp[node]
+            there = self.comp.get(("if", hop[0], hop[1]))
+            if there != self.comp.get(("if", fw, out)):
+                return f"{fw} {out}: next hop {ipaddress.ip_address(r.next_hop)} ({hop[0]} {hop[1]}) is not cabled to it"
+            return there
         return f"{fw} has no route toward the {flow.destination} out of a cabled interface"
 
     def _egress(self, fw: str, hop: int) -> str | None:
@@ -289,7 +294,8 @@ class Prover:
         if self.domain(src) == here:
             return None
         for r in self.best(self.crossing.get(here, []), src):
-            if r.next_hop in self.routing.addresses:
+            hop = self.routing.addresses.get(r.next_hop)
+            if hop is not None and self.comp.get(("if", hop[0], hop[1])) == here:
                 return None
         return f"no route back from the {self.plane(here)} plane toward the {flow.source}"
 
