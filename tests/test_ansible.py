@@ -269,7 +269,7 @@ def test_site_configures_every_host_then_changes_nothing_and_check_mode_is_clean
         qos = (npu / f"var/lib/wanka-fake/mlnx_qos.{port}").read_text().splitlines()
         assert "trust=dscp" in qos and f"pfc={storage['pfc_bitmap']}" in qos
         assert f"map.{storage['dscp']}={storage['priority']}" in qos
-    ztp = next(fleet["roots"].glob("controller-*/srv/ztp/configs"))
+    ztp = next(fleet["roots"].glob("controller-*/srv/ztp"))
     staged = (ztp / "par-leaf-0001.cfg").read_text()
     generated = (INVENTORY / "files/ztp/configs/par-leaf-0001.cfg").read_text()
     assert "{{" in generated and "{{" not in staged

@@ -141,12 +141,20 @@ def ztp(tmp_path_factory):
     }
 
 
+def _ini_sections(ini: str, head: str) -> list[tuple[str, dict[str, str]]]:
+    found = re.findall(rf"\[{head}(\d+) DESCRIPTION\]\n(.*?)(?=\n\[|\n;END)", ini, re.S)
+    return [
+        (n, dict(line.split("=", 1) for line in body.splitlines() if "=" in line))
+        for n, body in found
+    ]
+
+
 @pytest.mark.slow
 def test_ztp_server_stages_rendered_configs_and_an_intermediate_file_that_lists_each(ztp):
     first = ztp["first"]
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-2000:]
     root = ztp["root"] / "srv/ztp"
-    staged = sorted((root / "configs").glob("*.cfg"))
+    staged = sorted(root.glob("*.cfg"))  # in the SFTP root, beside ztp.ini (CE guide's example)
     assert [p.stem for p in staged] == sorted(ztp["names"])
     for p in staged:
         text = p.read_text()
@@ -154,66 +162,83 @@ def test_ztp_server_stages_rendered_configs_and_an_intermediate_file_that_lists_
         assert not INTERACTIVE.search(text), p.name
         assert f"irreversible-cipher {VAULT['vault_switch_admin_password']}" in text
         assert f"cipher {VAULT['vault_snmp_priv_key']}" in text
+        assert p.stat().st_mode & 0o777 == 0o640
     # nothing secret reached the output folder
     assert not any(
         v in p.read_text()
         for p in (INVENTORY / "files/ztp/configs").glob("*.cfg")
         for v in VAULT.values()
     )
-
-    # VRP8 ZTP guide, INI intermediate file: #sha256sum over everything after the first line
-    header, rest = (root / "ztp.ini").read_bytes().split(b"\n", 1)
-    assert header == f'#sha256sum="{hashlib.sha256(rest).hexdigest()}"'.encode()
-    ini = rest.decode()
-    assert ini.startswith(";BEGIN ROUTER\n[GLOBAL CONFIG]\n") and ini.endswith(";END ROUTER\n")
-    fileserver = re.search(r"^FILESERVER=(\S+)$", ini, re.M).group(1)
-    assert fileserver.endswith("/configs")
-    sections = re.findall(r"\[DEVICE(\d+) DESCRIPTION\]\n(.*?)(?=\n\[|\n;END)", ini, re.S)
-    assert [int(n) for n, _ in sections] == list(range(1, len(staged) + 1))
     sums = dict(
         reversed(line.split("  ", 1)) for line in (root / "SHA256SUMS").read_text().splitlines()
     )
+    assert set(sums) == {p.name for p in staged}
+    url = f"sftp://wanka-ztp:{VAULT['vault_ztp_sftp_password']}@"
+
+    # default: the CE V300R023C00 guide's ;BEGIN ZTP CONFIG form, bare file names in the root
+    ini = (root / "ztp.ini").read_text()
+    assert ini.startswith(";BEGIN ZTP CONFIG\n[GLOBAL CONFIG]\n") and ini.endswith(
+        ";END ZTP CONFIG\n"
+    )
+    fileserver = re.search(r"^\*FILESERVER=(\S+)$", ini, re.M).group(1)
+    assert fileserver.startswith(url) and "/" not in fileserver.removeprefix("sftp://")
+    assert re.search(r"^\*TIME_SN=\d{14}$", ini, re.M)
+    sections = _ini_sections(ini, "DEVICE_TYPE_")
+    assert [int(n) for n, _ in sections] == list(range(1, len(staged) + 1))
+    assert int(re.search(r"\*DEVICE_TYPE_NUM=(\d+)", ini).group(1)) == len(sections)
     identities = _identities(ztp["names"])
     listed = set()
-    for _, body in sections:
-        fields = dict(line.split("=", 1) for line in body.splitlines() if "=" in line)
-        config = fields["SYSTEM-CONFIG"]
+    for _, fields in sections:
+        config = fields["*FILENAME_1"]
         name = config.removesuffix(".cfg")
         listed.add(name)
-        assert fields["DEVICETYPE"] == "DEFAULT"
-        assert fields["ESN"] == identities[name].get("esn", "DEFAULT")
-        assert fields["MAC"] == identities[name].get("mac", "DEFAULT")
-        assert (root / "configs" / config).is_file()
-        assert (
-            sums[f"configs/{config}"]
-            == hashlib.sha256((root / "configs" / config).read_bytes()).hexdigest()
+        assert (fields["ESN"], fields["MAC"]) == (
+            identities[name].get("esn", ""),
+            identities[name].get("mac", ""),
         )
+        assert (fields["*TYPE_1"], fields["*EFFECTIVE_MODE_1"]) == ("CFG", "0")
+        data = (root / config).read_bytes()
+        assert fields["SHA256_1"] == sums[config] == hashlib.sha256(data).hexdigest()
     assert listed == set(ztp["names"])
 
+    # DHCP only, options 66 (SFTP URL) and 67 as the CE guide's Table 2 gives them
     dhcp = (ztp["root"] / "etc/dnsmasq.d/wanka-ztp.conf").read_text()
-    assert 'dhcp-option=67,"ztp.ini"' in dhcp and f"tftp-root={root}" in dhcp
+    assert "tftp" not in "\n".join(ln for ln in dhcp.splitlines() if not ln.startswith("#"))
+    assert f'dhcp-option-force=66,"{fileserver}"' in dhcp
+    assert 'dhcp-option-force=67,"ztp.ini"' in dhcp
     switches = yaml.safe_load((INVENTORY / "files/ztp/switches.yml").read_text())["switches"]
     for s in switches:
-        if s["gateway"]:
-            ident = identities[s["name"]]
-            key = ident.get("mac") or f"id:{ident['esn']}"
-            assert f"dhcp-host={key},{s['address']},{s['name']}" in dhcp
+        if not s["gateway"]:
+            continue
+        ident = identities[s["name"]]
+        if "mac" in ident:
+            mac = ":".join(re.findall("..", ident["mac"].replace("-", "")))
+            assert f"dhcp-host={mac},{s['address']},{s['name']}" in dhcp
+        else:  # CE option 61 is "<ESN> <MAC>": matched by substring, never id:<ESN>
+            tag = re.search(rf'^dhcp-match=set:(\w+),61,"{ident["esn"]}"$', dhcp, re.M).group(1)
+            assert f"dhcp-host=tag:{tag},*:*:*:*:*:*,{s['address']},{s['name']}" in dhcp
+            assert f"id:{ident['esn']}" not in dhcp
+
+    # sshd: the dedicated account, SFTP only, chrooted to the root
+    sshd = (ztp["root"] / "etc/ssh/sshd_config.d/wanka-ztp.conf").read_text()
+    body = [ln.strip() for ln in sshd.splitlines() if ln.strip() and not ln.startswith("#")]
+    assert body[0] == "Match User wanka-ztp"
+    assert f"ChrootDirectory {root}" in body and "ForceCommand internal-sftp -R" in body
 
     second = ztp["runner"].play("playbooks/ztp.yml")
     assert second.returncode == 0
     assert {h: c for h, (_, c, _) in recap(second).items() if c} == {}
 
-    # the CE V300R023C00 guide's form, for a release that reads that one
+    # the VRP8 guide's form: #sha256sum over everything after the first line
     third = ztp["runner"].play(
-        "playbooks/ztp.yml", "--tags", "ztp_ini", "-e", "ztp_server_ini_format=ce-v300"
+        "playbooks/ztp.yml", "--tags", "ztp_ini", "-e", "ztp_server_ini_format=vrp8"
     )
     assert third.returncode == 0, third.stdout[-3000:]
-    ini = (root / "ztp.ini").read_text()
-    assert ini.startswith(";BEGIN ZTP CONFIG\n[GLOBAL CONFIG]\n") and ini.endswith(
-        ";END ZTP CONFIG\n"
-    )
-    names = re.findall(r"^\*FILENAME_1=configs/(.+)\.cfg$", ini, re.M)
-    assert int(re.search(r"\*DEVICE_TYPE_NUM=(\d+)", ini).group(1)) == len(names)
+    header, rest = (root / "ztp.ini").read_bytes().split(b"\n", 1)
+    assert header == f'#sha256sum="{hashlib.sha256(rest).hexdigest()}"'.encode()
+    ini = rest.decode()
+    assert ini.startswith(";BEGIN ROUTER\n[GLOBAL CONFIG]\n") and ini.endswith(";END ROUTER\n")
+    names = [f["SYSTEM-CONFIG"].removesuffix(".cfg") for _, f in _ini_sections(ini, "DEVICE")]
     assert sorted(names) == sorted(ztp["names"])
 
 
