@@ -115,7 +115,8 @@ def test_pod_128_twin_proves_day_0(clean, tmp_path):
     done = _twin("test", str(POD), "--report", str(report))
     assert done.returncode == 0, done.stdout + done.stderr
     for line in ("BGP sessions Established", "OSPF adjacencies Full", "ECMP width",
-                 "required flows", "forbidden pairs fail", "NPU to NPU", "drill: cut"):  # fmt: skip
+                 "required flows", "forbidden pairs fail", "NPU to NPU", "drill: cut",
+                 "ZTP: factory-default switches"):  # fmt: skip
         assert any(line in out and out.startswith("ok") for out in done.stdout.splitlines()), line
     text = report.read_text()
     assert "## Not emulated (never claimed)" in text and "PFC" in text
@@ -136,6 +137,7 @@ def test_the_pre_fix_output_fails_naming_the_day_0_faults(clean, tmp_path):
     out = done.stdout
     assert "no route to 10.102." in out and "keyfiles from roles/host_network" in out  # OOB
     assert "no source NAT toward the provider" in out
+    assert "relays no DHCP (`dhcp select relay`)" in out  # the ZTP drill: no relay on the gateway
 
 
 @real

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from generator.twin import checks, drills, hosts, plan, routing, run
+from generator.twin import checks, drills, hosts, plan, routing, run, ztp
 
 NOT_EMULATED = [
     "PFC, ECN/DCQCN, buffers, QoS queues and RoCE itself (the parameter plane carries TCP here)",
@@ -91,6 +91,8 @@ def _test(args, folder: Path) -> int:
         flow_names = {f.name for f in checks.read_flows(folder)}
         broken = {f.split(": ")[1] for f in outcomes[3].failures}
         outcomes += drills.run(p, flow_names - broken, _out)
+    _out("ZTP drill")  # last: its dnsmasq and sshd then hold UDP 67 and TCP 22 on the controller
+    outcomes.append(ztp.drill(p))
     times["test"] = time.perf_counter() - started - sum(times.values())
     text = report(folder, p, outcomes, times)
     Path(args.report).write_text(text, encoding="utf-8")

@@ -50,10 +50,19 @@ def _targets(p: Plan) -> list[tuple[str, list[tuple[str, str]], str]]:
     return out
 
 
-def _check(p: Plan, kind: str, flows: set[str]) -> checks.Outcome:
+def _check(p: Plan, kind: str, flows: set[str], cut: set[str]) -> checks.Outcome:
     if kind == "npu":
         return checks.npu_paths(p)
-    return checks.flows(p, {"internet"} if kind == "internet" else flows)
+    return checks.flows(p, {"internet"} if kind == "internet" else flows, skip=cut)
+
+
+def _restore(p: Plan, ends: list[tuple[str, str]]) -> None:
+    """Links up again, and the kernel routes the kernel dropped with them put back."""
+    _set(ends, "up")
+    for ns in sorted({ns for ns, _ in ends}):
+        again = [c for c in p.namespaces[ns].commands if c.startswith("route")]
+        if again:
+            sh("ip", "-n", ns, "-force", "-batch", "-", input="\n".join(again) + "\n", check=False)
 
 
 def run(p: Plan, working_flows: set[str], progress=lambda m: None) -> list[checks.Outcome]:
@@ -69,7 +78,7 @@ def run(p: Plan, working_flows: set[str], progress=lambda m: None) -> list[check
         _set(ends, "down")
         start = time.monotonic()
         while True:
-            result = _check(p, kind, flows)
+            result = _check(p, kind, flows, {ns for ns, _ in ends} if kind == "flows" else set())
             if result.ok or time.monotonic() - start > RECONVERGE_S:
                 break
             time.sleep(0.5)
@@ -79,7 +88,7 @@ def run(p: Plan, working_flows: set[str], progress=lambda m: None) -> list[check
             result.total,
             result.failures,
         )
-        _set(ends, "up")
+        _restore(p, ends)
         back = checks.sessions(p, timeout=RECONVERGE_S)
         outcome.note = f"restored: sessions back after {back[0].seconds:.1f} s"
         for b in back:

@@ -142,8 +142,8 @@ def plan(folder: Path, keyfiles: dict[str, dict[str, configparser.ConfigParser]]
     _outside(p)
     p.notes.append(
         "host bonds and Eth-Trunks run on their first member only (no bond device on this "
-        "kernel); M-LAG peer-links are cabled but carry no VLAN (both leaves hold the same "
-        "gateway address, as M-LAG's active-active gateway does)"
+        "kernel); an M-LAG peer-link carries the first VLAN over its first member, and both leaves "
+        "answer for the gateway with the configured `mac-address`, as M-LAG's active-active gateway does"
     )
     return p
 
@@ -176,6 +176,8 @@ def _device(p: Plan, dev: vrp.Device) -> None:
         elif iface.name.startswith("Vlanif"):
             bridge = ifname(iface.name)
             ns.commands += [f"link add {bridge} type bridge", f"link set {bridge} up"]
+            if iface.mac:  # M-LAG's active-active gateway: the same MAC on both leaves
+                ns.commands.append(f"link set {bridge} address {iface.mac}")
             for a in iface.addresses:
                 p.address(ns, a, bridge)
 
@@ -192,10 +194,26 @@ def _ports(p: Plan, dev: vrp.Device) -> None:
         if vlan is not None and f"Vlanif{vlan}" not in dev.interfaces:
             ns.commands += [f"link add vlan{vlan} type bridge", f"link set vlan{vlan} up"]
             dev.interfaces[f"Vlanif{vlan}"] = vrp.Interface(f"Vlanif{vlan}", 0)
+        if trunk is not None and trunk.peer_link and name == _first_member(p, dev, iface.trunk):
+            bridges = sorted(i for i in dev.interfaces if i.startswith("Vlanif"))
+            vlan = (
+                int(bridges[0][6:]) if bridges else None
+            )  # the first VLAN only: one veth, one bridge
         if vlan is not None:
             ns.commands.append(f"link set {name} master vlan{vlan}")
         for a in iface.addresses:
             p.address(ns, a, name)
+
+
+def _first_member(p: Plan, dev: vrp.Device, trunk: int) -> str:
+    """The Eth-Trunk member that carries a peer-link in the twin (the others stay out of the
+    bridge: two would make a loop, and this kernel has no bond)."""
+    members = [
+        i.name
+        for i in dev.interfaces.values()
+        if i.trunk == trunk and (dev.name, i.name) in p.ports
+    ]
+    return ifname(members[0]) if members else ""
 
 
 def _hosts(
@@ -295,3 +313,21 @@ def _outside(p: Plan) -> None:
                     )
     if outside:
         p.address(outside, ipaddress.ip_interface(f"{OUTSIDE}/32"), "lo")
+        # the provider stops sending into a hand-off whose link is down, as its router would
+        outside.sysctls["net.ipv4.conf.all.ignore_routes_with_linkdown"] = "1"
+        routers = [
+            str(next(iter(p.devices[d].interfaces[i].addresses)).ip)
+            for (d, i), (ns, _) in p.ports.items()
+            if ns != outside.name
+            and any(k.plane == "provider" and k.a == (ns, ifname(i)) for k in p.links)
+        ]
+        for dev in p.devices.values():  # the provider routes each NAT pool to the hand-offs
+            for pool in dev.address_groups.values():
+                for a in pool:
+                    hops = " ".join(f"nexthop via {r}" for r in routers)
+                    outside.commands.append(f"route add {a}/32 {hops}")
+        if any(d.address_groups for d in p.devices.values()):
+            p.notes.append(
+                "the provider routes the firewalls' NAT pools to the routers' hand-offs "
+                "(the provider's side of the contract: nothing generated configures it)"
+            )

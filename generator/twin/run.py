@@ -155,5 +155,7 @@ def down() -> tuple[int, int]:
             os.kill(pid, signal.SIGKILL)
     if names:
         sh("ip", "-batch", "-", input="".join(f"netns del {n}\n" for n in names), check=False)
+    if (STATE / "ztp-user").exists():  # the SFTP account generator.twin.ztp made
+        sh("userdel", (STATE / "ztp-user").read_text().strip(), check=False)
     shutil.rmtree(STATE, ignore_errors=True)
     return len(names), len(pids)

@@ -1,0 +1,185 @@
+"""Day 0 in the twin: the controller runs the real dnsmasq and sshd (SFTP) from what the real
+ztp_server role writes (ansible-playbook playbooks/ztp.yml, into the twin's state folder, with
+stand-in Vault values and made-up switch identities: the site's are not in the output), every
+out-of-band gateway that the rendered config makes a DHCP relay runs dnsmasq as that relay
+(`--dhcp-relay` from the Vlanif address, as CE sends from the relay interface's primary
+address), and for each relay one factory-default switch (generator/twin/ztp_client.py, a test
+double written from Huawei's ZTP documentation) on its MEth cable must end with exactly the
+staged startup configuration: DHCP through the relay and the firewall, SFTP back through it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from generator.collection import ansible_collection
+from generator.twin import checks
+from generator.twin.plan import Plan, ns_name
+from generator.twin.run import STATE, sh
+
+USER = "wanka-twin-ztp"  # the SFTP account the twin makes (and twin down removes)
+VAULT = {  # stand-ins for the site's Vault: the twin never sees real secrets
+    "vault_switch_admin_password": "twin-admin-pw",
+    "vault_snmp_auth_key": "twin-snmp-auth-key",
+    "vault_snmp_priv_key": "twin-snmp-priv-key",
+    "vault_border_admin_password": "twin-border-pw",
+    "vault_ztp_sftp_password": "twin-ztp-pw",
+}
+CLIENT = Path(__file__).with_name("ztp_client.py")
+
+
+def _relays(p: Plan):
+    """(device, interface, its address, the servers) of every `dhcp select relay` interface."""
+    for dev in p.devices.values():
+        for iface in dev.interfaces.values():
+            if iface.relay_servers and iface.addresses:
+                yield dev, iface, str(iface.addresses[0].ip), [str(s) for s in iface.relay_servers]
+
+
+def _serve(p: Plan, base: Path, controller: str) -> str:
+    """Run the role into `base`, start dnsmasq and sshd in the controller's namespace."""
+    address = p.hostvars[controller]["ansible_host"]
+    run = base / "run"
+    run.mkdir(parents=True, exist_ok=True)
+    if sh("id", USER, check=False) == "":
+        sh("useradd", "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
+           "--shell", "/usr/sbin/nologin", USER)  # fmt: skip
+        (STATE / "ztp-user").write_text(USER)
+    subprocess.run(
+        ["chpasswd"], input=f"{USER}:{VAULT['vault_ztp_sftp_password']}\n", text=True, check=True
+    )
+    switches = yaml.safe_load((p.folder / "files/ztp/switches.yml").read_text())["switches"]
+    ids = {s["name"]: {"esn": f"TWIN{i:016d}"} for i, s in enumerate(switches, 1)}
+    overrides = {"all": {"vars": {
+        **VAULT, "ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+        "wanka_root": str(base), "ztp_server_manage_service": False, "ztp_server_identities": ids,
+        "ztp_server_address": address, "ztp_server_interface": "mgmt0",
+        "ztp_server_sftp_user": USER, "ztp_server_file_group": USER,
+    }}}  # fmt: skip
+    (run / "overrides.yml").write_text(json.dumps(overrides))
+    collection = ansible_collection()
+    env = dict(os.environ, ANSIBLE_CONFIG=str(collection / "ansible.cfg"),
+               ANSIBLE_ROLES_PATH=str(collection / "roles"), ANSIBLE_NOCOLOR="1")  # fmt: skip
+    played = subprocess.run(
+        [str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(p.folder / "hosts.yml"),
+         "-i", str(run / "overrides.yml"), "-e", f"ztp_server_host={controller}",
+         str(collection / "playbooks" / "ztp.yml")],
+        env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if played.returncode != 0:
+        raise RuntimeError("ztp_server role failed:\n" + (played.stdout + played.stderr)[-3000:])
+    ns = ns_name(controller)
+    etc = base / "etc"
+    dnsmasq = shutil.which("dnsmasq") or "dnsmasq"
+    sh("ip", "netns", "exec", ns, dnsmasq, f"--conf-file={etc}/dnsmasq.d/wanka-ztp.conf",
+       f"--dhcp-leasefile={run}/leases", f"--pid-file={run}/dnsmasq.pid",
+       f"--log-facility={run}/dnsmasq.log", "--log-dhcp")  # fmt: skip
+    sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(run / "host_key"))
+    Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+    (run / "sshd_config").write_text(
+        f"Include {etc}/ssh/sshd_config.d/*.conf\nListenAddress {address}\nPort 22\n"
+        f"HostKey {run}/host_key\nPidFile {run}/sshd.pid\nUsePAM no\nPasswordAuthentication no\n"
+        "KbdInteractiveAuthentication no\nPermitRootLogin no\nSubsystem sftp internal-sftp\n"
+    )
+    sshd = ["/usr/sbin/sshd", "-f", str(run / "sshd_config"), "-E", str(run / "sshd.log")]
+    sh("ip", "netns", "exec", ns, *sshd)
+    return address
+
+
+def drill(p: Plan) -> checks.Outcome:
+    out = checks.Outcome("ZTP: factory-default switches get their staged config through the relay")
+    controllers = sorted(p.groups.get("controller", ()))
+    if not controllers:
+        out.note = "no controller in the inventory"
+        return out
+    base = STATE / "ztp"
+    base.mkdir(parents=True, exist_ok=True)
+    os.chmod(STATE, 0o755)
+    _serve(p, base, controllers[0])
+    for dev, iface, address, servers in _relays(p):
+        ns = ns_name(dev.name, iface.vpn)
+        sh("ip", "netns", "exec", ns, shutil.which("dnsmasq") or "dnsmasq", "--port=0",
+           *(f"--dhcp-relay={address},{s}" for s in servers),
+           f"--pid-file={base}/relay-{dev.name}.pid",
+           f"--log-facility={base}/relay-{dev.name}.log", "--log-dhcp")  # fmt: skip
+    gateways = {dev.name: (dev, iface) for dev, iface, _, _ in _relays(p)}
+    tried = set()
+    for link in p.links:
+        for near, far in ((link.a, link.b), (link.b, link.a)):
+            gw = p.namespaces[far[0]].device
+            switch = p.namespaces[near[0]].device
+            if (
+                gw in gateways
+                and gw not in tried
+                and near[1].startswith("meth")
+                and switch in p.devices
+            ):
+                tried.add(gw)
+                _one(p, out, switch, near, base)
+    for dev, iface in gateways.values():
+        if dev.name not in tried:
+            out.failures.append(
+                f"{dev.where(iface.relay_line)}: {dev.name} relays DHCP but no switch's MEth "
+                "is cabled to it"
+            )
+    meth_gateways = {
+        p.namespaces[far[0]].device
+        for link in p.links
+        for near, far in ((link.a, link.b), (link.b, link.a))
+        if near[1].startswith("meth")
+    }
+    no_relay = sorted(meth_gateways - set(gateways))
+    for gw in no_relay:
+        out.total += 1
+        dev = p.devices.get(gw)
+        where = dev.path if dev else gw
+        out.failures.append(
+            f"{where}: {gw} is the out-of-band gateway of switch management ports and "
+            "relays no DHCP (`dhcp select relay`): a factory-default switch behind it never "
+            "gets a lease"
+        )
+    return out
+
+
+def _one(p: Plan, out: checks.Outcome, switch: str, end: tuple[str, str], base: Path) -> None:
+    """One factory-default switch on the MEth cable `end` (moved into a fresh namespace)."""
+    out.total += 1
+    home, ifn = end
+    fresh = ns_name(f"ztp-{switch}")
+    sh("ip", "netns", "add", fresh)
+    try:
+        sh("ip", "-n", home, "link", "set", ifn, "netns", fresh)
+        switches = yaml.safe_load((p.folder / "files/ztp/switches.yml").read_text())["switches"]
+        index = [s["name"] for s in switches].index(switch) + 1
+        mac = json.loads(sh("ip", "-n", fresh, "-j", "link", "show", ifn))[0]["address"]
+        got = subprocess.run(
+            ["ip", "netns", "exec", fresh, sys.executable, str(CLIENT), "--interface", ifn,
+             "--esn", f"TWIN{index:016d}", "--mac", mac, "--timeout", "20",
+             "--out", str(base / f"got-{switch}.cfg")],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        staged = base / "srv" / "ztp" / f"{switch}.cfg"
+        if got.returncode != 0:
+            out.failures.append(f"files/ztp/switches.yml: {switch}: {got.stderr.strip()[-400:]}")
+        elif (base / f"got-{switch}.cfg").read_bytes() != staged.read_bytes():
+            out.failures.append(
+                f"files/ztp/configs/{switch}.cfg: {switch} fetched a config that differs from "
+                "the staged one"
+            )
+        else:
+            out.proved += 1
+    finally:
+        sh("ip", "-n", fresh, "link", "set", ifn, "netns", home, check=False)
+        sh("ip", "netns", "del", fresh, check=False)
+        ns = p.namespaces[home]
+        again = [c for c in ns.commands if ifn in c or c.startswith("route")]
+        again.append(f"link set {ifn} up")
+        again = sorted(again, key=lambda c: c.startswith("route"))  # the address, then routes
+        sh("ip", "-n", home, "-force", "-batch", "-", input="\n".join(again) + "\n", check=False)
