@@ -80,7 +80,12 @@ def _yaml_quote(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-@pytest.mark.parametrize("escape", ["\\n", "\\r", "\\x00", "\\x1b", "\\u2028", "\\x85"])
+# U+202E RIGHT-TO-LEFT OVERRIDE ("Trojan Source"), U+200B ZERO WIDTH SPACE, U+00A0 NO-BREAK
+# SPACE, U+E000 private use: each prints as something other than what it is
+@pytest.mark.parametrize(
+    "escape",
+    ["\\n", "\\r", "\\x00", "\\x1b", "\\u2028", "\\x85", "\\u202e", "\\u200b", "\\xa0", "\\ue000"],
+)
 def test_control_characters_and_line_breaks_in_strings_are_refused(tmp_path, capsys, escape):
     err = refused(tmp_path, capsys, TINY + f'hccl:\n  env:\n    HCCL_X: "a{escape}touch /tmp/x"\n')
     assert "hccl.env.HCCL_X: the value holds the character U+" in err

@@ -9,9 +9,11 @@ at load time, with the value's location:
 - in the file: the Unicode line and paragraph separators U+0085, U+2028 and U+2029, which some
   editors and YAML readers break lines at and others do not (a key can hide inside what looks
   like a comment);
-- in every string and key: control characters (Unicode category Cc: C0, DEL, C1) and line or
-  paragraph separators, except a line break or tab in free text that no output carries
-  (`FREE_TEXT`).
+- in every string and key: control characters (Unicode category Cc: C0, DEL, C1), line or
+  paragraph separators, and what prints as nothing or as something else: format characters
+  (Cf: the bidirectional overrides of "Trojan Source", zero-width joiners), surrogates, private
+  use and unassigned code points, spaces other than U+0020; except a line break or tab in free
+  text that no output carries (`FREE_TEXT`). What is left is what str.isprintable() accepts.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ UNICODE_BREAKS = {
 }
 FREE_TEXT: tuple[YamlPath, ...] = (("metadata", "description"),)  # stated in no output
 _FREE_TEXT_ALLOWS = "\n\t"
-_REFUSED_CATEGORIES = ("Cc", "Zl", "Zp")
+_REFUSED_CATEGORIES = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
 
 
 def first_unicode_break(text: str) -> int:
@@ -41,7 +43,9 @@ def first_unicode_break(text: str) -> int:
 def bad_character(value: str, allowed: str = "") -> str | None:
     """The first control character or line separator in `value` (not in `allowed`), or None."""
     for char in value:
-        if unicodedata.category(char) in _REFUSED_CATEGORIES and char not in allowed:
+        category = unicodedata.category(char)
+        refused = category in _REFUSED_CATEGORIES or (category == "Zs" and char != " ")
+        if refused and char not in allowed:
             return char
     return None
 
@@ -63,7 +67,7 @@ def string_problems(data: Any, path: YamlPath = ()) -> list[Problem]:
             where,
             f"{what} holds the character {describe(char)}",
             "strings land in switch configs, shell scripts and tables, one item per line: "
-            "remove line breaks and control characters",
+            "remove line breaks, control and invisible characters",
         )
         for where, what, char in _bad_strings(data, path)
     ]
