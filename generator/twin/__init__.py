@@ -17,6 +17,7 @@ from pathlib import Path
 
 from generator.twin import checks, drills, hosts, plan, routing, run, ztp
 
+SHOWN = 12  # kinds of failure printed per check on the terminal (the report has all)
 NOT_EMULATED = [
     "PFC, ECN/DCQCN, buffers, QoS queues and RoCE itself (the parameter plane carries TCP here)",
     "the CE/NE/USG CLI: a line a device would reject is not noticed (the configs are translated)",
@@ -102,8 +103,12 @@ def _test(args, folder: Path) -> int:
     for o in outcomes:
         mark = "ok  " if o.ok else "FAIL"
         print(f"{mark} {o.name}: {o.proved}/{o.total}" + (f" ({o.note})" if o.note else ""))
-        for count, example in summary(o.failures):
+        groups = summary(o.failures)
+        for count, example in groups[:SHOWN]:
             print(f"     {example}" + (f"  [and {count - 1} more like it]" if count > 1 else ""))
+        if len(groups) > SHOWN:
+            rest = sum(count for count, _ in groups[SHOWN:])
+            print(f"     [and {rest} more failures of other kinds: see the report]")
     print(f"report: {args.report}")
     return 1 if failed else 0
 

@@ -30,6 +30,9 @@ from generator.twin import vrp
 from generator.twin.plan import Plan, ifname, ns_name
 
 DAEMONS = ("zebra", "staticd", "bgpd", "ospfd")
+# VRP's ConnectRetry default, "By default, the ConnectRetry interval is 32s" (CE6800 V300R023C00
+# command reference, peer timer connect-retry); FRR's own default is 120 s
+CONNECT_RETRY = 32
 
 
 def apply(p: Plan) -> None:
@@ -76,6 +79,7 @@ def frr_config(dev: vrp.Device, statics: list[vrp.Static]) -> str:
         out += [f"router bgp {b.asn}"] + [f" bgp router-id {b.router_id}"] * bool(b.router_id)
         out += [" no bgp ebgp-requires-policy", " no bgp default ipv4-unicast"]
         out += [f" neighbor {peer} remote-as {asn}" for peer, asn, _ in b.peers]
+        out += [f" neighbor {peer} timers connect {CONNECT_RETRY}" for peer, _, _ in b.peers]
         out += [" address-family ipv4 unicast"]
         out += [f"  neighbor {peer} activate" for peer, _, _ in b.peers]
         out += [f"  network {net}" for net in b.networks]
