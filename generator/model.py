@@ -14,6 +14,7 @@ from typing import Any
 from generator.model_settings import (  # noqa: F401  (re-exported: one model namespace)
     Acceptance,
     AcceptanceScope,
+    BorderOspf,
     Flow,
     Growth,
     HostSettings,
@@ -344,6 +345,7 @@ class Cluster:
     routes: tuple[Route, ...] = ()  # static routes of the border and management routing
     uplinks: tuple[Uplink, ...] = ()  # border routers' provider hand-offs
     source_nat: tuple[SourceNat, ...] = ()  # per firewall: the business plane's way out
+    border_ospf: tuple[BorderOspf, ...] = ()  # firewalls and routers: OSPF between them
     flows: tuple[Flow, ...] = ()  # required flows (expand/flows.py)
     roce_planes: tuple[str, ...] = ()  # planes whose hosts speak RoCE (each needs a lossless class)
     switch_facts: tuple[SwitchFacts, ...] = ()  # per switch model in use, sorted by model

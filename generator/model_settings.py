@@ -54,6 +54,20 @@ class Uplink:
 
 
 @dataclass(frozen=True, slots=True)
+class BorderOspf:
+    """OSPF area 0 on a firewall's or border router's links between the two (expand/border.py):
+    a router advertises a default route only while its own static default toward the provider
+    is active (`default-route-advertise` without `always`), so the firewalls stop sending to a
+    router whose provider link is down. The firewalls' static defaults stay as floating backups
+    (preference FLOATING_DEFAULT, above OSPF's external 150)."""
+
+    device: str
+    router_id: int
+    networks: tuple[tuple[int, int], ...]  # (network, prefix) of its firewall-router links
+    originate_default: bool  # a border router
+
+
+@dataclass(frozen=True, slots=True)
 class SourceNat:
     """Source NAT on a firewall toward the provider: what enters from zone `zones[0]` from the
     `sources` pools and leaves for `zones[1]` leaves with an address of this firewall's section

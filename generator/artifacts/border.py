@@ -16,8 +16,9 @@ from typing import Any
 
 from generator import render
 from generator.artifacts import OutputFile, csv_bytes
-from generator.model import Cluster, Device, Flow, Link, ip, netmask
+from generator.model import BorderOspf, Cluster, Device, Flow, Link, ip, netmask, network_of
 from generator.structured_yaml import to_yaml
+from generator.switch_routing import OSPF_AREA, OSPF_PROCESS, wildcard
 
 Config = dict[str, Any]
 TEMPLATES = {"huawei-usg": "border/usg6000e.cfg.j2", "huawei-ne": "border/ne8000.cfg.j2"}
@@ -91,6 +92,8 @@ def _source_nat(dev: Device, cluster: Cluster) -> Config:
 def structured_config(dev: Device, cluster: Cluster, links: list[Link], rules: list[Config]):
     faces = {}
     interfaces = []
+    ospf = next((x for x in cluster.border_ospf if x.device == dev.name), None)
+    p2p = set(ospf.networks if ospf else ())
     for link in links:
         mine = link.a_device == dev.name
         far, far_port = (link.b_device, link.b_port) if mine else (link.a_device, link.a_port)
@@ -102,6 +105,8 @@ def structured_config(dev: Device, cluster: Cluster, links: list[Link], rules: l
                 "description": f"to {far} {far_port}",
                 "address": ip(address),
                 "prefix": link.prefix,
+                # the OSPF links are point-to-point /31s, as on the switches
+                "ospf_p2p": (network_of(address, link.prefix), link.prefix) in p2p,
             }
         )
         faces.setdefault(_zone(plane), []).append(interfaces[-1]["name"])
@@ -113,6 +118,7 @@ def structured_config(dev: Device, cluster: Cluster, links: list[Link], rules: l
                     "description": f"provider hand-off, gateway {ip(u.gateway)}",
                     "address": ip(u.ip),
                     "prefix": u.prefix,
+                    "ospf_p2p": False,
                 }
             )
     svc = cluster.services
@@ -170,6 +176,21 @@ def structured_config(dev: Device, cluster: Cluster, links: list[Link], rules: l
         "routes": routes,
         "rules": rules if firewall else [],
         "source_nat": _source_nat(dev, cluster),
+        "ospf": _ospf(ospf),
+    }
+
+
+def _ospf(o: BorderOspf | None) -> Config:
+    """OSPF area 0 on the firewall-router links (the model's BorderOspf), {} when none."""
+    if o is None:
+        return {}
+    return {
+        "process": OSPF_PROCESS,
+        "router_id": ip(o.router_id),
+        "area": OSPF_AREA,
+        "networks": [{"address": ip(n), "wildcard": wildcard(p)} for n, p in o.networks],
+        "default_route_advertise": o.originate_default,
+        "zone": _zone("border"),  # a firewall's OSPF links face the routers
     }
 
 

@@ -211,6 +211,7 @@ def _expand(
         routes=routing.routes,
         uplinks=routing.uplinks,
         source_nat=routing.nat,
+        border_ospf=routing.ospf,
         flows=required_flows(bp),
         scheduler=scheduler_settings(bp, _fabric_of(fabrics, "parameter")),
         host_settings=host_settings(bp, version),

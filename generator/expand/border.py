@@ -20,13 +20,17 @@ from generator.expand.addressing import PlaneAddresses, block_prefix, parse_pool
 from generator.expand.fabric import PlaneBuild, Wire
 from generator.expand.planes import HOST_VLAN
 from generator.expand.racks import Hosts
-from generator.model import Address, Pool, Route, SourceNat, Subnet, Uplink
+from generator.model import Address, BorderOspf, Pool, Route, SourceNat, Subnet, Uplink
 
 BORDER = {"border-router": ("router", "rtr"), "firewall": ("firewall", "fw")}
 BORDER_SPEED = 100
 FIREWALL_PLANES = ("business", "inband", "oob")  # the zones the firewalls face, and "border"
 BORDER_REGION = 7  # the last eighth of a plane's pool (reserved by addressing) holds these /31s
 BACKUP_PREFERENCE = 10  # each further firewall's routes are this much less preferred (floating)
+# A firewall's static defaults back up the defaults the routers advertise by OSPF: VRP prefers
+# OSPF external routes at 150 ("When ASE is specified, the default value is 150", NE40E
+# V800R012C10 and CE6800 V300R023C00 `preference` (OSPF view)), so the statics float above it
+FLOATING_DEFAULT = 160
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +157,7 @@ class BorderRouting:
     uplinks: tuple[Uplink, ...]
     pools: tuple[Pool, ...]  # the border pool and the provider hand-off
     nat: tuple[SourceNat, ...] = ()  # per firewall: its section of the NAT pool
+    ospf: tuple[BorderOspf, ...] = ()  # the firewall-router links, routers advertising default
 
 
 def border_routing(
@@ -205,7 +210,7 @@ def border_routing(
             routes.append(Route(w.a_device, *bases[plane], far_ip))
         else:
             routes.append(Route(w.b_device, *bases["business"], fw_ip, preference))
-            routes.append(Route(w.a_device, 0, 0, far_ip))
+            routes.append(Route(w.a_device, 0, 0, far_ip, FLOATING_DEFAULT))
     pnet, pprefix = parse_pool(border["provider"])
     uplinks = []
     for k, (router, port) in enumerate(sorted(attached.uplinks.items())):
@@ -233,7 +238,27 @@ def border_routing(
         Pool("border", net, prefix, used),
         Pool("provider", pnet, pprefix, 2 * len(uplinks)),
     )
-    return BorderRouting(p2p, tuple(routes), tuple(uplinks), pools_out, nat)
+    return BorderRouting(
+        p2p, tuple(routes), tuple(uplinks), pools_out, nat, border_ospf(attached, p2p)
+    )
+
+
+def border_ospf(attached: Attached, p2p: dict[int, tuple[int, int]]) -> tuple[BorderOspf, ...]:
+    """OSPF area 0 on every firewall-router /31: the firewalls learn a default route from each
+    router that still has its own (the provider's) and stop using a router that lost it. Router
+    ID: the device's lowest address on these links."""
+    nets: dict[str, list[tuple[int, int]]] = {}
+    lowest: dict[str, int] = {}
+    for i, w in enumerate(attached.border):
+        if attached.faces[w.b_device] != "border":
+            continue
+        for dev, address in ((w.a_device, p2p[i][0]), (w.b_device, p2p[i][1])):
+            nets.setdefault(dev, []).append((p2p[i][0], 31))
+            lowest[dev] = min(lowest.get(dev, address), address)
+    return tuple(
+        BorderOspf(dev, lowest[dev], tuple(sorted(n)), dev in attached.uplinks)
+        for dev, n in sorted(nets.items())
+    )
 
 
 def source_nat(
