@@ -196,15 +196,21 @@ def parser() -> argparse.ArgumentParser:
         "nftables, hosts configured from the keyfiles the host_network role writes. `test` "
         "proves with real packets that every session comes up, ECMP is as wide as the configs "
         "claim, every required flow works and no forbidden one does, then cuts a spine, a leaf "
-        "uplink, a firewall and a provider link and times the reconvergence. Exit 0 when all "
+        "uplink, a firewall and a provider link and times the reconvergence; `grow` applies a "
+        "larger build to the running twin (day 200) and proves nothing installed was disturbed. "
+        "Exit 0 when all "
         "hold, 1 naming the device and file:line behind each failure, 2 when the machine lacks "
         "root or the packages (frr, nftables, dnsmasq-base).",
     )
-    twin = tw.add_subparsers(dest="twin_command", required=True, metavar="up|test|down|exec")
+    twin = tw.add_subparsers(dest="twin_command", required=True,
+                             metavar="up|test|grow|down|exec")  # fmt: skip
     for name, text in (("up", "bring the twin up and leave it running"),
-                       ("test", "bring it up (unless it is), prove, report, take it down")):  # fmt: skip
+                       ("test", "bring it up (unless it is), prove, report, take it down"),
+                       ("grow", "apply a grown output (inside the running folder's growth plan) "
+                        "to the running twin: no session may reset, no route change")):  # fmt: skip
         t = twin.add_parser(name, help=text)
-        t.add_argument("folder", help="e.g. inventories/pod-128")
+        t.add_argument("folder", help="e.g. inventories/pod-128"
+                       + (" generated again with more compute.cards" if name == "grow" else ""))  # fmt: skip
         if name == "test":
             t.add_argument("--report", default="twin-report.md", help="default twin-report.md")
             t.add_argument("--no-drills", action="store_true", help="skip the failure drills")

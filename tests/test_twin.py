@@ -13,8 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
-from generator.twin import plan, routing, run, vrp
+from generator.twin import grow, plan, routing, run, vrp
 
 ROOT = Path(__file__).resolve().parents[1]
 POD = ROOT / "inventories" / "pod-128"
@@ -74,6 +75,35 @@ def test_the_firewall_is_default_deny_with_one_rule_per_permitted_policy():
     assert "policy drop;" in nft and "ct state established,related accept" in nft
     for rule in fw.policies:
         assert f'{fw.path}:{rule.line} {rule.name}"' in nft
+
+
+def _grown(tmp_path: Path) -> tuple[Path, Path]:
+    """pod-128 planned for 256 cards, built at 128 and at 256 (generated here)."""
+    bp = yaml.safe_load((ROOT / "blueprints" / "pod-128.yaml").read_text())
+    out = []
+    for cards in (128, 256):
+        bp["compute"]["cards"], bp["growth"] = cards, {"cards": 256}
+        (tmp_path / f"bp-{cards}.yaml").write_text(yaml.safe_dump(bp, sort_keys=False))
+        folder = tmp_path / f"out-{cards}"
+        done = subprocess.run([*WANKA, "generate", str(tmp_path / f"bp-{cards}.yaml"), "-q",
+                               "-o", str(folder)], cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        out.append(folder)
+    return out[0], out[1]
+
+
+def test_a_grown_output_that_takes_something_away_is_refused_before_it_is_applied(tmp_path):
+    small, large = (plan.plan(f, _keyfiles()) for f in _grown(tmp_path))
+    routing.apply(small)
+    routing.apply(large)
+    assert grow.removals(small, large) == []  # inside the plan: only additions
+    large.links = large.links[1:]  # the first cable leg
+    spine = next(n for n in large.namespaces.values() if n.device == "par-spine-001" and n.frr)
+    spine.frr = spine.frr.replace(" maximum-paths", " maximum-paths-gone")
+    found = grow.removals(small, large)
+    assert any(f"cable {small.links[0].cable} (" in f and "is gone" in f for f in found)
+    assert any("par-spine-001: the grown output drops the FRR line `maximum-paths" in f
+               for f in found)  # fmt: skip
 
 
 def test_vrp_tree_keeps_line_numbers():
@@ -158,6 +188,20 @@ def test_down_after_a_sigkill_of_up_leaves_nothing(clean):
     assert _leftovers() == ([], False)
     frr = subprocess.run(["pgrep", "-f", str(run.STATE)], capture_output=True, text=True)
     assert frr.stdout == "", "an FRR daemon of the twin is still running"
+
+
+@real
+@pytest.mark.slow
+def test_growing_inside_the_plan_disturbs_no_session_and_no_route(clean, tmp_path):
+    small, large = _grown(tmp_path)
+    assert _twin("up", str(small)).returncode == 0
+    done = _twin("grow", str(large))
+    assert done.returncode == 0, done.stdout + done.stderr
+    for line in ("growth: the grown output applied", "growth: no existing BGP session reset",
+                 "growth: no existing route changed", "growth: BGP sessions Established",
+                 "growth: NPU to NPU"):  # fmt: skip
+        assert any(out.startswith("ok") and line in out for out in done.stdout.splitlines()), line
+    assert " 0 namespaces" not in done.stdout  # something was added
 
 
 def test_a_machine_without_the_packages_is_told_what_is_missing(monkeypatch):

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from generator.twin import checks, drills, hosts, plan, routing, run, ztp
+from generator.twin import checks, drills, grow, hosts, plan, routing, run, ztp
 
 SHOWN = 12  # kinds of failure printed per check on the terminal (the report has all)
 NOT_EMULATED = [
@@ -66,6 +66,8 @@ def main(args: argparse.Namespace) -> int:
             times = run.up(build(folder), _out)
             print(", ".join(f"{k} {v:.1f} s" for k, v in times.items()))
             return 0
+        if args.twin_command == "grow":
+            return _grow(folder)
         return _test(args, folder)
     except KeyboardInterrupt:
         run.down()
@@ -77,8 +79,40 @@ def main(args: argparse.Namespace) -> int:
         raise
 
 
+def _grow(folder: Path) -> int:
+    """`twin grow`: the running twin's folder and the grown one, applied; the twin is then the
+    grown folder's (its state says so), and it stays up."""
+    running = run.up_folder()
+    if running is None:
+        print(
+            "wanka: no twin is up: `wanka twin up FOLDER` the smaller build first", file=sys.stderr
+        )
+        return 2
+    old, new = build(running), build(folder)
+    outcomes = grow.drill(old, new, _out)
+    run.record(new)
+    return _print(outcomes)
+
+
+def _print(outcomes: list[checks.Outcome]) -> int:
+    for o in outcomes:
+        mark = "ok  " if o.ok else "FAIL"
+        print(f"{mark} {o.name}: {o.proved}/{o.total}" + (f" ({o.note})" if o.note else ""))
+        groups = summary(o.failures)
+        for count, example in groups[:SHOWN]:
+            print(f"     {example}" + (f"  [and {count - 1} more like it]" if count > 1 else ""))
+        if len(groups) > SHOWN:
+            rest = sum(count for count, _ in groups[SHOWN:])
+            print(f"     [and {rest} more failures of other kinds: see the report]")
+    return 1 if any(not o.ok for o in outcomes) else 0
+
+
 def _test(args, folder: Path) -> int:
     started = time.perf_counter()
+    up = run.up_folder()
+    if up is not None and up != folder.resolve():
+        print(f"wanka: a twin of {up} is up: run `wanka twin down` first", file=sys.stderr)
+        return 2
     p = build(folder)
     made = not run.namespaces()
     times = run.up(p, _out) if made else {}
@@ -99,18 +133,9 @@ def _test(args, folder: Path) -> int:
     Path(args.report).write_text(text, encoding="utf-8")
     if made and not args.keep:
         run.down()
-    failed = [o for o in outcomes if not o.ok]
-    for o in outcomes:
-        mark = "ok  " if o.ok else "FAIL"
-        print(f"{mark} {o.name}: {o.proved}/{o.total}" + (f" ({o.note})" if o.note else ""))
-        groups = summary(o.failures)
-        for count, example in groups[:SHOWN]:
-            print(f"     {example}" + (f"  [and {count - 1} more like it]" if count > 1 else ""))
-        if len(groups) > SHOWN:
-            rest = sum(count for count, _ in groups[SHOWN:])
-            print(f"     [and {rest} more failures of other kinds: see the report]")
+    code = _print(outcomes)
     print(f"report: {args.report}")
-    return 1 if failed else 0
+    return code
 
 
 def summary(failures: list[str]) -> list[tuple[int, str]]:

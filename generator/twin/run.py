@@ -16,7 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from generator.twin.plan import PREFIX, Plan
+from generator.twin.plan import PREFIX, Link, Netns, Plan
 
 STATE = Path(os.environ.get("WANKA_TWIN_STATE", "/run/wanka-twin"))
 FRR = Path("/usr/lib/frr")
@@ -81,48 +81,67 @@ def up(p: Plan, progress=lambda message: None) -> dict[str, float]:
     """Create everything; return the seconds each step took."""
     if namespaces():
         raise RuntimeError("a twin is already up on this machine: run `wanka twin down` first")
-    STATE.mkdir(parents=True, exist_ok=True)
-    (STATE / "twin.json").write_text(
-        json.dumps({"folder": str(p.folder), "namespaces": sorted(p.namespaces)}), encoding="utf-8"
-    )
+    record(p)
     size_neighbour_table(len(p.links))
     times = {}
     start = time.perf_counter()
-    batch = [f"netns add {name}" for name in p.namespaces]
-    sh("ip", "-batch", "-", input="\n".join(batch) + "\n")
-    links = [
-        f"link add {a[1]} netns {a[0]} type veth peer name {b[1]} netns {b[0]}" for a, b in
-        ((link.a, link.b) for link in p.links)
-    ]  # fmt: skip
-    sh("ip", "-batch", "-", input="\n".join(links) + "\n")
+    cabled = add(list(p.namespaces.values()), p.links)
     times["namespaces and cables"] = time.perf_counter() - start
     progress(f"{len(p.namespaces)} namespaces, {len(p.links)} cables")
-    ends: dict[str, list[str]] = {}
-    for link in p.links:
-        for ns, dev in (link.a, link.b):
-            ends.setdefault(ns, []).append(dev)
     start = time.perf_counter()
     for ns in p.namespaces.values():
-        if ns.sysctls:
-            sh("ip", "netns", "exec", ns.name, "sysctl", "-q", "-w",
-               *(f"{k}={v}" for k, v in ns.sysctls.items()))  # fmt: skip
-        commands = ns.commands[:1] + [f"link set {d} up" for d in ends.get(ns.name, [])]
-        commands += ns.commands[1:]
-        sh("ip", "-n", ns.name, "-batch", "-", input="\n".join(commands) + "\n")
-        if ns.nft:
-            sh("ip", "netns", "exec", ns.name, "nft", "-f", "-", input=ns.nft)
+        configure(ns, ns.commands, cabled.get(ns.name, []))
     times["addresses, VLANs, routes, nftables"] = time.perf_counter() - start
     progress("addresses, bridges, kernel routes and nftables in place")
     start = time.perf_counter()
-    start_frr(p)
+    start_frr([ns for ns in p.namespaces.values() if ns.frr])
     times["FRR started"] = time.perf_counter() - start
     progress(f"FRR in {sum(1 for n in p.namespaces.values() if n.frr)} namespaces")
     return times
 
 
-def start_frr(p: Plan) -> None:
-    routers = [ns for ns in p.namespaces.values() if ns.frr]
-    width = max((_paths(ns.frr) for ns in routers), default=1)
+def record(p: Plan) -> None:
+    """The state folder says which folder the running twin is of."""
+    STATE.mkdir(parents=True, exist_ok=True)
+    (STATE / "twin.json").write_text(
+        json.dumps({"folder": str(p.folder.resolve()), "namespaces": sorted(p.namespaces)}),
+        encoding="utf-8",
+    )
+
+
+def add(namespaces: list[Netns], links: list[Link]) -> dict[str, list[str]]:
+    """The namespaces, and a veth pair per cable; return namespace -> its new cable ends."""
+    if namespaces:
+        sh("ip", "-batch", "-", input="".join(f"netns add {n.name}\n" for n in namespaces))
+    veths = [
+        f"link add {a[1]} netns {a[0]} type veth peer name {b[1]} netns {b[0]}\n" for a, b in
+        ((link.a, link.b) for link in links)
+    ]  # fmt: skip
+    if veths:
+        sh("ip", "-batch", "-", input="".join(veths))
+    ends: dict[str, list[str]] = {}
+    for link in links:
+        for ns, dev in (link.a, link.b):
+            ends.setdefault(ns, []).append(dev)
+    return ends
+
+
+def configure(ns: Netns, commands: list[str], cabled: list[str], nft: bool = True) -> None:
+    """Sysctls, then `commands` (the first, lo up, before the cable ends come up), nftables."""
+    if ns.sysctls:
+        sh("ip", "netns", "exec", ns.name, "sysctl", "-q", "-w",
+           *(f"{k}={v}" for k, v in ns.sysctls.items()))  # fmt: skip
+    batch = commands[:1] + [f"link set {d} up" for d in cabled] + commands[1:]
+    if batch:
+        sh("ip", "-n", ns.name, "-batch", "-", input="\n".join(batch) + "\n")
+    if nft and ns.nft:
+        sh("ip", "netns", "exec", ns.name, "nft", "-f", "-", input=ns.nft)
+
+
+def start_frr(routers: list[Netns], width: int = 0) -> None:
+    """FRR's daemons in each of `routers`, zebra with room for `width` (default: the widest
+    maximum-paths of them) next hops per route."""
+    width = width or max((paths(ns.frr) for ns in routers), default=1)
     for ns in routers:
         d = frr_dir(ns.name)
         d.mkdir(parents=True, exist_ok=True)
@@ -142,7 +161,7 @@ def start_frr(p: Plan) -> None:
             _wait(lambda: all((frr_dir(ns.name) / "zserv.api").exists() for ns in routers), 30)
 
 
-def _paths(frr: str) -> int:
+def paths(frr: str) -> int:
     return max([int(w.split()[-1]) for w in frr.splitlines() if "maximum-paths" in w] or [1])
 
 
@@ -157,6 +176,16 @@ def _wait(done, seconds: float) -> bool:
 
 def vtysh(ns: str, command: str) -> str:
     return sh("vtysh", "--vty_socket", str(frr_dir(ns)), "-c", command, check=False)
+
+
+def up_folder() -> Path | None:
+    """The folder of the twin that is up on this machine, None when none is."""
+    if not namespaces():
+        return None
+    try:
+        return Path(json.loads((STATE / "twin.json").read_text())["folder"]).resolve()
+    except (OSError, ValueError, KeyError):
+        return Path("an unknown folder")
 
 
 def vtysh_json(ns: str, command: str):
