@@ -211,6 +211,10 @@ def parser() -> argparse.ArgumentParser:
         t = twin.add_parser(name, help=text)
         t.add_argument("folder", help="e.g. inventories/pod-128"
                        + (" generated again with more compute.cards" if name == "grow" else ""))  # fmt: skip
+        if name != "grow":
+            t.add_argument("--pod", type=int, default=0, metavar="N",
+                           help="pod N of the parameter plane only, the other pods stood in for "
+                           "by the cores (a build too large for one machine, e.g. wanka-10k)")  # fmt: skip
         if name == "test":
             t.add_argument("--report", default="twin-report.md", help="default twin-report.md")
             t.add_argument("--no-drills", action="store_true", help="skip the failure drills")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.twin import grow, plan, routing, run, vrp
+from generator.twin import grow, plan, pod, routing, run, vrp
 
 ROOT = Path(__file__).resolve().parents[1]
 POD = ROOT / "inventories" / "pod-128"
@@ -104,6 +104,32 @@ def test_a_grown_output_that_takes_something_away_is_refused_before_it_is_applie
     assert any(f"cable {small.links[0].cable} (" in f and "is gone" in f for f in found)
     assert any("par-spine-001: the grown output drops the FRR line `maximum-paths" in f
                for f in found)  # fmt: skip
+
+
+@pytest.mark.slow
+def test_one_pod_of_wanka_10k_is_its_fabric_and_servers_with_the_cores_at_the_boundary(tmp_path):
+    folder = tmp_path / "w10k"
+    done = subprocess.run([*WANKA, "generate", str(ROOT / "blueprints" / "wanka-10k.yaml"), "-q",
+                           "-o", str(folder)], cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    p = plan.plan(folder, _keyfiles(), pod=1)
+    routing.apply(p)
+    devices = {n.device for n in p.namespaces.values() if n.kind == "switch"}
+    assert {n.kind for n in p.namespaces.values()} == {"switch", "npu"}
+    assert any(d.startswith("par-pod01-spine") for d in devices)
+    assert not any(d.startswith(("par-pod02", "biz-", "sto-", "oob-", "inb-")) for d in devices)
+    mine = set(p.addresses)
+    cores = [p.devices[d] for d in devices if d.startswith("par-core")]
+    assert cores
+    for core in cores:  # its peers are all in the pod, the other pods' leaf subnets stood in for
+        assert core.bgp.peers and all(peer in mine for peer, _, _ in core.bgp.peers)
+        assert core.bgp.stand_in and not any(net.network_address in mine
+                                             for net in core.bgp.stand_in)  # fmt: skip
+        assert f"  network {core.bgp.stand_in[0]}" in p.namespaces[f"wt-{core.name}"].frr
+    for link in p.links:
+        assert link.plane == "parameter" and link.a[0] in p.namespaces and link.b[0] in p.namespaces
+    with pytest.raises(pod.PodError, match="pods 1 to 5"):
+        plan.plan(folder, _keyfiles(), pod=9)
 
 
 def test_vrp_tree_keeps_line_numbers():

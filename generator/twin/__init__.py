@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from generator.twin import checks, drills, grow, hosts, plan, routing, run, ztp
+from generator.twin import pod as pods
 
 SHOWN = 12  # kinds of failure printed per check on the terminal (the report has all)
 NOT_EMULATED = [
@@ -33,9 +34,10 @@ def _out(message: str) -> None:
     print(f"twin: {message}", file=sys.stderr, flush=True)
 
 
-def build(folder: Path) -> plan.Plan:
-    keyfiles = hosts.render(folder, STAGING)
-    p = plan.plan(folder, keyfiles)
+def build(folder: Path, pod: int = 0) -> plan.Plan:
+    """The plan of a folder (of one pod of it: no hosts but NPU NICs, so no keyfiles)."""
+    keyfiles = {} if pod else hosts.render(folder, STAGING)
+    p = plan.plan(folder, keyfiles, pod)
     routing.apply(p)
     return p
 
@@ -63,12 +65,15 @@ def main(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _sigterm)
     try:
         if args.twin_command == "up":
-            times = run.up(build(folder), _out)
+            times = run.up(build(folder, args.pod), _out)
             print(", ".join(f"{k} {v:.1f} s" for k, v in times.items()))
             return 0
         if args.twin_command == "grow":
             return _grow(folder)
         return _test(args, folder)
+    except pods.PodError as err:
+        print(f"wanka: {args.folder}: {err}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         run.down()
         print("wanka: interrupted; the twin was taken down", file=sys.stderr)
@@ -83,12 +88,11 @@ def _grow(folder: Path) -> int:
     """`twin grow`: the running twin's folder and the grown one, applied; the twin is then the
     grown folder's (its state says so), and it stays up."""
     running = run.up_folder()
-    if running is None:
-        print(
-            "wanka: no twin is up: `wanka twin up FOLDER` the smaller build first", file=sys.stderr
-        )
+    if running is None or running[1]:
+        print("wanka: no whole twin is up: `wanka twin up FOLDER` the smaller build first",
+              file=sys.stderr)  # fmt: skip
         return 2
-    old, new = build(running), build(folder)
+    old, new = build(running[0]), build(folder)
     outcomes = grow.drill(old, new, _out)
     run.record(new)
     return _print(outcomes)
@@ -110,24 +114,29 @@ def _print(outcomes: list[checks.Outcome]) -> int:
 def _test(args, folder: Path) -> int:
     started = time.perf_counter()
     up = run.up_folder()
-    if up is not None and up != folder.resolve():
-        print(f"wanka: a twin of {up} is up: run `wanka twin down` first", file=sys.stderr)
+    if up is not None and up != (folder.resolve(), args.pod):
+        pod = f" (pod {up[1]})" if up[1] else ""
+        print(f"wanka: a twin of {up[0]}{pod} is up: run `wanka twin down` first", file=sys.stderr)
         return 2
-    p = build(folder)
+    p = build(folder, args.pod)
     made = not run.namespaces()
     times = run.up(p, _out) if made else {}
     outcomes = checks.sessions(p)
     outcomes[0].note = f"converged {outcomes[0].seconds:.1f} s after FRR started"
-    for name, check in (("ecmp", checks.ecmp), ("flows", checks.flows),
-                        ("forbidden", checks.forbidden), ("npu", checks.npu_paths)):  # fmt: skip
+    steps = [("ecmp", checks.ecmp), ("npu", checks.npu_paths)]
+    steps[1:1] = [("boundary", checks.pod_boundary)] if args.pod else [
+        ("flows", checks.flows), ("forbidden", checks.forbidden)]  # fmt: skip
+    for name, check in steps:
         _out(f"checking {name}")
         outcomes.append(check(p))
     if not args.no_drills:
         flow_names = {f.name for f in checks.read_flows(folder)}
-        broken = {f.split(": ")[1] for f in outcomes[3].failures}
+        broken = {f.split(": ")[1] for o in outcomes if o.name.startswith("required flows")
+                  for f in o.failures}  # fmt: skip
         outcomes += drills.run(p, flow_names - broken, _out)
-    _out("ZTP drill")  # last: its dnsmasq and sshd then hold UDP 67 and TCP 22 on the controller
-    outcomes.append(ztp.drill(p))
+    if not args.pod:  # last: its dnsmasq and sshd then hold UDP 67 and TCP 22 on the controller
+        _out("ZTP drill")
+        outcomes.append(ztp.drill(p))
     times["test"] = time.perf_counter() - started - sum(times.values())
     text = report(folder, p, outcomes, times)
     Path(args.report).write_text(text, encoding="utf-8")

@@ -435,3 +435,30 @@ def diagnose(p: Plan, pr: probe.Probe, result: probe.Result) -> str:
         return f"no route back to {pr.src} in {source_of(p, end)}"
     walls = sorted({source_of(p, ns) for ns, _ in hops + back if p.namespaces[ns].nft})
     return "dropped by a filter on the way: " + (", ".join(walls) if walls else "none found")
+
+
+def pod_boundary(p: Plan) -> Outcome:
+    """Every spine of the pod reaches each other pod's leaf subnet through every core it is
+    cabled to (the ECMP width the cores' announcements give it)."""
+    out = Outcome("pod boundary: the other pods' subnets through every cabled core")
+    cores = set(p.groups.get("parameter_cores", ()))
+    standin = sorted({n for d in p.devices.values() if d.bgp for n in d.bgp.stand_in}, key=str)
+    for ns in sorted(p.namespaces.values(), key=lambda n: n.name):
+        if ns.device not in p.groups.get("parameter_spines", ()):
+            continue
+        width = sum(
+            1
+            for link in p.links
+            for near, far in ((link.a, link.b), (link.b, link.a))
+            if near[0] == ns.name and p.namespaces[far[0]].device in cores
+        )
+        fib = routes(ns.name)
+        for net in standin:
+            out.total += 1
+            want = min(width, p.devices[ns.device].bgp.maximum_paths)
+            got = len(fib.get(str(net), []))
+            if got == want:
+                out.proved += 1
+            else:
+                out.failures.append(f"{ns.device}: {net} through {got} next hops, not {want}")
+    return out

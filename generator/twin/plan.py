@@ -20,6 +20,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator.twin import pod as pods
 from generator.twin import vrp
 from generator.verify.inventory import hosts as read_hosts
 
@@ -68,6 +69,7 @@ class Link:
 @dataclass(slots=True)
 class Plan:
     folder: Path
+    pod: int = 0  # one pod of the parameter plane only (generator.twin.pod), 0: everything
     namespaces: dict[str, Netns] = field(default_factory=dict)
     links: list[Link] = field(default_factory=list)
     ports: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)  # (dev, port) ->
@@ -104,15 +106,28 @@ def _host_ns(plan: Plan, device: str, port: str) -> tuple[str, str]:
     return ns_name(device), "host"
 
 
-def plan(folder: Path, keyfiles: dict[str, dict[str, configparser.ConfigParser]]) -> Plan:
+def plan(
+    folder: Path, keyfiles: dict[str, dict[str, configparser.ConfigParser]], pod: int = 0
+) -> Plan:
     """The twin of a rendered folder; `keyfiles` are the NetworkManager keyfiles host_network
-    writes for each host (generator.twin.hosts renders them with the real role)."""
-    p = Plan(folder, devices=vrp.devices(folder))
+    writes for each host (generator.twin.hosts renders them with the real role). `pod`: that pod
+    of the parameter plane only, the rest stood in for at the cores (generator.twin.pod)."""
+    p = Plan(folder, pod, devices=vrp.devices(folder))
     p.hostvars, p.groups, _ = read_hosts(folder)
+    rows = cabling(folder)
+    if pod:
+        keep, rows, count = pods.select(p.devices, p.groups, rows, pod)
+        p.devices = {name: _public(dev) for name, dev in p.devices.items() if name in keep}
+        p.notes.append(
+            f"pod {pod} of {count}: its parameter leaves and spines, its NPU servers' NPU NICs "
+            "and the cores cabled to it; each core announces the other pods' leaf subnets "
+            "itself (a blackhole route), as it would pass them on from their spines; no other "
+            "plane, no management VPN"
+        )
     for dev in p.devices.values():
         _device(p, dev)
     first_member = _bond_members(p.hostvars)
-    for line, row in cabling(folder):
+    for line, row in rows:
         ends = []
         for side in "ab":
             device, port = row[f"{side}_device"], row[f"{side}_port"]
@@ -142,8 +157,11 @@ def plan(folder: Path, keyfiles: dict[str, dict[str, configparser.ConfigParser]]
     _outside(p)
     p.notes.append(
         "host bonds and Eth-Trunks run on their first member only (no bond device on this "
-        "kernel); an M-LAG peer-link carries the first VLAN over its first member, and both leaves "
-        "answer for the gateway with the configured `mac-address`, as M-LAG's active-active gateway does"
+        "kernel); an M-LAG peer-link carries the first VLAN over its first member, and both "
+        "leaves answer for the gateway address, each with its own MAC: a Linux bridge drops "
+        "frames that carry its own address, so the shared `mac-address` of M-LAG's "
+        "active-active gateway is not set (measured on cluster-1k: with it, a leaf reached no "
+        "host cabled to its peer)"
     )
     return p
 
@@ -156,6 +174,13 @@ def _bond_members(hostvars: dict[str, dict]) -> dict[str, set[str]]:
         if len(bond.get("members") or []) > 1:
             out[host] = set(bond["members"][1:])
     return out
+
+
+def _public(dev: vrp.Device) -> vrp.Device:
+    """The device without its management VPN (a one-pod twin has no management plane)."""
+    dev.interfaces = {k: i for k, i in dev.interfaces.items() if i.vpn == vrp.PUBLIC}
+    dev.statics = [s for s in dev.statics if s.vpn == vrp.PUBLIC]
+    return dev
 
 
 def _device(p: Plan, dev: vrp.Device) -> None:
@@ -176,8 +201,6 @@ def _device(p: Plan, dev: vrp.Device) -> None:
         elif iface.name.startswith("Vlanif"):
             bridge = ifname(iface.name)
             ns.commands += [f"link add {bridge} type bridge", f"link set {bridge} up"]
-            if iface.mac:  # M-LAG's active-active gateway: the same MAC on both leaves
-                ns.commands.append(f"link set {bridge} address {iface.mac}")
             for a in iface.addresses:
                 p.address(ns, a, bridge)
 

@@ -62,6 +62,7 @@ def apply(p: Plan) -> None:
 def frr_config(dev: vrp.Device, statics: list[vrp.Static]) -> str:
     out = ["frr defaults traditional", f"hostname {dev.name}", "!"]
     out += [f"ip route {r.network} {r.next_hop} {r.preference}" for r in statics]
+    out += [f"ip route {n} blackhole" for n in (dev.bgp.stand_in if dev.bgp else ())]
     if dev.ospf:
         for iface in dev.interfaces.values():
             if iface.ospf_p2p:
@@ -82,7 +83,7 @@ def frr_config(dev: vrp.Device, statics: list[vrp.Static]) -> str:
         out += [f" neighbor {peer} timers connect {CONNECT_RETRY}" for peer, _, _ in b.peers]
         out += [" address-family ipv4 unicast"]
         out += [f"  neighbor {peer} activate" for peer, _, _ in b.peers]
-        out += [f"  network {net}" for net in b.networks]
+        out += [f"  network {net}" for net in b.networks + b.stand_in]
         out += ["  redistribute static"] * b.import_static
         out += [f"  maximum-paths {b.maximum_paths}", f"  maximum-paths ibgp {b.maximum_paths}"]
         out += [" exit-address-family", "!"]

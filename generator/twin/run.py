@@ -104,7 +104,9 @@ def record(p: Plan) -> None:
     """The state folder says which folder the running twin is of."""
     STATE.mkdir(parents=True, exist_ok=True)
     (STATE / "twin.json").write_text(
-        json.dumps({"folder": str(p.folder.resolve()), "namespaces": sorted(p.namespaces)}),
+        json.dumps(
+            {"folder": str(p.folder.resolve()), "pod": p.pod, "namespaces": sorted(p.namespaces)}
+        ),
         encoding="utf-8",
     )
 
@@ -178,14 +180,15 @@ def vtysh(ns: str, command: str) -> str:
     return sh("vtysh", "--vty_socket", str(frr_dir(ns)), "-c", command, check=False)
 
 
-def up_folder() -> Path | None:
-    """The folder of the twin that is up on this machine, None when none is."""
+def up_folder() -> tuple[Path, int] | None:
+    """The folder (and pod, 0 for all) of the twin that is up on this machine, None if none is."""
     if not namespaces():
         return None
     try:
-        return Path(json.loads((STATE / "twin.json").read_text())["folder"]).resolve()
+        state = json.loads((STATE / "twin.json").read_text())
+        return Path(state["folder"]).resolve(), state.get("pod", 0)
     except (OSError, ValueError, KeyError):
-        return Path("an unknown folder")
+        return Path("an unknown folder"), 0
 
 
 def vtysh_json(ns: str, command: str):

@@ -60,7 +60,6 @@ class Interface:
     ospf_p2p: bool = False
     relay_servers: list[Addr] = field(default_factory=list)
     relay_line: int = 0
-    mac: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +80,7 @@ class Bgp:
     networks: list[Net] = field(default_factory=list)
     maximum_paths: int = 1
     import_static: bool = False
+    stand_in: list[Net] = field(default_factory=list)  # announced for a part left out (pod.py)
 
 
 @dataclass(slots=True)
@@ -167,9 +167,6 @@ def _interface(line: Line) -> Interface:
             iface.access_vlan = int(w[3])
         elif w[0] == "eth-trunk":
             iface.trunk = int(w[1])
-        elif w[0] == "mac-address" and len(w) == 2:
-            digits = w[1].replace("-", "")
-            iface.mac = ":".join(digits[i : i + 2] for i in range(0, 12, 2))
         elif w[0] == "peer-link":
             iface.peer_link = True
         elif w[:2] == ["ospf", "network-type"] and w[2] == "p2p":
