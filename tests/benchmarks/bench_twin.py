@@ -3,6 +3,8 @@
 
 Run (root, with frr, nftables and dnsmasq installed; see .ci/run):
     python tests/benchmarks/bench_twin.py [inventories/pod-128 inventories/cluster-1k ...]
+    wanka generate blueprints/wanka-10k.yaml -o /tmp/w10k && \
+        python tests/benchmarks/bench_twin.py --pod 1 /tmp/w10k
 For each folder: `wanka twin up` (wall time, and the namespaces, cables and FRR routers it made),
 the memory of every process in the twin's namespaces once it is up (FRR daemons: their
 resident set, summed, and per daemon), `wanka twin test` on the running twin (sessions, flows,
@@ -53,20 +55,23 @@ def _twin_memory() -> tuple[int, float]:
     return len(pids), sum(_rss_mib(p) for p in pids)
 
 
-def bench(folder: Path) -> dict[str, object]:
-    up_s, up = _wanka("up", str(folder))
+def bench(folder: Path, pod: int) -> dict[str, object]:
+    part = ["--pod", str(pod)] if pod else []
+    up_s, up = _wanka("up", str(folder), *part)
     if up.returncode != 0:
         raise SystemExit(f"twin up {folder} failed:\n{up.stdout}{up.stderr}")
     made = re.search(r"(\d+) namespaces, (\d+) cables", up.stdout + up.stderr)
     routers = re.search(r"FRR in (\d+) namespaces", up.stdout + up.stderr)
     processes, frr_mib = _twin_memory()
     with tempfile.TemporaryDirectory() as tmp:
-        test_s, test = _wanka("test", str(folder), "--report", f"{tmp}/twin-report.md")
+        test_s, test = _wanka("test", str(folder), *part, "--report", f"{tmp}/twin-report.md")
     down_s, _ = _wanka("down")
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     failed = [line for line in test.stdout.splitlines() if line.startswith("FAIL")]
+    for line in failed:
+        print(f"{folder.name}: {line}", file=sys.stderr)
     return {
-        "folder": folder.name,
+        "folder": folder.name + (f" pod {pod}" if pod else ""),
         "namespaces": made.group(1) if made else "?",
         "cables": made.group(2) if made else "?",
         "FRR routers": routers.group(1) if routers else "?",
@@ -85,12 +90,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", nargs="*", type=Path,
                         default=[ROOT / "inventories" / "pod-128"])  # fmt: skip
+    parser.add_argument("--pod", type=int, default=0,
+                        help="one pod of each folder (wanka twin --pod): a 10k-card build")  # fmt: skip
     args = parser.parse_args()
     if need := run.missing():
         print("the twin needs " + ", ".join(need), file=sys.stderr)
         return 2
     _wanka("down")
-    rows = [bench(folder.resolve()) for folder in args.folders]
+    rows = [bench(folder.resolve(), args.pod) for folder in args.folders]
     keys = list(rows[0])
     print("| " + " | ".join(keys) + " |")
     print("|" + "---|" * len(keys))
