@@ -366,7 +366,7 @@ def test_killing_a_parallel_run_leaves_no_worker_behind(tmp_path):
             workers = _children(proc.pid)
             time.sleep(0.2)
         assert len(workers) >= 2, "the run never started its workers"
-        time.sleep(1)
+        # at once: a second's wait let a loaded machine finish the run first (#32)
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
     time.sleep(3)  # an orphan would print its traceback now

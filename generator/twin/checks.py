@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 
 from generator.twin import probe
+from generator.twin.explain import diagnose, inner_pools, walk
 from generator.twin.plan import OUTSIDE, Plan, ns_name
 from generator.twin.run import sh, vtysh_json
 from generator.verify.flows import endpoints, read_flows
@@ -256,7 +257,7 @@ def flows(p: Plan, only: set[str] | None = None, skip: set[str] | None = None) -
             f"{skipped} probes not made: to or from a firewall's management port (its local zone "
             "and service-manage are not emulated) or a device the drill cut"
         )
-    pools = _inner_pools(p)
+    pools = inner_pools(p)
     for pr, result, (flow, sname, dname) in zip(probes, probe.run(probes), why, strict=False):
         out.total += 1
         where = f"files/flows.csv:{flow.line}"
@@ -275,12 +276,6 @@ def flows(p: Plan, only: set[str] | None = None, skip: set[str] | None = None) -
         else:
             out.proved += 1
     return out
-
-
-def _inner_pools(p: Plan) -> list[ipaddress.IPv4Network]:
-    from generator.verify.read import pools
-
-    return [n for name, n in pools(p.folder).items() if name not in ("provider",)]
 
 
 def planes(p: Plan) -> dict[str, set[str]]:
@@ -378,63 +373,6 @@ def npu_paths(p: Plan) -> Outcome:
         else:
             out.proved += 1
     return out
-
-
-def walk(
-    p: Plan, ns: str, src: str, dst: str, limit: int = 24
-) -> tuple[list[tuple[str, str]], str, bool]:
-    """The egress (namespace, interface) of each hop from `ns` to `dst` by `ip route get`, the
-    namespace the walk ended in, and whether `dst` is local there."""
-    hops: list[tuple[str, str]] = []
-    first = True
-    while len(hops) < limit:
-        args = ["ip", "-n", ns, "-j", "route", "get", dst] + (["from", src] if first else [])
-        got = json.loads(sh(*args, check=False) or "[]")
-        if got and got[0].get("type") == "local":
-            return hops, ns, True
-        if not got or "dev" not in got[0]:
-            return hops, ns, False
-        hops.append((ns, got[0]["dev"]))
-        nxt = p.addresses.get(ipaddress.IPv4Address(got[0].get("gateway") or dst))
-        if not nxt:
-            return hops, ns, False
-        if not got[0].get("gateway"):
-            return hops, nxt[0], nxt[0] == p.addresses.get(ipaddress.IPv4Address(dst), ("",))[0]
-        ns, first = nxt[0], False
-    return hops, ns, False
-
-
-def source_of(p: Plan, ns: str) -> str:
-    """The file behind a namespace's addresses and routes."""
-    n = p.namespaces.get(ns)
-    if n is None:
-        return ns
-    if n.device in p.devices:
-        return f"{p.devices[n.device].path} ({n.device})"
-    return {
-        "npu": f"files/hccn/{n.device}.conf",
-        "bmc": "files/ip-plan.csv",
-        "host": f"{n.device}'s keyfiles from roles/host_network (host_vars/{n.device}.yml)",
-    }.get(n.kind, n.device)
-
-
-def diagnose(p: Plan, pr: probe.Probe, result: probe.Result) -> str:
-    """Why a probe failed: no route there, no route back, or dropped by a filter on the way."""
-    private = _inner_pools(p)
-    came = result.arrived_from and ipaddress.ip_address(result.arrived_from)
-    if came and pr.dst_ns == ns_name("outside") and any(came in n for n in private):
-        return (
-            f"it reached the provider from the private address {result.arrived_from}, "
-            "which the provider cannot answer: no source NAT toward the provider"
-        )
-    hops, end, reached = walk(p, pr.src_ns, pr.src, pr.dst)
-    if not reached:
-        return f"no route to {pr.dst} in {source_of(p, end)}"
-    back, end, reached = walk(p, pr.dst_ns, pr.dst, pr.src)
-    if not reached:
-        return f"no route back to {pr.src} in {source_of(p, end)}"
-    walls = sorted({source_of(p, ns) for ns, _ in hops + back if p.namespaces[ns].nft})
-    return "dropped by a filter on the way: " + (", ".join(walls) if walls else "none found")
 
 
 def pod_boundary(p: Plan) -> Outcome:
