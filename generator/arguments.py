@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from generator import __version__
 
@@ -215,6 +216,9 @@ def parser() -> argparse.ArgumentParser:
             t.add_argument("--pod", type=int, default=0, metavar="N",
                            help="pod N of the parameter plane only, the other pods stood in for "
                            "by the cores (a build too large for one machine, e.g. wanka-10k)")  # fmt: skip
+            t.add_argument("--collection", type=Path, metavar="DIR",
+                           help="run the roles of the Ansible collection in DIR (a checkout's "
+                           "root; default: the one this wanka ships)")  # fmt: skip
         if name == "test":
             t.add_argument("--report", default="twin-report.md", help="default twin-report.md")
             t.add_argument("--no-drills", action="store_true", help="skip the failure drills")

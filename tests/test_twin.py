@@ -187,13 +187,26 @@ def test_the_pre_fix_output_fails_naming_the_day_0_faults(clean, tmp_path):
     if archive.returncode != 0:
         pytest.skip(f"commit {PRE_FIX} is not in this clone")
     subprocess.run(["tar", "-x", "-C", str(tmp_path)], input=archive.stdout, check=True)
+    # the collection as it was then for ZTP (its ztp_server role served TFTP), today's otherwise
+    collection = tmp_path / "collection"
+    collection.mkdir()
+    for part in ("ansible.cfg", "galaxy.yml", "playbooks", "roles"):
+        copy = shutil.copytree if (ROOT / part).is_dir() else shutil.copy
+        copy(ROOT / part, collection / part)
+    shutil.rmtree(collection / "roles" / "ztp_server")
+    old_role = subprocess.run(["git", "archive", PRE_FIX, "roles/ztp_server"], cwd=ROOT,
+                              capture_output=True, check=True)  # fmt: skip
+    subprocess.run(["tar", "-x", "-C", str(collection)], input=old_role.stdout, check=True)
     done = _twin("test", str(tmp_path / "inventories" / "pod-128"), "--no-drills",
-                 "--report", str(tmp_path / "r.md"))  # fmt: skip
+                 "--collection", str(collection), "--report", str(tmp_path / "r.md"))  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr
     out = done.stdout
     assert "no route to 10.102." in out and "keyfiles from roles/host_network" in out  # OOB
     assert "no source NAT toward the provider" in out
     assert "relays no DHCP (`dhcp select relay`)" in out  # the ZTP drill: no relay on the gateway
+    # the file service the role configured against what the firewall admits (a real UDP packet)
+    assert "fetches its day-0 files by TFTP" in out and "udp/69" in out
+    assert "dropped on the way there by a filter: files/border/fw-0" in out
 
 
 @real

@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+from generator.collection import ansible_collection
 from generator.twin import checks, drills, grow, hosts, plan, routing, run, ztp
 from generator.twin import pod as pods
 
@@ -34,9 +35,10 @@ def _out(message: str) -> None:
     print(f"twin: {message}", file=sys.stderr, flush=True)
 
 
-def build(folder: Path, pod: int = 0) -> plan.Plan:
-    """The plan of a folder (of one pod of it: no hosts but NPU NICs, so no keyfiles)."""
-    keyfiles = {} if pod else hosts.render(folder, STAGING)
+def build(folder: Path, pod: int = 0, collection: Path | None = None) -> plan.Plan:
+    """The plan of a folder (of one pod of it: no hosts but NPU NICs, so no keyfiles), hosts
+    configured by the roles of `collection` (default: this wanka's)."""
+    keyfiles = {} if pod else hosts.render(folder, STAGING, collection or ansible_collection())
     p = plan.plan(folder, keyfiles, pod)
     routing.apply(p)
     return p
@@ -65,7 +67,7 @@ def main(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _sigterm)
     try:
         if args.twin_command == "up":
-            times = run.up(build(folder, args.pod), _out)
+            times = run.up(build(folder, args.pod, args.collection), _out)
             print(", ".join(f"{k} {v:.1f} s" for k, v in times.items()))
             return 0
         if args.twin_command == "grow":
@@ -118,7 +120,7 @@ def _test(args, folder: Path) -> int:
         pod = f" (pod {up[1]})" if up[1] else ""
         print(f"wanka: a twin of {up[0]}{pod} is up: run `wanka twin down` first", file=sys.stderr)
         return 2
-    p = build(folder, args.pod)
+    p = build(folder, args.pod, args.collection)
     made = not run.namespaces()
     times = run.up(p, _out) if made else {}
     outcomes = checks.sessions(p)
@@ -136,7 +138,7 @@ def _test(args, folder: Path) -> int:
         outcomes += drills.run(p, flow_names - broken, _out)
     if not args.pod:  # last: its dnsmasq and sshd then hold UDP 67 and TCP 22 on the controller
         _out("ZTP drill")
-        outcomes.append(ztp.drill(p))
+        outcomes += ztp.drill(p, args.collection or ansible_collection())
     times["test"] = time.perf_counter() - started - sum(times.values())
     text = report(folder, p, outcomes, times)
     Path(args.report).write_text(text, encoding="utf-8")

@@ -58,7 +58,8 @@ def source_of(p: Plan, ns: str) -> str:
 
 
 def diagnose(p: Plan, pr: probe.Probe, result: probe.Result) -> str:
-    """Why a probe failed: no route there, no route back, or dropped by a filter on the way."""
+    """Why a probe failed: no route there, a UDP packet the listener never saw (lost on the way
+    there), no route back, or dropped by a filter on the way."""
     private = inner_pools(p)
     came = result.arrived_from and ipaddress.ip_address(result.arrived_from)
     if came and pr.dst_ns == ns_name("outside") and any(came in n for n in private):
@@ -69,8 +70,20 @@ def diagnose(p: Plan, pr: probe.Probe, result: probe.Result) -> str:
     hops, end, reached = walk(p, pr.src_ns, pr.src, pr.dst)
     if not reached:
         return f"no route to {pr.dst} in {source_of(p, end)}"
+    if pr.proto == "udp" and not result.arrived_from:  # the listener never saw it
+        return "dropped on the way there by a filter: " + _filters(p, hops, pr.src_ns, pr.dst_ns)
     back, end, reached = walk(p, pr.dst_ns, pr.dst, pr.src)
     if not reached:
         return f"no route back to {pr.src} in {source_of(p, end)}"
-    walls = sorted({source_of(p, ns) for ns, _ in hops + back if p.namespaces[ns].nft})
-    return "dropped by a filter on the way: " + (", ".join(walls) if walls else "none found")
+    return "dropped by a filter on the way: " + _filters(
+        p, hops + back, pr.src_ns, pr.dst_ns, pr.src_ns
+    )
+
+
+def _filters(p: Plan, hops: list[tuple[str, str]], src: str, *received: str) -> str:
+    """The files behind the filters a packet met: a forwarding filter (a firewall's policy) in a
+    namespace between the two ends, an input filter (a VTY/SNMP ACL) where it was received."""
+    passed = {ns for ns, _ in hops} - {src, *received}
+    found = {source_of(p, ns) for ns in passed if "hook forward" in p.namespaces[ns].nft}
+    found |= {source_of(p, ns) for ns in received if "hook input" in p.namespaces[ns].nft}
+    return ", ".join(sorted(found)) or "none found"

@@ -11,8 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from generator.collection import ansible_collection
-
 HOST_GROUPS = "npu_servers:storage_nodes:management_nodes"
 PLAYBOOK = f"""\
 - name: Render the host_network keyfiles for the twin
@@ -38,12 +36,13 @@ class AnsibleFailed(RuntimeError):
     pass
 
 
-def render(folder: Path, into: Path) -> dict[str, dict[str, configparser.ConfigParser]]:
-    """Run the role, then read host -> keyfile id -> keyfile."""
+def render(
+    folder: Path, into: Path, collection: Path
+) -> dict[str, dict[str, configparser.ConfigParser]]:
+    """Run the collection's role, then read host -> keyfile id -> keyfile."""
     into.mkdir(parents=True, exist_ok=True)
     playbook = into / "keyfiles.yml"
     playbook.write_text(PLAYBOOK, encoding="utf-8")
-    collection = ansible_collection()
     env = dict(os.environ)
     env |= {
         "ANSIBLE_CONFIG": str(collection / "ansible.cfg"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,8 +20,7 @@ from pathlib import Path
 
 import yaml
 
-from generator.collection import ansible_collection
-from generator.twin import checks
+from generator.twin import checks, explain, probe
 from generator.twin.plan import Plan, ns_name
 from generator.twin.run import STATE, sh
 
@@ -43,8 +43,8 @@ def _relays(p: Plan):
                 yield dev, iface, str(iface.addresses[0].ip), [str(s) for s in iface.relay_servers]
 
 
-def _serve(p: Plan, base: Path, controller: str) -> str:
-    """Run the role into `base`, start dnsmasq and sshd in the controller's namespace."""
+def _render(p: Plan, base: Path, controller: str, collection: Path) -> str:
+    """Run the collection's ztp_server role into `base`; return the controller's address."""
     address = p.hostvars[controller]["ansible_host"]
     run = base / "run"
     run.mkdir(parents=True, exist_ok=True)
@@ -64,7 +64,6 @@ def _serve(p: Plan, base: Path, controller: str) -> str:
         "ztp_server_sftp_user": USER, "ztp_server_file_group": USER,
     }}}  # fmt: skip
     (run / "overrides.yml").write_text(json.dumps(overrides))
-    collection = ansible_collection()
     env = dict(os.environ, ANSIBLE_CONFIG=str(collection / "ansible.cfg"),
                ANSIBLE_ROLES_PATH=str(collection / "roles"), ANSIBLE_NOCOLOR="1")  # fmt: skip
     played = subprocess.run(
@@ -75,6 +74,12 @@ def _serve(p: Plan, base: Path, controller: str) -> str:
     )  # fmt: skip
     if played.returncode != 0:
         raise RuntimeError("ztp_server role failed:\n" + (played.stdout + played.stderr)[-3000:])
+    return address
+
+
+def _start(base: Path, controller: str, address: str) -> None:
+    """dnsmasq and sshd in the controller's namespace, from what the role wrote into `base`."""
+    run = base / "run"
     ns = ns_name(controller)
     etc = base / "etc"
     dnsmasq = shutil.which("dnsmasq") or "dnsmasq"
@@ -90,52 +95,88 @@ def _serve(p: Plan, base: Path, controller: str) -> str:
     )
     sshd = ["/usr/sbin/sshd", "-f", str(run / "sshd_config"), "-E", str(run / "sshd.log")]
     sh("ip", "netns", "exec", ns, *sshd)
-    return address
 
 
-def drill(p: Plan) -> checks.Outcome:
+FILE_PORTS = {"tftp": ("udp", 69), "sftp": ("tcp", 22), "ftp": ("tcp", 21), "http": ("tcp", 80),
+              "https": ("tcp", 443)}  # fmt: skip
+
+
+def _meth(p: Plan) -> dict[str, tuple[str, str]]:
+    """Out-of-band gateway -> the first switch MEth end (namespace, interface) cabled to it."""
+    out: dict[str, tuple[str, str]] = {}
+    for link in p.links:
+        for near, far in ((link.a, link.b), (link.b, link.a)):
+            if near[1].startswith("meth") and p.namespaces[near[0]].device in p.devices:
+                out.setdefault(p.namespaces[far[0]].device, near)
+    return out
+
+
+def _file_service(p: Plan, base: Path, controller: str, address: str) -> checks.Outcome:
+    """The file server URL the role wrote (ztp.ini's FILESERVER or *FILESERVER), probed with a
+    real packet from a switch's management address behind each out-of-band gateway to the
+    controller on that protocol's port, before any server holds it: what the routes and the
+    firewall do to the switches' file fetch."""
+    out = checks.Outcome("ZTP: the switches' file fetch passes the routes and the firewall")
+    ini = (base / "srv" / "ztp" / "ztp.ini").read_text(encoding="utf-8")
+    found = re.search(r"^\*?FILESERVER=(\w+)://", ini, re.M)
+    if not found or found.group(1) not in FILE_PORTS:
+        out.failures.append("ztp.ini (ztp_server role): no FILESERVER URL of a known protocol")
+        return out
+    scheme = found.group(1)
+    proto, port = FILE_PORTS[scheme]
+    probes, names = [], []
+    for gw, (ns, ifn) in sorted(_meth(p).items()):
+        src = next((str(ip) for ip, end in p.addresses.items() if end == (ns, ifn)), "")
+        if src:
+            probes.append(probe.Probe(ns, src, ns_name(controller), address, proto, port))
+            names.append((gw, p.namespaces[ns].device))
+    for pr, result, (gw, switch) in zip(probes, probe.run(probes), names, strict=True):
+        out.total += 1
+        if result.ok:
+            out.proved += 1
+        else:
+            out.failures.append(
+                f"{p.devices[switch].path}: {switch} fetches its day-0 files by {scheme.upper()} "
+                f"({scheme}://{address}, {proto}/{port}, as the ztp_server role's ztp.ini says) "
+                f"from {pr.src} behind {gw}: {result.error}; {explain.diagnose(p, pr, result)}"
+            )
+    return out
+
+
+def drill(p: Plan, collection: Path) -> list[checks.Outcome]:
+    """The file service check, then one factory-default switch behind each relay."""
     out = checks.Outcome("ZTP: factory-default switches get their staged config through the relay")
     controllers = sorted(p.groups.get("controller", ()))
     if not controllers:
         out.note = "no controller in the inventory"
-        return out
+        return [out]
     base = STATE / "ztp"
     base.mkdir(parents=True, exist_ok=True)
     os.chmod(STATE, 0o755)
-    _serve(p, base, controllers[0])
-    for dev, iface, address, servers in _relays(p):
+    address = _render(p, base, controllers[0], collection)
+    files = _file_service(p, base, controllers[0], address)
+    try:
+        _start(base, controllers[0], address)
+    except RuntimeError as err:  # what the role configured does not run: that is the finding
+        out.failures.append(f"the ztp_server role's file and DHCP service does not start: {err}")
+        return [files, out]
+    for dev, iface, relay, servers in _relays(p):
         ns = ns_name(dev.name, iface.vpn)
         sh("ip", "netns", "exec", ns, shutil.which("dnsmasq") or "dnsmasq", "--port=0",
-           *(f"--dhcp-relay={address},{s}" for s in servers),
+           *(f"--dhcp-relay={relay},{s}" for s in servers),
            f"--pid-file={base}/relay-{dev.name}.pid",
            f"--log-facility={base}/relay-{dev.name}.log", "--log-dhcp")  # fmt: skip
     gateways = {dev.name: (dev, iface) for dev, iface, _, _ in _relays(p)}
-    tried = set()
-    for link in p.links:
-        for near, far in ((link.a, link.b), (link.b, link.a)):
-            gw = p.namespaces[far[0]].device
-            switch = p.namespaces[near[0]].device
-            if (
-                gw in gateways
-                and gw not in tried
-                and near[1].startswith("meth")
-                and switch in p.devices
-            ):
-                tried.add(gw)
-                _one(p, out, switch, near, base)
-    for dev, iface in gateways.values():
-        if dev.name not in tried:
+    meth = _meth(p)
+    for gw, (dev, iface) in sorted(gateways.items()):
+        if gw in meth:
+            _one(p, out, p.namespaces[meth[gw][0]].device, meth[gw], base)
+        else:
             out.failures.append(
                 f"{dev.where(iface.relay_line)}: {dev.name} relays DHCP but no switch's MEth "
                 "is cabled to it"
             )
-    meth_gateways = {
-        p.namespaces[far[0]].device
-        for link in p.links
-        for near, far in ((link.a, link.b), (link.b, link.a))
-        if near[1].startswith("meth")
-    }
-    no_relay = sorted(meth_gateways - set(gateways))
+    no_relay = sorted(set(meth) - set(gateways))
     for gw in no_relay:
         out.total += 1
         dev = p.devices.get(gw)
@@ -145,7 +186,7 @@ def drill(p: Plan) -> checks.Outcome:
             "relays no DHCP (`dhcp select relay`): a factory-default switch behind it never "
             "gets a lease"
         )
-    return out
+    return [files, out]
 
 
 def _one(p: Plan, out: checks.Outcome, switch: str, end: tuple[str, str], base: Path) -> None:
