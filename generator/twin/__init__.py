@@ -120,7 +120,8 @@ def _test(args, folder: Path) -> int:
         pod = f" (pod {up[1]})" if up[1] else ""
         print(f"wanka: a twin of {up[0]}{pod} is up: run `wanka twin down` first", file=sys.stderr)
         return 2
-    p = build(folder, args.pod, args.collection)
+    collection = args.collection or ansible_collection()
+    p = build(folder, args.pod, collection)
     made = not run.namespaces()
     times = run.up(p, _out) if made else {}
     outcomes = checks.sessions(p)
@@ -138,7 +139,7 @@ def _test(args, folder: Path) -> int:
         outcomes += drills.run(p, flow_names - broken, _out)
     if not args.pod:  # last: its dnsmasq and sshd then hold UDP 67 and TCP 22 on the controller
         _out("ZTP drill")
-        outcomes += ztp.drill(p, args.collection or ansible_collection())
+        outcomes += ztp.drill(p, collection)
     times["test"] = time.perf_counter() - started - sum(times.values())
     text = report(folder, p, outcomes, times)
     Path(args.report).write_text(text, encoding="utf-8")

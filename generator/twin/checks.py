@@ -137,19 +137,7 @@ def routes(ns: str) -> dict[str, list[dict]]:
 
 def leaves(p: Plan) -> dict[str, list[ipaddress.IPv4Network]]:
     """BGP devices that announce a Vlanif subnet (the leaves) -> those subnets."""
-    out = {}
-    for dev in p.devices.values():
-        if dev.bgp:
-            gateways = [
-                a.network
-                for i in dev.interfaces.values()
-                if i.name.startswith("Vlanif")
-                for a in i.addresses
-            ]
-            nets = [n for n in dev.bgp.networks if n in gateways]
-            if nets:
-                out[dev.name] = nets
-    return out
+    return {d.name: nets for d in p.devices.values() if (nets := d.host_subnets())}
 
 
 def ecmp(p: Plan) -> Outcome:
@@ -200,6 +188,14 @@ def _endpoint(p: Plan, address: int) -> tuple[str, str] | None:
     return p.addresses.get(ip)
 
 
+def relays(p: Plan):
+    """(device, interface, its address, the servers) of every `dhcp select relay` interface."""
+    for dev in p.devices.values():
+        for iface in dev.interfaces.values():
+            if iface.relay_servers and iface.addresses:
+                yield dev, iface, str(iface.addresses[0].ip), [str(s) for s in iface.relay_servers]
+
+
 def firewall_management(p: Plan) -> set[str]:
     """The firewalls' management namespaces: their local zone and service-manage are not
     emulated (see the report), so no flow is probed to or from them."""
@@ -215,10 +211,7 @@ def flows(p: Plan, only: set[str] | None = None, skip: set[str] | None = None) -
     groups = endpoints(p.hostvars, p.groups)
     groups["outside"] = [("outside", int(OUTSIDE))]
     groups["dhcp-relays"] = [
-        (f"{dev.name} {i.name}", int(i.addresses[0].ip))
-        for dev in p.devices.values()
-        for i in dev.interfaces.values()
-        if i.relay_servers and i.addresses
+        (f"{dev.name} {i.name}", int(ipaddress.IPv4Address(a))) for dev, i, a, _ in relays(p)
     ]
     probes, why, skipped = [], [], 0
     for flow in read_flows(p.folder):

@@ -8,7 +8,7 @@ import time
 
 from generator.twin import checks
 from generator.twin.plan import Plan, ns_name
-from generator.twin.run import sh
+from generator.twin.run import reapply, sh
 
 RECONVERGE_S = 60.0
 
@@ -58,11 +58,8 @@ def _check(p: Plan, kind: str, flows: set[str], cut: set[str]) -> checks.Outcome
 
 def _restore(p: Plan, ends: list[tuple[str, str]]) -> None:
     """Links up again, and the kernel routes the kernel dropped with them put back."""
-    _set(ends, "up")
     for ns in sorted({ns for ns, _ in ends}):
-        again = [c for c in p.namespaces[ns].commands if c.startswith("route")]
-        if again:
-            sh("ip", "-n", ns, "-force", "-batch", "-", input="\n".join(again) + "\n", check=False)
+        reapply(p.namespaces[ns], [dev for n, dev in ends if n == ns])
 
 
 def run(p: Plan, working_flows: set[str], progress=lambda m: None) -> list[checks.Outcome]:

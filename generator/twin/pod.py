@@ -14,8 +14,6 @@ in a one-pod twin: cluster-1k and pod-128 run them in full.
 
 from __future__ import annotations
 
-import ipaddress
-
 from generator.twin import vrp
 
 Row = tuple[int, dict[str, str]]
@@ -78,9 +76,8 @@ def select(
         for other in pods
         if other is not mine
         for leaf in sorted(other)
-        if (dev := devices.get(leaf)) and dev.bgp
-        for net in dev.bgp.networks
-        if _vlanif(dev, net)
+        if leaf in devices
+        for net in devices[leaf].host_subnets()
     ]
     addresses = {
         a.ip
@@ -94,13 +91,3 @@ def select(
             bgp.peers = [peer for peer in bgp.peers if peer[0] in addresses]
             bgp.stand_in = sorted(set(others), key=lambda n: (int(n.network_address), n.prefixlen))
     return keep, kept_rows, len(pods)
-
-
-def _vlanif(dev: vrp.Device, net: ipaddress.IPv4Network) -> bool:
-    """`net` is a subnet of one of the device's Vlanifs (an NPU subnet of a leaf)."""
-    return any(
-        a.network == net
-        for i in dev.interfaces.values()
-        if i.name.startswith("Vlanif")
-        for a in i.addresses
-    )

@@ -140,6 +140,15 @@ def configure(ns: Netns, commands: list[str], cabled: list[str], nft: bool = Tru
         sh("ip", "netns", "exec", ns.name, "nft", "-f", "-", input=ns.nft)
 
 
+def reapply(ns: Netns, devices: list[str]) -> None:
+    """After `devices` came back (a cut cable, a veth moved away): they up, the namespace's lines
+    that name them, then its kernel routes, which the kernel dropped with the link."""
+    again = [f"link set {d} up" for d in devices]
+    again += [c for c in ns.commands if any(d in c.split() for d in devices)]
+    again += [c for c in ns.commands if c.startswith("route") and c not in again]
+    sh("ip", "-n", ns.name, "-force", "-batch", "-", input="\n".join(again) + "\n", check=False)
+
+
 def start_frr(routers: list[Netns], width: int = 0) -> None:
     """FRR's daemons in each of `routers`, zebra with room for `width` (default: the widest
     maximum-paths of them) next hops per route."""

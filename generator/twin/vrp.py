@@ -137,6 +137,14 @@ class Device:
     def vpns(self) -> list[str]:
         return sorted({i.vpn for i in self.interfaces.values()} | {s.vpn for s in self.statics})
 
+    def host_subnets(self) -> list[Net]:
+        """The subnets it announces by BGP that are its own Vlanifs' (a leaf's host subnets)."""
+        if not self.bgp:
+            return []
+        own = {a.network for i in self.interfaces.values() if i.name.startswith("Vlanif")
+               for a in i.addresses}  # fmt: skip
+        return [n for n in self.bgp.networks if n in own]
+
     def where(self, line: int) -> str:
         return f"{self.path}:{line}"
 

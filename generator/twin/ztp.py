@@ -22,7 +22,7 @@ import yaml
 
 from generator.twin import checks, explain, probe
 from generator.twin.plan import Plan, ns_name
-from generator.twin.run import STATE, sh
+from generator.twin.run import STATE, reapply, sh
 
 USER = "wanka-twin-ztp"  # the SFTP account the twin makes (and twin down removes)
 VAULT = {  # stand-ins for the site's Vault: the twin never sees real secrets
@@ -33,14 +33,6 @@ VAULT = {  # stand-ins for the site's Vault: the twin never sees real secrets
     "vault_ztp_sftp_password": "twin-ztp-pw",
 }
 CLIENT = Path(__file__).with_name("ztp_client.py")
-
-
-def _relays(p: Plan):
-    """(device, interface, its address, the servers) of every `dhcp select relay` interface."""
-    for dev in p.devices.values():
-        for iface in dev.interfaces.values():
-            if iface.relay_servers and iface.addresses:
-                yield dev, iface, str(iface.addresses[0].ip), [str(s) for s in iface.relay_servers]
 
 
 def _render(p: Plan, base: Path, controller: str, collection: Path) -> str:
@@ -157,18 +149,22 @@ def drill(p: Plan, collection: Path) -> list[checks.Outcome]:
     files = _file_service(p, base, controllers[0], address)
     try:
         _start(base, controllers[0], address)
+        serving = True
     except RuntimeError as err:  # what the role configured does not run: that is the finding
         out.failures.append(f"the ztp_server role's file and DHCP service does not start: {err}")
-        return [files, out]
-    for dev, iface, relay, servers in _relays(p):
+        serving = False
+    relays = list(checks.relays(p))
+    for dev, iface, relay, servers in relays:
         ns = ns_name(dev.name, iface.vpn)
         sh("ip", "netns", "exec", ns, shutil.which("dnsmasq") or "dnsmasq", "--port=0",
            *(f"--dhcp-relay={relay},{s}" for s in servers),
            f"--pid-file={base}/relay-{dev.name}.pid",
            f"--log-facility={base}/relay-{dev.name}.log", "--log-dhcp")  # fmt: skip
-    gateways = {dev.name: (dev, iface) for dev, iface, _, _ in _relays(p)}
+    gateways = {dev.name: (dev, iface) for dev, iface, _, _ in relays}
     meth = _meth(p)
     for gw, (dev, iface) in sorted(gateways.items()):
+        if not serving:
+            continue
         if gw in meth:
             _one(p, out, p.namespaces[meth[gw][0]].device, meth[gw], base)
         else:
@@ -219,8 +215,4 @@ def _one(p: Plan, out: checks.Outcome, switch: str, end: tuple[str, str], base: 
     finally:
         sh("ip", "-n", fresh, "link", "set", ifn, "netns", home, check=False)
         sh("ip", "netns", "del", fresh, check=False)
-        ns = p.namespaces[home]
-        again = [c for c in ns.commands if ifn in c or c.startswith("route")]
-        again.append(f"link set {ifn} up")
-        again = sorted(again, key=lambda c: c.startswith("route"))  # the address, then routes
-        sh("ip", "-n", home, "-force", "-batch", "-", input="\n".join(again) + "\n", check=False)
+        reapply(p.namespaces[home], [ifn])
