@@ -24,7 +24,21 @@ Config = dict[str, Any]
 TEMPLATES = {"huawei-usg": "border/usg6000e.cfg.j2", "huawei-ne": "border/ne8000.cfg.j2"}
 MGMT_ACL = 2000
 USER = ("admin", "vault_border_admin_password")
-ZONE_PRIORITY = {"business": 50, "inband": 70, "oob": 80}  # untrust is built in (5)
+# Security zone priorities are unique on the device, and the built-in zones hold untrust 5, dmz 50,
+# trust 85 and local 100 (Huawei forum corpus-3126: "each security zone has a globally unique
+# security priority ... The DMZ ... namely, 50"; the business zone had 50 and was refused).
+BUILT_IN_ZONES = {"untrust": 5, "dmz": 50, "trust": 85, "local": 100}
+MGMT_ZONE = (
+    "management"  # the firewall's own management port (an interface in no zone passes nothing)
+)
+ZONE_PRIORITY = {"business": 60, "inband": 70, "oob": 80, MGMT_ZONE: 90}
+# service-manage keywords of the management port per required flow port: the management port
+# permits only HTTP, HTTPS and ping by default (USG admin guide sec_admin_network_interface_0073:
+# "HTTP, HTTPS, and Ping are enabled on the management interface"); SSH and SNMP are the flows'.
+SERVICE_MANAGE = {("tcp", 22): "ssh", ("udp", 161): "snmp"}
+NOT_THE_FIREWALLS = {
+    "ztp-files"
+}  # ZTP builds the CE switches (roles/ztp_server), not the firewalls
 NAT_GROUP = "wanka-nat"  # the firewall's NAT address pool (its section of zones.border.nat)
 FLOW_COLUMNS = ("flow", "source", "destination", "protocol", "ports", "zones", "purpose")
 
@@ -73,6 +87,38 @@ def _rules(cluster: Cluster) -> list[Config]:
     return rules
 
 
+def _local_rules(cluster: Cluster) -> tuple[list[Config], list[str]]:
+    """The firewall's own traffic on its management port: the required flows to and from the
+    switch-management group (which holds the firewall's management address), as local-zone rules
+    (USG admin guide sec_admin_secpolicy_0006_new: "Security policies can control ... the local
+    traffic ... the FW needs to be managed ... NTP"), and the service-manage keywords the port
+    needs for the flows toward it."""
+    groups = _groups(cluster)
+    rules, manage = [], set()
+    for f in cluster.flows:
+        if "switch-management" not in (f.source, f.destination):
+            continue
+        inbound = f.destination == "switch-management"
+        far = groups[f.source if inbound else f.destination]
+        rules.append(
+            {
+                "name": f"{f.name}-local",
+                "description": f"{f.purpose} (the firewall itself)",
+                "from": MGMT_ZONE if inbound else "local",
+                "to": "local" if inbound else MGMT_ZONE,
+                "sources": [{"address": a, "prefix": p} for a, p in far] if inbound else [],
+                "destinations": [] if inbound else [{"address": a, "prefix": p} for a, p in far],
+                "protocol": f.protocol,
+                "ports": [p for p in f.ports if p],
+            }
+        )
+        if inbound:
+            manage |= {
+                SERVICE_MANAGE[f.protocol, p] for p in f.ports if (f.protocol, p) in SERVICE_MANAGE
+            }
+    return rules, sorted(manage)
+
+
 def _source_nat(dev: Device, cluster: Cluster) -> Config:
     """The firewall's source NAT toward the provider (the model's section and sources)."""
     n = next((x for x in cluster.source_nat if x.device == dev.name), None)
@@ -110,6 +156,10 @@ def structured_config(dev: Device, cluster: Cluster, links: list[Link], rules: l
             }
         )
         faces.setdefault(_zone(plane), []).append(interfaces[-1]["name"])
+    firewall = dev.role == "firewall"
+    local_rules, service_manage = _local_rules(cluster) if firewall and dev.mgmt else ([], [])
+    if local_rules:
+        faces[MGMT_ZONE] = [dev.mgmt.interface]
     for u in cluster.uplinks:
         if u.device == dev.name:
             interfaces.append(
@@ -145,7 +195,6 @@ def structured_config(dev: Device, cluster: Cluster, links: list[Link], rules: l
             }
             for net, prefix in svc.pools
         ]
-    firewall = dev.role == "firewall"
     return {
         "hostname": dev.name,
         "model": dev.model,
@@ -165,16 +214,17 @@ def structured_config(dev: Device, cluster: Cluster, links: list[Link], rules: l
             "password": f"{{{{ {USER[1]} }}}}",
             "ntp": [ip(a) for a in svc.ntp],
             "syslog": [ip(a) for a in svc.syslog],
+            "service_manage": service_manage,
         },
         "interfaces": interfaces,
         "zones": [
-            {"name": z, "priority": ZONE_PRIORITY.get(z, 0), "interfaces": faces[z]}
+            {"name": z, "priority": {**BUILT_IN_ZONES, **ZONE_PRIORITY}[z], "interfaces": faces[z]}
             for z in sorted(faces)
         ]
         if firewall
         else [],
         "routes": routes,
-        "rules": rules if firewall else [],
+        "rules": local_rules + rules if firewall else [],
         "source_nat": _source_nat(dev, cluster),
         "ospf": _ospf(ospf),
     }

@@ -196,18 +196,12 @@ def relays(p: Plan):
                 yield dev, iface, str(iface.addresses[0].ip), [str(s) for s in iface.relay_servers]
 
 
-def firewall_management(p: Plan) -> set[str]:
-    """The firewalls' management namespaces: their local zone and service-manage are not
-    emulated (see the report), so no flow is probed to or from them."""
-    return {n.name for n in p.namespaces.values() if n.kind == "firewall" and "." in n.name}
-
-
 def flows(p: Plan, only: set[str] | None = None, skip: set[str] | None = None) -> Outcome:
     """Every required flow (or those named in `only`), from a sample of its sources to a sample
     of its destinations. A flow of any protocol is probed by TCP (UDP 53 to the outside, whose
     answer shows the source address the provider sees)."""
     out = Outcome("required flows (files/flows.csv) with real packets")
-    skip = firewall_management(p) | (skip or set())
+    skip = skip or set()
     groups = endpoints(p.hostvars, p.groups)
     groups["outside"] = [("outside", int(OUTSIDE))]
     groups["dhcp-relays"] = [
@@ -246,10 +240,7 @@ def flows(p: Plan, only: set[str] | None = None, skip: set[str] | None = None) -
                 )
                 why.append((flow, sname, dname))
     if skipped:
-        out.note = (
-            f"{skipped} probes not made: to or from a firewall's management port (its local zone "
-            "and service-manage are not emulated) or a device the drill cut"
-        )
+        out.note = f"{skipped} probes not made: to or from a device the drill cut"
     pools = inner_pools(p)
     for pr, result, (flow, sname, dname) in zip(probes, probe.run(probes), why, strict=False):
         out.total += 1

@@ -17,6 +17,11 @@ Translations (CE/NE/USG V300R023C00 / V800R012C10 keyword -> FRR 8.4 / nftables)
   policy drop (the USG's `default action deny`; an interface in no zone forwards nothing),
   replies of permitted sessions accepted (the USG is stateful), one rule per `rule name`, and
   source NAT in a postrouting chain.
+- USG local zone: the firewall's own traffic on an interface of a VPN instance (its management
+  port; in no zone it passes nothing) -> input accepts what the interface's `service-manage ssh|snmp permit` or a
+  rule from its zone to `local` permits, output what a rule from `local` to its zone permits,
+  replies of accepted sessions pass, the rest is dropped [unconfirmed: whether service-manage
+  alone admits a packet the security policy denies; the configs set both].
 - `ssh server acl`, `snmp-agent acl`, `user-interface vty` > `acl N inbound` -> an input chain in
   every namespace of the device: TCP 22 / UDP 161 accepted from what the ACL's rules permit for
   that namespace's VPN instance, in rule order;
@@ -55,6 +60,7 @@ def apply(p: Plan) -> None:
             rules = service_rules(dev, vpn)
             if dev.zones and vpn == vrp.PUBLIC:
                 rules += firewall_rules(dev)
+            rules += local_zone_rules(dev, vpn)
             if rules:
                 ns.nft = "\n".join(rules) + "\n"
 
@@ -91,6 +97,7 @@ def frr_config(dev: vrp.Device, statics: list[vrp.Static]) -> str:
 
 
 SSH, SNMP = ("tcp", 22), ("udp", 161)
+SERVICE_MANAGE = {"ssh": SSH, "snmp": SNMP}
 
 
 def _acl_rules(dev: vrp.Device, acl: str, vpn: str) -> list[str]:
@@ -131,6 +138,54 @@ def _set(items) -> str:
     return "{ " + ", ".join(items) + " }"
 
 
+def _match(rule: vrp.Policy) -> str:
+    """A security-policy rule's addresses and service as nftables matches."""
+    match = []
+    if rule.sources:
+        match.append(f"ip saddr {_set(map(str, rule.sources))}")
+    if rule.destinations:
+        match.append(f"ip daddr {_set(map(str, rule.destinations))}")
+    if rule.protocol in ("tcp", "udp"):
+        match.append(
+            f"{rule.protocol} dport {rule.port}" if rule.port else f"meta l4proto {rule.protocol}"
+        )
+    return " ".join(match)
+
+
+def local_zone_rules(dev: vrp.Device, vpn: str) -> list[str]:
+    """The USG's local zone on the interfaces of VPN `vpn` (the module docstring)."""
+    zone_of = {i: z for z, ifs in dev.zones.items() for i in ifs}
+    mine = [i for i in dev.interfaces.values() if i.vpn == vpn]
+    if vpn == vrp.PUBLIC or not dev.zones or not mine:
+        return []
+    inbound, outbound = [], []
+    for i in mine:  # an interface in no zone passes nothing
+        name, zone = f'"{ifname(i.name)}"', zone_of.get(i.name)
+        for s in i.service_manage if zone else ():
+            proto, port = SERVICE_MANAGE[s]
+            where = f"{dev.path}:{i.line} service-manage {s} permit"
+            inbound.append(f'    iifname {name} {proto} dport {port} accept comment "{where}"')
+        for rule in dev.policies if zone else ():
+            if rule.action != "permit":
+                continue
+            where = f'comment "{dev.path}:{rule.line} {rule.name}"'
+            if zone in rule.source_zones and "local" in rule.destination_zones:
+                inbound.append(
+                    " ".join(filter(None, ("    iifname", name, _match(rule), "accept", where)))
+                )
+            if "local" in rule.source_zones and zone in rule.destination_zones:
+                outbound.append(
+                    " ".join(filter(None, ("    oifname", name, _match(rule), "accept", where)))
+                )
+        inbound.append(f"    iifname {name} drop")
+        outbound.append(f"    oifname {name} drop")
+    text = ["table inet twin_local {"]
+    for chain, hook, lines in (("input", "input", inbound), ("output", "output", outbound)):
+        text += [f"  chain {chain} {{", f"    type filter hook {hook} priority 10; policy accept;"]
+        text += ["    ct state established,related accept", *lines, "  }"]
+    return [*text, "}"]
+
+
 def firewall_rules(dev: vrp.Device) -> list[str]:
     """The USG's zones, interzone security policy (default deny) and NAT policy."""
     zone_ifs = {z: [f'"{ifname(i)}"' for i in ifs] for z, ifs in dev.zones.items()}
@@ -144,16 +199,7 @@ def firewall_rules(dev: vrp.Device) -> list[str]:
         for key, zones in (("iifname", rule.source_zones), ("oifname", rule.destination_zones)):
             ifs = [i for z in zones for i in zone_ifs.get(z, [])]
             match.append(f"{key} {_set(ifs)}" if ifs else f'{key} "-none-"')
-        if rule.sources:
-            match.append(f"ip saddr {_set(map(str, rule.sources))}")
-        if rule.destinations:
-            match.append(f"ip daddr {_set(map(str, rule.destinations))}")
-        if rule.protocol in ("tcp", "udp"):
-            match.append(
-                f"{rule.protocol} dport {rule.port}"
-                if rule.port
-                else f"meta l4proto {rule.protocol}"
-            )
+        match += [_match(rule)] if rule.sources or rule.destinations or rule.port else []
         text.append(
             f'    {" ".join(match)} counter accept comment "{dev.path}:{rule.line} {rule.name}"'
         )

@@ -60,6 +60,7 @@ class Interface:
     ospf_p2p: bool = False
     relay_servers: list[Addr] = field(default_factory=list)
     relay_line: int = 0
+    service_manage: list[str] = field(default_factory=list)  # USG `service-manage X permit`
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +180,8 @@ def _interface(line: Line) -> Interface:
             iface.peer_link = True
         elif w[:2] == ["ospf", "network-type"] and w[2] == "p2p":
             iface.ospf_p2p = True
+        elif w[0] == "service-manage" and w[-1] == "permit":
+            iface.service_manage.append(w[1])
         elif (m := _RELAY_SERVER.match(child.text)) and "relay" in w:
             iface.relay_servers.append(Addr(m.group(1)))
             iface.relay_line = iface.relay_line or child.number
