@@ -83,3 +83,25 @@ def test_the_router_turns_telnet_off_in_the_vrp8_form(path, lines):
     texts = [line.text for line in lines]
     assert "telnet server disable" not in texts  # the CE V300 form; VRP8 rejects it
     assert "undo telnet server enable" in texts  # NE40E V800R012C10 telnet_server_enable page
+
+
+@pytest.mark.parametrize(
+    ("path", "lines"), ROUTERS, ids=[f"{p.parents[2].name}/{p.name}" for p, _ in ROUTERS]
+)
+def test_the_default_toward_the_provider_follows_an_nqa_test_of_its_gateway(path, lines):
+    """Review finding 12: a provider that stops answering behind a link that stays up kept
+    attracting outbound flows; the default is tracked by an ICMP NQA test of that gateway."""
+    tests = {}
+    for line in lines:
+        w = line.words()
+        if w[:2] == ["nqa", "test-instance"]:
+            c = {x.words()[0]: x.words()[1:] for x in line.children}
+            assert c["test-type"] == ["icmp"] and "start" in c, f"{path}:{line.number}"
+            tests[" ".join(w[2:4])] = c["destination-address"][1]
+    defaults = [
+        line.words() for line in lines if line.text.startswith("ip route-static 0.0.0.0 0 ")
+    ]
+    assert defaults, f"{path}: no default route"
+    for w in defaults:
+        assert w[5:7] == ["track", "nqa"], f"{path}: {' '.join(w)} is not tracked"
+        assert tests[" ".join(w[7:9])] == w[4], f"{path}: its NQA test pings another address"

@@ -114,13 +114,19 @@ def _effect(cluster: Cluster, rev: Review, row: ClassRow) -> str:
             role = cluster.device_by_name[row.worst].role
             pair = sum(1 for d in cluster.devices if d.role == role) > 1
             parts.append(
-                "its pair partner carries the traffic"
+                ("its pair partner carries the traffic" + BORDER_COST[row.kind])
                 if pair
                 else "the way in from outside is lost"
             )
         else:
             parts.append("no effect on running jobs")
     return "; ".join(parts) + _contents(cluster, row)
+
+
+BORDER_COST = {  # what a border failure costs beyond capacity (docs "The way out")
+    "firewall": " (active/standby by routing, no HRP: the sessions through it are lost)",
+    "border router": " (OSPF withdraws its default; NQA does the same when its provider stops answering)",
+}
 
 
 def _table(head: list[str], body: list[list[str]]) -> list[str]:

@@ -39,6 +39,12 @@ SERVICE_MANAGE = {("tcp", 22): "ssh", ("udp", 161): "snmp"}
 NOT_THE_FIREWALLS = {
     "ztp-files"
 }  # ZTP builds the CE switches (roles/ztp_server), not the firewalls
+# NQA test of a router's provider gateway: its static default is withdrawn while the gateway stops
+# answering, not only when the link goes down (NE40E V800R012C10 configuration guide, "Example for
+# Configuring NQA for IPv6 Static Routes": nqa test-instance / test-type icmp / destination-address
+# / interval seconds 3 / frequency 9 / start now, `ip route-static ... track nqa ADMIN TEST`; the
+# IPv4 form is the same with destination-address ipv4 [unconfirmed on the NE8000 reference]).
+NQA = {"admin": "wanka", "test": "provider", "interval": 3, "frequency": 9}
 NAT_GROUP = "wanka-nat"  # the firewall's NAT address pool (its section of zones.border.nat)
 FLOW_COLUMNS = ("flow", "source", "destination", "protocol", "ports", "zones", "purpose")
 
@@ -173,6 +179,7 @@ def structured_config(dev: Device, cluster: Cluster, links: list[Link], rules: l
             )
     svc = cluster.services
     m = dev.mgmt
+    gateways = {u.gateway for u in cluster.uplinks if u.device == dev.name}
     routes = [
         {
             "vrf": r.vrf,
@@ -180,6 +187,7 @@ def structured_config(dev: Device, cluster: Cluster, links: list[Link], rules: l
             "prefix": r.prefix,
             "next_hop": ip(r.next_hop),
             "preference": r.preference,
+            "track": f"{NQA['admin']} {NQA['test']}" if r.next_hop in gateways else "",
         }
         for r in cluster.routes
         if r.device == dev.name
@@ -192,6 +200,7 @@ def structured_config(dev: Device, cluster: Cluster, links: list[Link], rules: l
                 "prefix": prefix,
                 "next_hop": ip(m.gateway),
                 "preference": 60,
+                "track": "",
             }
             for net, prefix in svc.pools
         ]
@@ -226,6 +235,7 @@ def structured_config(dev: Device, cluster: Cluster, links: list[Link], rules: l
         "routes": routes,
         "rules": local_rules + rules if firewall else [],
         "source_nat": _source_nat(dev, cluster),
+        "nqa": [{**NQA, "destination": ip(g)} for g in sorted(gateways)],
         "ospf": _ospf(ospf),
     }
 

@@ -26,6 +26,7 @@ NOT_EMULATED = [
     "link speeds and MTU (every cable is a veth at 1500 bytes)",
     "LACP, M-LAG, STP, LLDP and monitor-link",
     "SSH/SNMP service behaviour: a listener on the port stands for the server",
+    "NQA tracking: a router's tracked default follows its link only (the provider drill cuts it)",
     "whether a USG's service-manage alone admits what its local-zone rules deny (both are set)",
 ]
 STAGING = run.STATE / "keyfiles"
