@@ -139,3 +139,15 @@ def test_plan_puts_every_server_under_the_leaf_its_npu_ports_are_cabled_to():
         if row["a_device"].startswith("npu-") and row["b_device"].startswith("par-leaf"):
             cabled.setdefault(row["a_device"], set()).add(row["b_device"])
     assert {s: {leaf} for leaf, ss in plan["leaves"].items() for s in ss} == cabled
+
+
+def test_a3_supernode_and_server_scopes_are_measured_not_judged_over_the_roce_leaf():
+    """Hardware review 2: the A3 supernode scope was bounded by the RoCE leaf although its ranks
+    talk over the supernode interconnect; with no public figure for that (nor for an A3 node's
+    HCCS) both scopes say so instead of expecting a number."""
+    plan = {s["name"]: s for s in _plan("supernode-768.yaml")["scopes"]}
+    for name in ("server/all_reduce", "supernode/all_reduce"):
+        assert plan[name]["expected_busbw_gbytes_s"] == 0, plan[name]
+        assert "measured, not judged" in plan[name]["formula"]
+    assert plan["supernode/all_reduce"]["tiers"] == "supernode interconnect"
+    assert plan["cluster/all_reduce"]["expected_busbw_gbytes_s"] > 0  # RoCE across supernodes

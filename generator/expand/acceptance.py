@@ -6,6 +6,10 @@ that tells a bad leaf (both of its pairs slow) from a bad pair of paths (one pai
 
 Expected bus bandwidth (NCCL-tests convention, GB/s = 10^9 bytes/s; domain.md §2.5):
   one server:       efficiency x intra-server busbw from the catalog (HCCS) [U]
+  one supernode:    measured, not judged: its servers' NPUs talk over the supernode interconnect
+                    (HCCS across the SuperPoD, HCCL rank_table_config_a3.md: ranks of one
+                    super_pod_id), not the RoCE leaf, and no public bus-bandwidth figure for it
+                    was found (an A3 node has no intra-server figure either)
   one leaf:         efficiency x NPU port speed / 8
   across the spine: efficiency x NPU port speed / 8 / leaf oversubscription (down : up bandwidth)
   across the core:  the same; spines are sized non-blocking toward the cores (fabric.py), so the
@@ -99,7 +103,9 @@ def acceptance_plan(
         out += scope("pod", ("all_reduce",), units, "leaf, spine", spine, spine_how)
     if len(supernodes) > 1:
         units = tuple((sn, tuple(ls)) for sn, ls in supernodes.items())
-        out += scope("supernode", ("all_reduce",), units, "leaf, spine", spine, spine_how)
+        out += scope("supernode", ("all_reduce",), units, "supernode interconnect", 0,
+                     "the supernode interconnect, not the RoCE leaf: no public bus-bandwidth "
+                     "figure for it, measured, not judged")  # fmt: skip
     if len(names) > 1:
         units = (("cluster", tuple(names)),)
         out += scope("cluster", ("all_reduce", "all_gather"), units, top, spine, spine_how)
