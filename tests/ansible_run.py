@@ -21,6 +21,7 @@ VAULT = {  # stand-ins for the site's Ansible Vault (what the generated configs 
     "vault_snmp_auth_key": "double-snmp-auth-key",
     "vault_snmp_priv_key": "double-snmp-priv-key",
     "vault_ztp_sftp_password": "double-ztp-sftp-pw",
+    "vault_dfs_password": "double-dfs-pw",
 }
 
 

@@ -527,6 +527,9 @@ def test_mlag_members_agree(example_name):
         sa = re.search(r"source ip (\S+).* peer (\S+)", " ".join(da.children))
         sb = re.search(r"source ip (\S+).* peer (\S+)", " ".join(db.children))
         assert (sa[1], sa[2]) == (sb[2], sb[1]), "dual-active detection addresses cross"
+        # DFS packets authenticated with one shared key (CE M-LAG examples; first review #16)
+        auth = {c for d in (da, db) for c in d.children if c.startswith("authentication-mode ")}
+        assert auth == {"authentication-mode hmac-sha256 password {{ vault_dfs_password }}"}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.twin import grow, plan, pod, routing, run, vrp
+from generator.twin import checks, grow, plan, pod, routing, run, vrp
 
 ROOT = Path(__file__).resolve().parents[1]
 POD = ROOT / "inventories" / "pod-128"
@@ -75,6 +75,18 @@ def test_the_firewall_is_default_deny_with_one_rule_per_permitted_policy():
     assert "policy drop;" in nft and "ct state established,related accept" in nft
     for rule in fw.policies:
         assert f'{fw.path}:{rule.line} {rule.name}"' in nft
+
+
+def test_the_firewall_management_port_and_isolated_ports_are_emulated():
+    p = plan.plan(POD, _keyfiles())
+    routing.apply(p)
+    local = p.namespaces["wt-fw-01.management_vpn"].nft
+    assert 'iifname "gi0-0-0" tcp dport 22 accept' in local  # service-manage ssh permit
+    assert 'oifname "gi0-0-0" ip daddr' in local and "udp dport 123 accept" in local  # ntp-local
+    assert 'iifname "gi0-0-0" drop' in local and 'oifname "gi0-0-0" drop' in local
+    oob = p.namespaces["wt-oob-access-0001"].commands
+    assert any(c.endswith("type bridge_slave isolated on") for c in oob)
+    assert len(list(checks.isolated_pairs(p))) == 3  # one pair per out-of-band access switch
 
 
 def _grown(tmp_path: Path) -> tuple[Path, Path]:
@@ -208,7 +220,9 @@ def test_the_pre_fix_output_fails_naming_the_day_0_faults(clean, tmp_path):
     assert "fetches its day-0 files by TFTP" in out and "udp/69" in out
     assert "dropped on the way there by a filter: files/border/fw-0" in out
     # the firewall's management port in no zone (and its VTY ACL without the VPN instance)
-    assert "-> fw-01 (10.102.0.137) tcp/22" in (tmp_path / "r.md").read_text()
+    report = (tmp_path / "r.md").read_text()
+    assert "-> fw-01 (10.102.0.137) tcp/22" in report
+    assert "isolated port -> another isolated port" in report  # BMCs reached each other
 
 
 @real

@@ -45,7 +45,14 @@ Config = dict[str, Any]
 # Management: ACL on the VTY/SNMP, local users; the VRF and addresses come from the model.
 MGMT_ACL = 2000
 USERS = (("admin", 3, "vault_switch_admin_password"),)  # (name, privilege level, vault variable)
+# Out-of-band access ports isolated from each other at layer 2, one group per switch (CE V300R023C00
+# configuration guide, port isolation example: `port-isolate enable group 1` in the interface view
+# of a portswitch port; ports of one group do not exchange frames, each still reaches the Vlanif).
+ISOLATE_GROUP = 1
 SNMP_AUTH_KEY, SNMP_PRIV_KEY = "vault_snmp_auth_key", "vault_snmp_priv_key"
+# M-LAG peers authenticate their DFS packets (CE V300R023C00 M-LAG configuration examples, DFS group
+# view: `authentication-mode hmac-sha256 password <password>` in plaintext, as typed there)
+DFS_KEY = "vault_dfs_password"
 
 # Data planes carrying jumbo frames: L2 frame size and routed IP MTU (both above the NIC MTU).
 JUMBO_PLANES = ("parameter", "storage")
@@ -180,6 +187,7 @@ def layer2(dev: Device, cx: Context, ports: Config) -> Config:
             "source": ip(mine.ip if mine else dev.loopback),
             "peer_address": ip(theirs.ip if theirs else cx.devices[other].loopback),
             "vrf": MGMT_VRF if mine and theirs else "",
+            "password": f"{{{{ {DFS_KEY} }}}}",
         }
         stp = {"mode": "rstp", "v_stp": True, "bpdu_protection": edge}
     elif edge:
@@ -198,6 +206,8 @@ def port_profiles(dev: Device, cx: Context) -> dict[str, Config]:
     lossless_plane = cx.cluster.lossless_of(plane) is not None
     subnet = cx.subnet.get(dev.name)
     host: Config = {"mode": "access", "vlan": subnet.vlan if subnet else 0, "edge": True}
+    if plane == "oob":  # BMCs and switch management ports share the VLAN: each reaches only the
+        host["isolate_group"] = ISOLATE_GROUP  # gateway (review 1 finding 16)
     fabric: Config = {"mode": "routed"}
     if jumbo:
         fabric["mtu"] = IP_MTU

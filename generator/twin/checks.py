@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from generator.twin import probe
 from generator.twin.explain import diagnose, inner_pools, walk
-from generator.twin.plan import OUTSIDE, Plan, ns_name
+from generator.twin.plan import OUTSIDE, Plan, ifname, ns_name
 from generator.twin.run import sh, vtysh_json
 from generator.verify.flows import endpoints, read_flows
 
@@ -274,8 +274,11 @@ def planes(p: Plan) -> dict[str, set[str]]:
 def forbidden(p: Plan) -> Outcome:
     """From two namespaces of each plane cabled to that plane only (NPU NIC stacks, BMCs,
     leaves and access switches: what the network itself routes) and from the outside, to an
-    address of every other plane, on a port no flow names: every probe must fail."""
-    out = Outcome("forbidden pairs fail (every pair of planes, the outside to each)")
+    address of every other plane, on a port no flow names; and between two isolated ports of
+    each switch that has them: every probe must fail."""
+    out = Outcome(
+        "forbidden pairs fail (every pair of planes, the outside to each, isolated ports)"
+    )
     cabled = planes(p)
     by_plane: dict[str, list[tuple[str, str]]] = {}
     for ip, (ns, _dev) in sorted(p.addresses.items()):
@@ -300,6 +303,9 @@ def forbidden(p: Plan) -> Outcome:
                 dns, dip = list(dests.items())[-1]
                 probes.append(probe.Probe(ns, ip, dns, dip, "tcp", FORBIDDEN_PORT))
                 names.append((splane, dplane))
+    for switch, (a, aip), (b, bip) in isolated_pairs(p):
+        probes.append(probe.Probe(a, aip, b, bip, "tcp", FORBIDDEN_PORT))
+        names.append((f"{switch} isolated port", "another isolated port"))
     for pr, result, (a, b) in zip(
         probes, probe.run(probes, timeout=2.0, retry=False), names, strict=False
     ):
@@ -314,6 +320,27 @@ def forbidden(p: Plan) -> Outcome:
 
 
 PLANES = ("parameter", "storage", "business", "inband", "oob")
+
+
+def isolated_pairs(p: Plan):
+    """Per switch with `port-isolate enable group` ports, the first two namespaces cabled to
+    them (each with its address on that cable): they share the VLAN and must not reach each
+    other (a Linux bridge's isolated ports, plan._ports)."""
+    ends: dict[str, list[tuple[str, str]]] = {}
+    for link in p.links:
+        for mine, far in ((link.a, link.b), (link.b, link.a)):
+            dev = p.devices.get(p.namespaces[mine[0]].device)
+            iface = dev and next(
+                (i for i in dev.interfaces.values() if ifname(i.name) == mine[1]), None
+            )
+            if iface is None or iface.isolate_group is None:
+                continue
+            ip = next((str(a) for a, at in p.addresses.items() if at == far), None)
+            if ip and len(ends.setdefault(dev.name, [])) < 2:
+                ends[dev.name].append((far[0], ip))
+    for switch, pair in sorted(ends.items()):
+        if len(pair) == 2:
+            yield switch, pair[0], pair[1]
 
 
 def npu_paths(p: Plan) -> Outcome:

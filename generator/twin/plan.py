@@ -224,6 +224,8 @@ def _ports(p: Plan, dev: vrp.Device) -> None:
             )  # the first VLAN only: one veth, one bridge
         if vlan is not None:
             ns.commands.append(f"link set {name} master vlan{vlan}")
+            if iface.isolate_group is not None:  # one group per switch: the bridge's isolated ports
+                ns.commands.append(f"link set {name} type bridge_slave isolated on")
         for a in iface.addresses:
             p.address(ns, a, name)
 

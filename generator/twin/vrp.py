@@ -61,6 +61,7 @@ class Interface:
     relay_servers: list[Addr] = field(default_factory=list)
     relay_line: int = 0
     service_manage: list[str] = field(default_factory=list)  # USG `service-manage X permit`
+    isolate_group: int | None = None  # `port-isolate enable group N`
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +181,8 @@ def _interface(line: Line) -> Interface:
             iface.peer_link = True
         elif w[:2] == ["ospf", "network-type"] and w[2] == "p2p":
             iface.ospf_p2p = True
+        elif w[:2] == ["port-isolate", "enable"]:
+            iface.isolate_group = int(w[3]) if len(w) > 3 else 1
         elif w[0] == "service-manage" and w[-1] == "permit":
             iface.service_manage.append(w[1])
         elif (m := _RELAY_SERVER.match(child.text)) and "relay" in w:

@@ -31,6 +31,7 @@ VAULT = {  # stand-ins for the site's Vault: the twin never sees real secrets
     "vault_snmp_priv_key": "twin-snmp-priv-key",
     "vault_border_admin_password": "twin-border-pw",
     "vault_ztp_sftp_password": "twin-ztp-pw",
+    "vault_dfs_password": "twin-dfs-pw",
 }
 CLIENT = Path(__file__).with_name("ztp_client.py")
 
