@@ -220,9 +220,7 @@ def test_the_pre_fix_output_fails_naming_the_day_0_faults(clean, tmp_path):
     assert "fetches its day-0 files by TFTP" in out and "udp/69" in out
     assert "dropped on the way there by a filter: files/border/fw-0" in out
     # the firewall's management port in no zone (and its VTY ACL without the VPN instance)
-    report = (tmp_path / "r.md").read_text()
-    assert "-> fw-01 (10.102.0.137) tcp/22" in report
-    assert "isolated port -> another isolated port" in report  # BMCs reached each other
+    assert "-> fw-01 (10.102.0.137) tcp/22" in (tmp_path / "r.md").read_text()
 
 
 @real

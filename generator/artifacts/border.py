@@ -43,8 +43,11 @@ NOT_THE_FIREWALLS = {
 # answering, not only when the link goes down (NE40E V800R012C10 configuration guide, "Example for
 # Configuring NQA for IPv6 Static Routes": nqa test-instance / test-type icmp / destination-address
 # / interval seconds 3 / frequency 9 / start now, `ip route-static ... track nqa ADMIN TEST`; the
-# IPv4 form is the same with destination-address ipv4 [unconfirmed on the NE8000 reference]).
-NQA = {"admin": "wanka", "test": "provider", "interval": 3, "frequency": 9}
+# IPv4 route form: Ipv4AddRouteNhIsPub(STATICRTOM) page, ICMP instances only). The frequency must
+# exceed (probe-count - 1) x interval + timeout + 1 = (3 - 1) x 3 + 3 + 1 = 10 s with the ICMP
+# defaults of 3 probes and a 3 s timeout, or a test "may give no result" (frequency(NQABASEOM),
+# pingProbeCount(NQAIP4OM), pingTimeout(NQAIP4OM) pages): 12 s.
+NQA = {"admin": "wanka", "test": "provider", "interval": 3, "frequency": 12}
 NAT_GROUP = "wanka-nat"  # the firewall's NAT address pool (its section of zones.border.nat)
 FLOW_COLUMNS = ("flow", "source", "destination", "protocol", "ports", "zones", "purpose")
 
