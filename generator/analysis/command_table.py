@@ -1,0 +1,298 @@
+"""The command table (generator/catalog/commands.yaml, issue #29): every command form the
+generator emits for each platform, the view it is typed in and the reference page that documents
+it, or `[unconfirmed]` with what would confirm it.
+
+`walk(text, platform)` follows a rendered configuration view by view, the way the saved format
+nests them (a line at column 0 is typed in the top view, one indented by one more space in the view
+its parent line opened; `#` separates sections; `system-view`, `quit` and `return` move the top
+view) and matches every line against the forms of its view. `unconfirmed(platform, model)` lists
+the forms no page confirms for a platform or a model (for the design review)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+UNCONFIRMED = "[unconfirmed]"
+# Where a confirmed source points: a page of the CE V300R023C00 or NE40E V800R012C10 reference
+# (or configuration guide) under nassim-main/corpus/hw/ in github.com/WheaterW/INTA-project.
+SOURCE_PATTERN = re.compile(
+    r"(?:hw_CE6800_V300R023C00/(?:cmd_corpus_json/src/References|config_corpus/Configuration)/"
+    r"|hw_NE40E_V800R012C10/(?:cmd_corpus|config_corpus)/)\S[^\n]*\.(?:json|md)"
+)
+
+_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+_IP = rf"{_OCTET}(?:\.{_OCTET}){{3}}"
+PLACEHOLDERS = {
+    "ip": _IP,
+    "mask": rf"(?:{_IP}|3[0-2]|[12]?\d)",
+    "int": r"\d+",
+    "ints": r"\d+(?: \d+)*",
+    "if": r"(?:\d*GE|GigabitEthernet|XGigabitEthernet|Eth-Trunk|Vlanif|LoopBack|MEth)"
+    r"\d+(?:/\d+)*(?::\d+)?",
+    "mac": r"[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}",
+    "word": r"\S+",
+    "secret": r"\{\{ \w+ \}\}|\S+",
+    "text": r".+",
+}
+_TOKEN = re.compile(r"<([\w-]+)(?::(\d+)-(\d+))?>|\{([^{}]+)\}")
+INTERFACE_KINDS = ("ethernet", "eth-trunk", "vlanif", "loopback", "meth")
+_KIND_PREFIXES = (("Eth-Trunk", "eth-trunk"), ("Vlanif", "vlanif"), ("LoopBack", "loopback"))
+
+
+def interface_kind(name: str) -> str:
+    """The kind of an interface name, as `interfaces` in the table names them."""
+    for prefix, kind in _KIND_PREFIXES:
+        if name.startswith(prefix):
+            return kind
+    return "meth" if name.startswith("MEth") else "ethernet"
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One entry of the table."""
+
+    platform: str
+    form: str
+    view: str
+    source: str
+    enters: str | None = None
+    top: str | None = None
+    interfaces: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+    note: str = ""
+
+    @property
+    def confirmed(self) -> bool:
+        return not self.source.startswith(UNCONFIRMED)
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One rendered line with the view it is typed in and the entry it matches (None: no entry
+    of its view and platform matches; `problem` says why)."""
+
+    number: int
+    view: str
+    text: str
+    command: Command | None
+    problem: str = ""
+
+
+def compile_form(form: str) -> tuple[re.Pattern[str], tuple[tuple[str, str, int, int], ...]]:
+    """A form as a regular expression over the whole line, and its range checks (group, kind,
+    low, high) for <int:LO-HI> and <ints:LO-HI>."""
+    parts, checks, pos = [], [], 0
+    for i, m in enumerate(_TOKEN.finditer(form)):
+        parts.append(re.escape(form[pos : m.start()]))
+        pos = m.end()
+        if m.group(4):
+            parts.append("(?:" + "|".join(re.escape(a) for a in m.group(4).split("|")) + ")")
+            continue
+        name = m.group(1)
+        if name not in PLACEHOLDERS:
+            raise ValueError(f"{form!r}: unknown placeholder <{name}>")
+        group = f"p{i}"
+        parts.append(f"(?P<{group}>{PLACEHOLDERS[name]})")
+        if m.group(2) is not None:
+            checks.append((group, name, int(m.group(2)), int(m.group(3))))
+        elif name == "if":
+            checks.append((group, name, 0, 0))
+    parts.append(re.escape(form[pos:]))
+    return re.compile("".join(parts)), tuple(checks)
+
+
+def _first_word(form: str) -> str | None:
+    """The literal first word of a form (its index key), or None when it has a placeholder."""
+    word = form.split(" ", 1)[0]
+    return None if _TOKEN.search(word) else word
+
+
+class CommandTable:
+    """The table, indexed by platform, view and first word."""
+
+    def __init__(self, views: Mapping[str, str], commands: Iterable[Command]) -> None:
+        self.views = dict(views)
+        self.commands: dict[str, list[Command]] = {}
+        self._compiled: dict[Command, tuple[re.Pattern[str], tuple[Any, ...]]] = {}
+        self._index: dict[tuple[str, str], dict[str | None, list[Command]]] = {}
+        self._cache: dict[tuple[str, str, str | None, str], tuple[Command | None, str]] = {}
+        for c in commands:
+            for v in (c.view, c.enters, c.top):
+                if v is not None and v not in self.views:
+                    raise ValueError(f"{c.platform} {c.form!r}: view {v!r} is not in `views`")
+            if bad := set(c.interfaces) - set(INTERFACE_KINDS):
+                raise ValueError(f"{c.platform} {c.form!r}: unknown interface kinds {bad}")
+            self.commands.setdefault(c.platform, []).append(c)
+            self._compiled[c] = compile_form(c.form)
+            by_word = self._index.setdefault((c.platform, c.view), {})
+            by_word.setdefault(_first_word(c.form), []).append(c)
+
+    @property
+    def platforms(self) -> tuple[str, ...]:
+        return tuple(self.commands)
+
+    def _candidates(self, platform: str, view: str, text: str) -> Iterator[Command]:
+        word = text.split(" ", 1)[0]
+        for v in (view, "any"):
+            by_word = self._index.get((platform, v), {})
+            yield from by_word.get(word, ())
+            yield from by_word.get(None, ())
+
+    def _fits(self, c: Command, text: str, kind: str | None) -> tuple[bool, str]:
+        """Whether a line is this form (None when the regex does not match) and, if it is but a
+        value or the interface kind is wrong, why not."""
+        pattern, checks = self._compiled[c]
+        m = pattern.fullmatch(text)
+        if m is None:
+            return False, ""
+        for group, name, low, high in checks:
+            if name == "if":
+                continue
+            for value in map(int, m.group(group).split()):
+                if not low <= value <= high:
+                    return False, f"{value} out of range {low}-{high} in {c.form!r}"
+        if c.interfaces and kind not in c.interfaces:
+            return False, f"{c.form!r} is documented for {', '.join(c.interfaces)}, not {kind}"
+        return True, ""
+
+    def match(
+        self, platform: str, view: str, text: str, kind: str | None = None
+    ) -> tuple[Command | None, str]:
+        """The entry a line typed in `view` matches, or None and why not. `kind` is the
+        interface kind when the view is an interface view."""
+        key = (platform, view, kind, text)
+        if key in self._cache:
+            return self._cache[key]
+        found: tuple[Command | None, str] = (None, "")
+        for c in self._candidates(platform, view, text):
+            ok, why = self._fits(c, text, kind)
+            if ok:
+                found = (c, "")
+                break
+            if why and not found[1]:
+                found = (None, why)
+        if found[0] is None and not found[1]:
+            found = (None, self._elsewhere(platform, view, text))
+        if len(self._cache) < 200_000:
+            self._cache[key] = found
+        return found
+
+    def _elsewhere(self, platform: str, view: str, text: str) -> str:
+        """Why a line matches no form of its view: the views that have it, if any."""
+        views = sorted(
+            {
+                c.view
+                for c in self.commands.get(platform, ())
+                if self._compiled[c][0].fullmatch(text)
+            }
+        )
+        where = f" (the table has it in {', '.join(views)})" if views else ""
+        return f"not a {platform} form of view {view}{where}"
+
+    def entered(self, c: Command, text: str, kind: str | None) -> str | None:
+        """The interface kind a view-opening line sets for its sub-view (the kind of its <if>)."""
+        pattern, checks = self._compiled[c]
+        for group, name, _, _ in checks:
+            if name == "if":
+                m = pattern.fullmatch(text)
+                return interface_kind(m.group(group)) if m else kind
+        return kind
+
+
+def walk(text: str, platform: str, table: CommandTable | None = None) -> Iterator[Line]:
+    """Every line of a rendered configuration with its view and the entry it matches. A CLI
+    script (first command `system-view`) starts in the user view, a saved configuration in the
+    system view."""
+    table = table or load_table()
+    lines = text.splitlines()
+    first = next((s for s in lines if s and s[0] not in "#!"), "")
+    top = "user" if first == "system-view" else "system"
+    stack: list[tuple[str | None, str | None]] = []  # per depth: (view it opened, interface kind)
+    for number, raw in enumerate(lines, 1):
+        body = raw.lstrip(" ")
+        depth = len(raw) - len(body)
+        opened_view, opened_kind = stack[depth - 1] if 0 < depth <= len(stack) else (None, None)
+        if depth == 0:
+            view, kind = top, None
+        elif opened_view is not None:
+            view, kind = opened_view, opened_kind
+        else:
+            stack = [*stack[:depth], (None, None)]
+            yield Line(number, "?", body, None, "indented under a line that opens no view")
+            continue
+        command, problem = table.match(platform, view, body, kind)
+        if not body:
+            problem = "empty line"
+        opened = (command.enters, table.entered(command, body, kind)) if command else (None, None)
+        stack = [*stack[:depth], opened]
+        if command is not None and command.top and depth == 0:
+            top = command.top
+        yield Line(number, view, body, command, problem)
+
+
+def check(text: str, platform: str, table: CommandTable | None = None) -> list[Line]:
+    """The lines of a rendered configuration that match no form of their view."""
+    return [line for line in walk(text, platform, table) if line.command is None]
+
+
+def _model_key(name: str) -> str:
+    return re.sub(r"\s*\(.*?\)", "", name).strip().upper()
+
+
+def unconfirmed(
+    platform: str,
+    model: str | None = None,
+    used: Iterable[Command] | None = None,
+    table: CommandTable | None = None,
+) -> list[tuple[Command, str]]:
+    """The forms of a platform no page confirms, each with the reason: the source is
+    `[unconfirmed]`, or (given a catalog model) the page supports the command only on other
+    models. `used` restricts the list to the forms a rendered configuration uses (e.g. the
+    commands of walk()'s lines)."""
+    table = table or load_table()
+    wanted = None if used is None else set(used)
+    out = []
+    for c in table.commands.get(platform, ()):
+        if wanted is not None and c not in wanted:
+            continue
+        if not c.confirmed:
+            out.append((c, c.source[len(UNCONFIRMED) :].strip()))
+        elif model and c.models and _model_key(model) not in {_model_key(m) for m in c.models}:
+            out.append((c, f"the page supports it only on {', '.join(c.models)}"))
+    return out
+
+
+def parse_table(data: Mapping[str, Any]) -> CommandTable:
+    """A table from the YAML's data (`views`, `platforms: {name: [entries]}`)."""
+    commands = []
+    for platform, entries in data["platforms"].items():
+        for e in entries:
+            commands.append(
+                Command(
+                    platform=platform,
+                    form=e["form"],
+                    view=e["view"],
+                    source=e["source"],
+                    enters=e.get("enters"),
+                    top=e.get("top"),
+                    interfaces=tuple(e.get("interfaces", ())),
+                    models=tuple(e.get("models", ())),
+                    note=e.get("note", ""),
+                )
+            )
+    return CommandTable(data["views"], commands)
+
+
+@cache
+def load_table() -> CommandTable:
+    """The table shipped in generator/catalog/commands.yaml."""
+    text = resources.files("generator.catalog").joinpath("commands.yaml").read_text("utf-8")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return parse_table(yaml.load(text, loader))
