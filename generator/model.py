@@ -223,6 +223,8 @@ class SwitchFacts:
     ecmp_max: int
     ecn: str  # ai-ecn | static | none
     command_families: tuple[str, ...]
+    release_confirmed: bool = False  # the release's command reference covers this model
+    families_confirmed: bool = False  # command_families cite a source (e.g. checked on the box)
 
 
 @record

@@ -18,6 +18,7 @@ SMALL = ("pod-128.yaml", "cluster-1k.yaml", "legacy-100card.yaml", "supernode-76
 FAMILIES = {
     "port-split": re.compile(r"^port split ", re.M),
     "dcb-pfc": re.compile(r"^\s*dcb pfc", re.M),
+    "pfc-deadlock": re.compile(r"^\s*priority \d+ turn-off threshold ", re.M),
     "diffserv": re.compile(r"^diffserv domain |^\s*trust upstream ", re.M),
     "static-ecn": re.compile(r"^drop-profile |^\s*qos queue \d+ ecn", re.M),
     "ai-ecn": re.compile(r"^ai-service", re.M),
@@ -143,3 +144,33 @@ def test_10k_example_optics_reach_their_runs():
     optical = [x for x in cluster.links if x.media in ("MMF", "SMF")]
     assert optical and all(x.optic and x.length_m <= x.reach_m for x in optical)
     assert max(x.length_m for x in optical if x.media == "MMF") <= 70
+
+
+def test_lossless_commands_are_held_against_the_model_lists_of_their_pages(tmp_path):
+    """Review finding 19: the dcb pfc family and `priority N turn-off threshold` are documented
+    for a list of CE6800/8800 models. ce9860-4c-ei is not on it and its release is unconfirmed:
+    a warning naming what to run on the box. Claimed as covered by V300R023C00, it is an error;
+    without the pfc-deadlock family its configs carry no turn-off line."""
+    warned = [f for f in generated("pod-128.yaml").findings if f.code == "switch-capability"]
+    assert [f.severity for f in warned] == ["warning"]
+    assert "ce9860-4c-ei (parameter plane)" in warned[0].message
+    assert "`display dcb pfc deadlock trigger status`" in warned[0].message
+
+    def claimed(bp):
+        release = {"value": "V300R023C00", "source": "claimed by this test"}
+        bp["catalog"] = {"switches": {"ce9860-4c-ei": {"release": release}}}
+
+    errors = [f for f in _variant(tmp_path, "pod-128.yaml", claimed).findings
+              if f.code == "switch-capability"]  # fmt: skip
+    assert [f.severity for f in errors] == ["error"] and "has no PFC" in errors[0].message
+
+    def no_deadlock(bp):
+        families = {"value": ["port-split", "dcb-pfc", "diffserv", "static-ecn", "bgp", "ospf"]}
+        bp["catalog"] = {"switches": {"ce9860-4c-ei": {"command_families": families}}}
+
+    bp = yaml.safe_load((ROOT / "blueprints" / "pod-128.yaml").read_text())
+    no_deadlock(bp)
+    (tmp_path / "nd.yaml").write_text(yaml.safe_dump(bp))
+    files = pipeline.run(tmp_path / "nd.yaml").files
+    leaf = next(f for f in files if f.path == "files/switches/par-leaf-0001.cfg")
+    assert b"dcb pfc" in leaf.data and b"turn-off threshold" not in leaf.data

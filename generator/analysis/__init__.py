@@ -8,8 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from generator.analysis.checks import ERROR, INFO, WARNING, Finding, check
+from generator.analysis.command_table import unconfirmed
 from generator.analysis.failure_domains import Review
 from generator.analysis.failure_review import review
+from generator.analysis.hardware import lossless_needs
 from generator.analysis.materials import BomRow, IpEntry, bom_rows, ip_entries
 from generator.analysis.rolling import Rolling, rolling
 from generator.model import Cluster
@@ -24,6 +26,21 @@ class Analysis:
     bom: tuple[BomRow, ...]  # files/bom.csv rows, also in the design review
     ip_plan: tuple[IpEntry, ...]  # files/ip-plan.csv entries, also in the design review
     rolling: Rolling  # the inventory's rolling order and the day-2 switch batches
+    # per device model: (model, platform, the command forms no reference page confirms for it)
+    unconfirmed_commands: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+
+
+def unconfirmed_commands(cluster: Cluster) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """Per device model, the command forms it is given that no reference page confirms: every
+    [unconfirmed] form of its platform, and the lossless ones whose page lists other models."""
+    out = []
+    for model, platform in sorted({(d.model, d.platform) for d in cluster.devices if d.platform}):
+        mine = {form for _, form, _ in lossless_needs(cluster, model)}
+        forms = tuple(c.form for c, _ in unconfirmed(platform, model)
+                      if not c.confirmed or c.form in mine)  # fmt: skip
+        if forms:
+            out.append((model, platform, forms))
+    return tuple(out)
 
 
 def analyse(cluster: Cluster) -> Analysis:
@@ -34,4 +51,5 @@ def analyse(cluster: Cluster) -> Analysis:
         bom=tuple(bom_rows(cluster)),
         ip_plan=tuple(ip_entries(cluster)),
         rolling=rolling(cluster),
+        unconfirmed_commands=unconfirmed_commands(cluster),
     )

@@ -14,6 +14,7 @@ from generator.analysis.finding import ERROR, INFO, WARNING, Finding
 from generator.analysis.hardware import (
     ecmp_limit,
     lossless_class,
+    lossless_commands,
     npu_facts,
     optic_reach,
     provider,
@@ -43,6 +44,7 @@ def check(cluster: Cluster, failures: Review | None = None) -> list[Finding]:
         *business_spof(cluster),
         *legacy_design(cluster),
         *lossless_class(cluster),
+        *lossless_commands(cluster),
         *ecmp_limit(cluster),
         *switch_capabilities(cluster),
         *npu_facts(cluster),

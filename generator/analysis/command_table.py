@@ -246,6 +246,11 @@ def _model_key(name: str) -> str:
     return re.sub(r"\s*\(.*?\)", "", name).strip().upper()
 
 
+def supported(command: Command, model: str) -> bool:
+    """Whether a catalog model is on the page's model list (always, for a page without one)."""
+    return not command.models or _model_key(model) in {_model_key(m) for m in command.models}
+
+
 def unconfirmed(
     platform: str,
     model: str | None = None,
@@ -264,7 +269,7 @@ def unconfirmed(
             continue
         if not c.confirmed:
             out.append((c, c.source[len(UNCONFIRMED) :].strip()))
-        elif model and c.models and _model_key(model) not in {_model_key(m) for m in c.models}:
+        elif model and not supported(c, model):
             out.append((c, f"the page supports it only on {', '.join(c.models)}"))
     return out
 

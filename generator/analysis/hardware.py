@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 
+from generator.analysis.command_table import load_table, supported
 from generator.analysis.finding import ERROR, INFO, WARNING, Finding
 from generator.model import Cluster
 
@@ -102,6 +103,72 @@ def switch_capabilities(cluster: Cluster) -> Iterator[Finding]:
                 "command_families lacks dcb-pfc)",
                 ("networks", plane),
             )
+
+
+# The lossless class's commands, as forms of the command table, and what shows on a box whether
+# its software has them (the display pages of the same reference).
+LOSSLESS_FORMS = (
+    ("PFC", "dcb pfc", "display dcb pfc"),
+    (
+        "PFC deadlock protection",
+        "priority <int:0-7> turn-off threshold <int:1-300>",
+        "display dcb pfc deadlock trigger status",
+    ),
+    ("DRR scheduling", "qos drr <int:0-7> to <int:0-7>", "display qos queue statistics"),
+)
+AI_ECN_FORM = ("AI ECN", "ai-ecn enable", "display ai-ecn calculated state")
+
+
+def lossless_needs(cluster: Cluster, model: str) -> list[tuple[str, str, str]]:
+    """The lossless commands (what, form, display command) a switch model's configs carry: on
+    a lossless plane, PFC with deadlock protection (where its families have it), DRR, AI ECN."""
+    f = cluster.facts_of(model)
+    planes = {d.plane for d in cluster.devices if d.model == model}
+    if f is None or not any(cluster.lossless_of(p) for p in planes & set(cluster.roce_planes)):
+        return []
+    needs = [
+        n for n in LOSSLESS_FORMS if "turn-off" not in n[1] or "pfc-deadlock" in f.command_families
+    ]
+    return needs + [AI_ECN_FORM] * (f.ecn == "ai-ecn")
+
+
+def lossless_commands(cluster: Cluster) -> Iterator[Finding]:
+    """Each lossless plane's switch models against the command table's pages: a model whose
+    release's reference covers it but whose page lists other models lacks the command (error);
+    a model outside that reference (release unconfirmed) gets the lines on trust, with the
+    display command that shows on the box whether they took (warning)."""
+    table = {c.form: c for c in load_table().commands.get("huawei-ce", ())}
+    for plane in cluster.roce_planes:
+        if cluster.lossless_of(plane) is None:
+            continue
+        for model in sorted({d.model for d in cluster.devices if d.plane == plane}):
+            f = cluster.facts_of(model)
+            missing = [
+                n for n in lossless_needs(cluster, model) if not supported(table[n[1]], model)
+            ]
+            if f is None or f.families_confirmed or not missing:
+                continue
+            what = ", ".join(m[0] for m in missing)
+            if f.release_confirmed:
+                yield Finding(
+                    ERROR,
+                    "switch-capability",
+                    f"{model} ({plane} plane) has no {what}: its {f.release} reference pages "
+                    "list other models; choose a listed model for a lossless plane",
+                    ("networks", plane),
+                )
+            else:
+                yield Finding(
+                    WARNING,
+                    "switch-capability",
+                    f"{model} ({plane} plane): {what} unconfirmed: the CE6800/8800 V300R023C00 "
+                    f"pages list other models (catalog release {f.release or '?'}, unconfirmed); "
+                    "on the box try "
+                    + ", ".join(f"`{m[2]}`" for m in missing)
+                    + f", then confirm catalog.switches.{model}.command_families with that "
+                    f"source, or choose a listed model for networks.{plane}",
+                    ("networks", plane),
+                )
 
 
 def npu_facts(cluster: Cluster) -> Iterator[Finding]:

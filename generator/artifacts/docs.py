@@ -236,6 +236,10 @@ def readme(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) -> st
         racks=rack_rows(cluster),
         bom=bom_rows(analysis),
         findings=[[f.severity, f.code, f.message] for f in analysis.findings],
+        unconfirmed=[
+            [model, platform, str(len(forms)), ", ".join(f"`{f}`" for f in forms)]
+            for model, platform, forms in analysis.unconfirmed_commands
+        ],
         failure_domains=failure_domains.replace("\n## ", "\n### ").rstrip("\n"),
     )
 

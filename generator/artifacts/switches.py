@@ -144,6 +144,8 @@ def lossless(dev: Device, cx: Context) -> Config | None:
     cls: Lossless | None = cx.cluster.lossless_of(dev.plane)
     if cls is None:
         return None
+    facts = cx.cluster.facts_of(dev.model)
+    families = facts.command_families if facts else ()
     out: Config = {
         "priority": cls.priority,
         "dscp": cls.dscp,
@@ -152,7 +154,8 @@ def lossless(dev: Device, cx: Context) -> Config | None:
         "domain": DS_DOMAIN,
         "undo_default_priority": cls.priority != CE_DEFAULT_PFC_PRIORITY,
         "default_priority": CE_DEFAULT_PFC_PRIORITY,
-        "turn_off_threshold": PFC_TURN_OFF_THRESHOLD,
+        # PFC deadlock protection only where the model has it (catalog command_families)
+        "turn_off_threshold": PFC_TURN_OFF_THRESHOLD if "pfc-deadlock" in families else 0,
         "ecn": (ecn := cx.cluster.ecn_of(dev)),
         "cnp_dscp": cls.cnp_dscp,
         "cnp_phb": CNP_PHB,

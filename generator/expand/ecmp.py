@@ -42,6 +42,8 @@ def switch_facts(devices: Iterable[Device], catalog: Catalog) -> tuple[SwitchFac
                 m.ecmp_max,
                 str(m.fact("ecn", "none")),
                 m.command_families,
+                bool(m.facts.get("release", {}).get("confirmed", True)),
+                bool(m.facts.get("command_families", {}).get("confirmed", True)),
             )
         )
     return tuple(out)
