@@ -13,6 +13,15 @@ from generator.artifacts import OutputFile
 from generator.model import Cluster, Lossless, NpuServer, ip, netmask
 
 HCCN_TOOL = "/usr/local/Ascend/driver/tools/hccn_tool"
+# DCQCN: `-dcqcn -s enable <0|1> alg_mode <0|1>` takes exactly four words (hicann/driver
+# hccn_tool/tool_dcqcn.c tool_set_dcqcn_enable: argc != 4 is refused); alg_mode 0 is DCQCN, 1 is
+# reserved (Huawei HDK A3 hccn_tool reference, hccntool_113). `-cfg recovery` restores DCQCN after
+# a reboot only from the keys dcqcn_en_enable_N, dcqcn_en_alg_mode_N and dcqcn_cnp_dscp_N of
+# /etc/hccn.conf (hccn_product_ext/tool_ops_ext.c), which the tool writes on each successful set.
+DCQCN_ALG_MODE = 0
+# Every command that reads or writes /etc/hccn.conf fails (exit 29, "The hccn.conf can't
+# access") when the file is missing (hccn_tool/tool.c), and a fresh host has none.
+HCCN_CONF = "/etc/hccn.conf"
 
 
 def conf(server: NpuServer, lossless: Lossless) -> str:
@@ -36,6 +45,9 @@ def conf(server: NpuServer, lossless: Lossless) -> str:
             f"prio_tc_{n}={prio_tc}",
             f"dscp_tc_{n}={dscp_tc}",
             f"send_arp_status_{n}=1",
+            f"dcqcn_en_enable_{n}=1",
+            f"dcqcn_en_alg_mode_{n}={DCQCN_ALG_MODE}",
+            f"dcqcn_cnp_dscp_{n}={lossless.cnp_dscp}",
         ]
     return "\n".join(lines) + "\n"
 
@@ -48,6 +60,8 @@ def commands(server: NpuServer, lossless: Lossless) -> str:
         "# Every command sets an absolute value: running the script twice changes nothing the second time.",
         "set -eu",
         f'HCCN_TOOL="${{HCCN_TOOL:-{HCCN_TOOL}}}"',
+        f'HCCN_CONF="${{HCCN_CONF:-{HCCN_CONF}}}"',
+        '[ -e "$HCCN_CONF" ] || : > "$HCCN_CONF"  # hccn_tool refuses every set without it',
     ]
     bitmap, prio_tc = lossless.pfc_bitmap, lossless.prio_tc
     for d in server.devices:
@@ -61,7 +75,7 @@ def commands(server: NpuServer, lossless: Lossless) -> str:
             f'"$HCCN_TOOL" -i {i} -prio_tc -s map {prio_tc}',
             f'"$HCCN_TOOL" -i {i} -dscp_to_tc -s dscp {lossless.dscp} tc {lossless.tc}',
             f'"$HCCN_TOOL" -i {i} -send_arp -s enable 1',
-            f'"$HCCN_TOOL" -i {i} -dcqcn -s enable 1',
+            f'"$HCCN_TOOL" -i {i} -dcqcn -s enable 1 alg_mode {DCQCN_ALG_MODE}',
             f'"$HCCN_TOOL" -i {i} -dcqcn -s cnp_dscp {lossless.cnp_dscp}',
         ]
     return "\n".join(out) + "\n"

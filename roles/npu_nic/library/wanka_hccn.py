@@ -7,8 +7,13 @@ applied whole or not at all. The NPUs of a host are handled concurrently, one th
 subprocess (AnsibleModule.run_command swaps os.environ around each call: not thread-safe);
 hccn_tool serialises its own writes of /etc/hccn.conf.
 
-Command syntax from hccn_tool's help text (domain.md §2.2). The `-g` output formats beyond
-`-ip -g` (`ipaddr:<ip>` / `netmask:<mask>`) are not published; values are therefore read
+Command syntax from hccn_tool's source (hicann/driver hccn_tool/*.c, domain.md §2.2). A fresh NPU
+has nothing to read: `-ip -g` exits 13 ("no ip was preset there") and `-gateway -g` exits 2 ("no
+gateway was preset there") (tool_ops_ext.c tool_get_device_ipaddr and the gateway getter): those
+read as unset. Every command fails with exit 29 while /etc/hccn.conf is missing (tool.c), so the
+module creates it empty first. DCQCN is `-dcqcn -s enable <0|1> alg_mode <0|1>` (four words,
+tool_dcqcn.c tool_set_dcqcn_enable) and `-s cnp_dscp <n>`; the keys it is read back from and that
+`-cfg recovery` restores are dcqcn_en_enable, dcqcn_en_alg_mode and dcqcn_cnp_dscp. Values are read
 defensively: the last IPv4 address, the last integer, or the last eight integers of the output.
 """
 
@@ -46,10 +51,12 @@ SETTINGS = (
     "prio_tc",
     "dscp_tc",
     "send_arp_status",  # -send_arp (cmd_ext.c): `current enable status: enable|disable`
-    "dcqcn",  # -dcqcn -g status (tool_dcqcn.c): `dcqcn enable status:   enable|disable`
-    "cnp_dscp",  # -dcqcn -g cnp_dscp: `cnp_dscp     : <n>`
+    "dcqcn_en_enable",  # -dcqcn -g status (tool_dcqcn.c): `dcqcn enable status:   enable|disable`
+    "dcqcn_cnp_dscp",  # -dcqcn -g cnp_dscp: `cnp_dscp     : <n>`
 )
-KNOWN = {*SETTINGS, "netmask"}  # netmask is applied with address
+# netmask is applied with address, the DCQCN algorithm with dcqcn_en_enable
+KNOWN = {*SETTINGS, "netmask", "dcqcn_en_alg_mode"}
+UNSET = {"-ip": 13, "-gateway": 2}  # exit codes of a read on an NPU that was never set
 
 
 class ToolError(Exception):
@@ -85,6 +92,8 @@ class Tool:
 
     def run(self, *args: str) -> str:
         res = subprocess.run([self.path, *args], capture_output=True, text=True, env=self.env)
+        if args[3:4] == ("-g",) and res.returncode == UNSET.get(args[2]):
+            return ""  # nothing set yet on this NPU
         if res.returncode != 0:
             raise ToolError(
                 f"hccn_tool {' '.join(args)} failed: {(res.stderr or res.stdout).strip()}"
@@ -97,7 +106,7 @@ class Tool:
             out = self.run("-i", i, "-ip", "-g")
             addr = re.search(r"ipaddr\s*:\s*([\d.]+)", out)
             mask = re.search(r"netmask\s*:\s*([\d.]+)", out)
-            return f"{addr.group(1) if addr else ''}/{mask.group(1) if mask else ''}"
+            return f"{addr.group(1)}/{mask.group(1) if mask else ''}" if addr else ""
         if key in ("gateway", "netdetect"):
             found = IPV4.findall(self.run("-i", i, f"-{key}", "-g"))
             return found[-1] if found else ""
@@ -107,10 +116,10 @@ class Tool:
         if key == "send_arp_status":
             out = self.run("-i", i, "-send_arp", "-g")
             return "1" if re.search(r"enable status:\s*enable", out) else "0"
-        if key == "dcqcn":
+        if key == "dcqcn_en_enable":
             out = self.run("-i", i, "-dcqcn", "-g", "status")
             return "1" if re.search(r"enable status:\s*enable", out) else "0"
-        if key == "cnp_dscp":
+        if key == "dcqcn_cnp_dscp":
             found = INT.findall(self.run("-i", i, "-dcqcn", "-g", "cnp_dscp"))
             return found[-1] if found else ""
         if key in ("bitmap", "prio_tc"):
@@ -134,9 +143,10 @@ class Tool:
             self.run("-i", i, "-pfc", "-s", "bitmap", want["bitmap"])
         elif key == "send_arp_status":
             self.run("-i", i, "-send_arp", "-s", "enable", want[key])
-        elif key == "dcqcn":
-            self.run("-i", i, "-dcqcn", "-s", "enable", want[key])
-        elif key == "cnp_dscp":
+        elif key == "dcqcn_en_enable":
+            mode = want.get("dcqcn_en_alg_mode", "0")
+            self.run("-i", i, "-dcqcn", "-s", "enable", want[key], "alg_mode", mode)
+        elif key == "dcqcn_cnp_dscp":
             self.run("-i", i, "-dcqcn", "-s", "cnp_dscp", want[key])
         elif key == "prio_tc":
             self.run("-i", i, "-prio_tc", "-s", "map", want["prio_tc"])
@@ -193,7 +203,12 @@ def main() -> None:
         )
     if module.params["cnp_dscp"] >= 0:  # DCQCN on, CNPs with the lossless class's CNP DSCP
         for want in desired.values():
-            want.update(dcqcn="1", cnp_dscp=str(module.params["cnp_dscp"]))
+            want.setdefault("dcqcn_en_enable", "1")
+            want.setdefault("dcqcn_cnp_dscp", str(module.params["cnp_dscp"]))
+    conf = os.path.join(module.params["root"] or "/", "etc", "hccn.conf")
+    if not module.check_mode and not os.path.exists(conf):
+        os.makedirs(os.path.dirname(conf), exist_ok=True)
+        open(conf, "a").close()  # hccn_tool refuses every set without it (tool.c, exit 29)
     devices = sorted(desired)
     try:
         with ThreadPoolExecutor(max_workers=max(1, len(devices))) as pool:

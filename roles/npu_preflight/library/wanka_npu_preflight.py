@@ -1,8 +1,11 @@
 #!/usr/bin/python
 """Ansible module: the seed checklist's pre-flight checks on one Ascend host, read-only.
 
-Reads `npu-smi info -t board|health|ecc|common` and `hccn_tool -link|-mtu|-lldp -g` per NPU and
-compares them with what the blueprint and the cabling plan say. Returns the facts and a list of
+Reads `npu-smi info -t board|health|ecc|common` and `hccn_tool -link|-mtu|-lldp -g` per NPU die and
+compares them with what the blueprint and the cabling plan say. hccn_tool takes the die's device
+id, npu-smi the NPU id and chip id: `npu-smi info -m` maps one to the other (an A3 node has 8 NPUs
+of 2 dies, device ids 0..15; `-i` is the NPU id 0..7: HCCL rank_table_config_a3.md "通过npu-smi
+info -l命令查出的NPU ID即为设备id ... chip_id ... npu-smi info -m"; the same reading as roles/npu_facts). Returns the facts and a list of
 problems (never fails itself; the role turns problems into one clear per-host failure).
 Field names of npu-smi's `key : value` output follow MindCluster's collector script and Huawei's
 npu-smi reference (domain.md §5); hccn_tool `-g` formats beyond `-ip -g` are read defensively.
@@ -58,6 +61,19 @@ def lldp_neighbour(text: str) -> tuple[str, str]:
     return system, port
 
 
+def dies(table: str) -> dict[int, tuple[str, str]]:
+    """device id -> (NPU id, chip id) from `npu-smi info -m` (columns NPU ID, Chip ID, Chip Logic
+    ID[, Chip Phy-ID], Chip Name; Mcu rows have '-' ids); the device id is the Phy-ID where the
+    table has one, else the logic id."""
+    rows = [x.split() for x in table.splitlines() if x.strip()]
+    phy = bool(rows) and "Phy-ID" in " ".join(rows[0])
+    return {
+        int(r[3] if phy and r[3].isdigit() else r[2]): (r[0], r[1])
+        for r in rows[1:]
+        if len(r) >= 4 and r[0].isdigit() and r[2].isdigit()
+    }
+
+
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
@@ -85,13 +101,22 @@ def main() -> None:
     problems: list[str] = []
     warnings: list[str] = []
     facts: list[dict] = []
+    chip_of = dies(run(p["npu_smi"], "info", "-m"))
     for n, expected in enumerate(p["lldp"]):
         i = str(n)
+        if n not in chip_of:
+            problems.append(
+                f"device {n}: npu-smi info -m lists no such die (the plan has {expected})"
+            )
+            continue
+        npu, chip = chip_of[n]
         want_system, _, want_port = expected.partition(" ")
-        board = fields(run(p["npu_smi"], "info", "-t", "board", "-i", i))
-        health = fields(run(p["npu_smi"], "info", "-t", "health", "-i", i, "-c", "0"))
-        ecc = fields(run(p["npu_smi"], "info", "-t", "ecc", "-i", i, "-c", "0"))
-        common = fields(run(p["npu_smi"], "info", "-t", "common", "-i", i, "-c", "0"))
+        # the NPU's board (driver and firmware versions); a chip's board entry has no Software
+        # Version (Huawei npu-smi reference npusmi_008/009)
+        board = fields(run(p["npu_smi"], "info", "-t", "board", "-i", npu))
+        health = fields(run(p["npu_smi"], "info", "-t", "health", "-i", npu, "-c", chip))
+        ecc = fields(run(p["npu_smi"], "info", "-t", "ecc", "-i", npu, "-c", chip))
+        common = fields(run(p["npu_smi"], "info", "-t", "common", "-i", npu, "-c", chip))
         link = run(p["hccn_tool"], "-i", i, "-link", "-g")
         mtu = re.findall(r"\d+", run(p["hccn_tool"], "-i", i, "-mtu", "-g"))
         system, port = lldp_neighbour(run(p["hccn_tool"], "-i", i, "-lldp", "-g"))
@@ -122,7 +147,7 @@ def main() -> None:
             "lldp": {"system": system, "port": port},
         }
         facts.append(fact)
-        where = f"NPU {i}"
+        where = f"NPU {i}" if (npu, chip) == (i, "0") else f"device {i} (NPU {npu} chip {chip})"
         if fact["driver"] != p["driver"]:
             problems.append(
                 f"{where} driver {fact['driver'] or 'unknown'}, blueprint wants {p['driver']}"

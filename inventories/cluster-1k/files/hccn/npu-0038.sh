@@ -3,6 +3,8 @@
 # Every command sets an absolute value: running the script twice changes nothing the second time.
 set -eu
 HCCN_TOOL="${HCCN_TOOL:-/usr/local/Ascend/driver/tools/hccn_tool}"
+HCCN_CONF="${HCCN_CONF:-/etc/hccn.conf}"
+[ -e "$HCCN_CONF" ] || : > "$HCCN_CONF"  # hccn_tool refuses every set without it
 "$HCCN_TOOL" -i 0 -ip -s address 10.64.2.74 netmask 255.255.255.192
 "$HCCN_TOOL" -i 0 -gateway -s gateway 10.64.2.65
 "$HCCN_TOOL" -i 0 -netdetect -s address 10.64.2.65
@@ -11,7 +13,7 @@ HCCN_TOOL="${HCCN_TOOL:-/usr/local/Ascend/driver/tools/hccn_tool}"
 "$HCCN_TOOL" -i 0 -prio_tc -s map 0,0,0,0,3,0,0,0
 "$HCCN_TOOL" -i 0 -dscp_to_tc -s dscp 33 tc 3
 "$HCCN_TOOL" -i 0 -send_arp -s enable 1
-"$HCCN_TOOL" -i 0 -dcqcn -s enable 1
+"$HCCN_TOOL" -i 0 -dcqcn -s enable 1 alg_mode 0
 "$HCCN_TOOL" -i 0 -dcqcn -s cnp_dscp 48
 "$HCCN_TOOL" -i 1 -ip -s address 10.64.2.75 netmask 255.255.255.192
 "$HCCN_TOOL" -i 1 -gateway -s gateway 10.64.2.65
@@ -21,7 +23,7 @@ HCCN_TOOL="${HCCN_TOOL:-/usr/local/Ascend/driver/tools/hccn_tool}"
 "$HCCN_TOOL" -i 1 -prio_tc -s map 0,0,0,0,3,0,0,0
 "$HCCN_TOOL" -i 1 -dscp_to_tc -s dscp 33 tc 3
 "$HCCN_TOOL" -i 1 -send_arp -s enable 1
-"$HCCN_TOOL" -i 1 -dcqcn -s enable 1
+"$HCCN_TOOL" -i 1 -dcqcn -s enable 1 alg_mode 0
 "$HCCN_TOOL" -i 1 -dcqcn -s cnp_dscp 48
 "$HCCN_TOOL" -i 2 -ip -s address 10.64.2.76 netmask 255.255.255.192
 "$HCCN_TOOL" -i 2 -gateway -s gateway 10.64.2.65
@@ -31,7 +33,7 @@ HCCN_TOOL="${HCCN_TOOL:-/usr/local/Ascend/driver/tools/hccn_tool}"
 "$HCCN_TOOL" -i 2 -prio_tc -s map 0,0,0,0,3,0,0,0
 "$HCCN_TOOL" -i 2 -dscp_to_tc -s dscp 33 tc 3
 "$HCCN_TOOL" -i 2 -send_arp -s enable 1
-"$HCCN_TOOL" -i 2 -dcqcn -s enable 1
+"$HCCN_TOOL" -i 2 -dcqcn -s enable 1 alg_mode 0
 "$HCCN_TOOL" -i 2 -dcqcn -s cnp_dscp 48
 "$HCCN_TOOL" -i 3 -ip -s address 10.64.2.77 netmask 255.255.255.192
 "$HCCN_TOOL" -i 3 -gateway -s gateway 10.64.2.65
@@ -41,7 +43,7 @@ HCCN_TOOL="${HCCN_TOOL:-/usr/local/Ascend/driver/tools/hccn_tool}"
 "$HCCN_TOOL" -i 3 -prio_tc -s map 0,0,0,0,3,0,0,0
 "$HCCN_TOOL" -i 3 -dscp_to_tc -s dscp 33 tc 3
 "$HCCN_TOOL" -i 3 -send_arp -s enable 1
-"$HCCN_TOOL" -i 3 -dcqcn -s enable 1
+"$HCCN_TOOL" -i 3 -dcqcn -s enable 1 alg_mode 0
 "$HCCN_TOOL" -i 3 -dcqcn -s cnp_dscp 48
 "$HCCN_TOOL" -i 4 -ip -s address 10.64.2.78 netmask 255.255.255.192
 "$HCCN_TOOL" -i 4 -gateway -s gateway 10.64.2.65
@@ -51,7 +53,7 @@ HCCN_TOOL="${HCCN_TOOL:-/usr/local/Ascend/driver/tools/hccn_tool}"
 "$HCCN_TOOL" -i 4 -prio_tc -s map 0,0,0,0,3,0,0,0
 "$HCCN_TOOL" -i 4 -dscp_to_tc -s dscp 33 tc 3
 "$HCCN_TOOL" -i 4 -send_arp -s enable 1
-"$HCCN_TOOL" -i 4 -dcqcn -s enable 1
+"$HCCN_TOOL" -i 4 -dcqcn -s enable 1 alg_mode 0
 "$HCCN_TOOL" -i 4 -dcqcn -s cnp_dscp 48
 "$HCCN_TOOL" -i 5 -ip -s address 10.64.2.79 netmask 255.255.255.192
 "$HCCN_TOOL" -i 5 -gateway -s gateway 10.64.2.65
@@ -61,7 +63,7 @@ HCCN_TOOL="${HCCN_TOOL:-/usr/local/Ascend/driver/tools/hccn_tool}"
 "$HCCN_TOOL" -i 5 -prio_tc -s map 0,0,0,0,3,0,0,0
 "$HCCN_TOOL" -i 5 -dscp_to_tc -s dscp 33 tc 3
 "$HCCN_TOOL" -i 5 -send_arp -s enable 1
-"$HCCN_TOOL" -i 5 -dcqcn -s enable 1
+"$HCCN_TOOL" -i 5 -dcqcn -s enable 1 alg_mode 0
 "$HCCN_TOOL" -i 5 -dcqcn -s cnp_dscp 48
 "$HCCN_TOOL" -i 6 -ip -s address 10.64.2.80 netmask 255.255.255.192
 "$HCCN_TOOL" -i 6 -gateway -s gateway 10.64.2.65
@@ -71,7 +73,7 @@ HCCN_TOOL="${HCCN_TOOL:-/usr/local/Ascend/driver/tools/hccn_tool}"
 "$HCCN_TOOL" -i 6 -prio_tc -s map 0,0,0,0,3,0,0,0
 "$HCCN_TOOL" -i 6 -dscp_to_tc -s dscp 33 tc 3
 "$HCCN_TOOL" -i 6 -send_arp -s enable 1
-"$HCCN_TOOL" -i 6 -dcqcn -s enable 1
+"$HCCN_TOOL" -i 6 -dcqcn -s enable 1 alg_mode 0
 "$HCCN_TOOL" -i 6 -dcqcn -s cnp_dscp 48
 "$HCCN_TOOL" -i 7 -ip -s address 10.64.2.81 netmask 255.255.255.192
 "$HCCN_TOOL" -i 7 -gateway -s gateway 10.64.2.65
@@ -81,5 +83,5 @@ HCCN_TOOL="${HCCN_TOOL:-/usr/local/Ascend/driver/tools/hccn_tool}"
 "$HCCN_TOOL" -i 7 -prio_tc -s map 0,0,0,0,3,0,0,0
 "$HCCN_TOOL" -i 7 -dscp_to_tc -s dscp 33 tc 3
 "$HCCN_TOOL" -i 7 -send_arp -s enable 1
-"$HCCN_TOOL" -i 7 -dcqcn -s enable 1
+"$HCCN_TOOL" -i 7 -dcqcn -s enable 1 alg_mode 0
 "$HCCN_TOOL" -i 7 -dcqcn -s cnp_dscp 48
