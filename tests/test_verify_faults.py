@@ -290,11 +290,12 @@ def test_a_firewall_without_the_rule_loses_the_flow(base, tmp_path, capsys):
     fws = {"files/border/fw-01.cfg", "files/border/fw-02.cfg"}
     folder = _linked(base, tmp_path / "cluster-1k", fws)
     for rel in fws:
-        _replace(
-            folder / rel,
-            "service protocol udp destination-port 123",
-            "service protocol udp destination-port 124",
-        )
+        for _ in range(2):  # the interzone rule and the firewall's own (ntp-local)
+            _replace(
+                folder / rel,
+                "service protocol udp destination-port 123",
+                "service protocol udp destination-port 124",
+            )
     code, text = _verify(capsys, folder)
     assert code == 1
     assert "required flow ntp (" in text and "no rule permits it" in text
