@@ -18,8 +18,8 @@ Translations (CE/NE/USG V300R023C00 / V800R012C10 keyword -> FRR 8.4 / nftables)
   replies of permitted sessions accepted (the USG is stateful), one rule per `rule name`, and
   source NAT in a postrouting chain.
 - USG local zone: the firewall's own traffic on an interface of a VPN instance (its management
-  port; in no zone it passes nothing) -> input accepts what the interface's `service-manage ssh|snmp permit` or a
-  rule from its zone to `local` permits, output what a rule from `local` to its zone permits,
+  port; in no zone it passes nothing) -> input accepts what the interface's `service-manage
+  ssh|snmp permit` or a rule from its zone to `local` permits, output what a rule from `local` to its zone permits,
   replies of accepted sessions pass, the rest is dropped [unconfirmed: whether service-manage
   alone admits a packet the security policy denies; the configs set both].
 - `ssh server acl`, `snmp-agent acl`, `user-interface vty` > `acl N inbound` -> an input chain in
@@ -161,7 +161,7 @@ def local_zone_rules(dev: vrp.Device, vpn: str) -> list[str]:
     inbound, outbound = [], []
     for i in mine:  # an interface in no zone passes nothing
         name, zone = f'"{ifname(i.name)}"', zone_of.get(i.name)
-        for s in i.service_manage if zone else ():
+        for s in [s for s in i.service_manage if s in SERVICE_MANAGE] if zone else ():
             proto, port = SERVICE_MANAGE[s]
             where = f"{dev.path}:{i.line} service-manage {s} permit"
             inbound.append(f'    iifname {name} {proto} dport {port} accept comment "{where}"')
