@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from generator import arguments
 
 if TYPE_CHECKING:
-    from generator.analysis import Finding
+    from generator import pipeline
 
 EXIT_OK, EXIT_DRIFT, EXIT_INVALID = 0, 1, 2
 
@@ -88,14 +88,19 @@ def _fail(error: object) -> int:
     return EXIT_INVALID
 
 
-def _report(findings: list[Finding], verbose: bool, strict: bool = False) -> int:
-    """Print design findings on stderr (info only with --verbose); return how many fail the run:
-    errors, and warnings too with --strict."""
-    for f in findings:
+def _report(result: pipeline.Result, verbose: bool, strict: bool = False, file: str = "") -> int:
+    """Print a run's design findings on stderr (info only with --verbose), each about a blueprint
+    setting located as FILE:LINE:COL: yaml.path (`file`: the name to show for the blueprint);
+    return how many fail the run: errors, and warnings too with --strict."""
+    from generator.errors import located
+
+    loaded = result.loaded
+    for f in result.findings:
         if f.severity != "info" or verbose:
-            print(f.line(), file=sys.stderr)
+            where = located(file or loaded.file, loaded.positions, f.where) if f.where else ""
+            print(f"{where}: {f.line()}" if where else f.line(), file=sys.stderr)
     failing = ("error", "warning") if strict else ("error",)
-    return sum(f.severity in failing for f in findings)
+    return sum(f.severity in failing for f in result.findings)
 
 
 def _generate(args: argparse.Namespace) -> int:
@@ -168,7 +173,7 @@ def _generated(args: argparse.Namespace, progress: Progress, into=None):
         return EXIT_INVALID
     except output.OutputError as err:
         return _fail(err)
-    if _report(result.findings, args.verbose, args.strict):
+    if _report(result, args.verbose, args.strict):
         strict = " (--strict: warnings fail too)" if args.strict else ""
         print(f"{args.blueprint}: design checks failed{strict}; nothing written", file=sys.stderr)
         return EXIT_INVALID
@@ -187,7 +192,7 @@ def _validate(args: argparse.Namespace) -> int:
             print(err.render(), file=sys.stderr)
             status = EXIT_INVALID
             continue
-        if _report(result.findings, args.verbose, args.strict):
+        if _report(result, args.verbose, args.strict):
             status = EXIT_INVALID
         else:
             c = result.cluster
@@ -315,11 +320,11 @@ def _size(args: argparse.Namespace) -> int:
         trial = Path(tmp) / path.name
         trial.write_text(text, encoding="utf-8")
         try:
-            findings = pipeline.run(trial, emit=False).findings
+            trial_run = pipeline.run(trial, emit=False)
         except BlueprintError as err:
             print(err.render().replace(str(trial), str(path)), file=sys.stderr)
             return EXIT_INVALID
-    if _report(findings, False):
+    if _report(trial_run, False, file=str(path)):
         print(
             f"wanka: the sized blueprint fails its design checks; {path} not written",
             file=sys.stderr,
@@ -356,7 +361,7 @@ def _diff(args: argparse.Namespace) -> int:
                 print(err.render().replace(str(source), spec), file=sys.stderr)
                 return EXIT_INVALID
             if any(f.severity == "error" for f in result.findings):
-                _report(result.findings, False)
+                _report(result, False, file=spec)
                 print(f"{spec}: design checks failed", file=sys.stderr)
                 return EXIT_INVALID
             results.append(result)

@@ -30,6 +30,23 @@ def format_path(path: YamlPath) -> str:
     return out or "(document)"
 
 
+def position(
+    positions: Mapping[YamlPath, tuple[int, int]], path: YamlPath
+) -> tuple[int | None, int | None]:
+    """Line and column of a YAML path, or of its nearest located ancestor (a default the
+    blueprint leaves out is located at the section that would hold it)."""
+    while path and path not in positions:
+        path = path[:-1]
+    return positions.get(path, (None, None))
+
+
+def located(file: str, positions: Mapping[YamlPath, tuple[int, int]], path: YamlPath) -> str:
+    """`FILE:LINE:COL: yaml.path` of a path in a loaded blueprint (`FILE` when unlocated)."""
+    line, col = position(positions, path)
+    where = file if line is None else f"{file}:{line}:{col or 1}"
+    return f"{where}: {format_path(path)}"
+
+
 class BlueprintError(Exception):
     """A blueprint that cannot be turned into a cluster. The CLI prints every problem, exits 2."""
 
@@ -45,12 +62,7 @@ class BlueprintError(Exception):
             return self
         located = []
         for p in self.problems:
-            line, col = p.line, p.column
-            if line is None:
-                path = p.path
-                while path and path not in positions:
-                    path = path[:-1]
-                line, col = positions.get(path, (None, None))
+            line, col = (p.line, p.column) if p.line is not None else position(positions, p.path)
             located.append(Problem(p.path, p.message, p.hint, line, col))
         return BlueprintError(located, file)
 

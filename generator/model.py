@@ -228,6 +228,18 @@ class SwitchFacts:
 
 
 @record
+class NpuNicLimits:
+    """What the NPU NIC tool (hccn_tool) of a server model accepts, from the catalog (cited
+    there): the highest MTU, and the networks it refuses as an NPU address (CIDR)."""
+
+    model: str
+    mtu_max: int
+    refused: tuple[str, ...]
+    confirmed: bool
+    source: str
+
+
+@record
 class Cdu:
     name: str
     capacity_kw: float
@@ -351,6 +363,7 @@ class Cluster:
     flows: tuple[Flow, ...] = ()  # required flows (expand/flows.py)
     roce_planes: tuple[str, ...] = ()  # planes whose hosts speak RoCE (each needs a lossless class)
     switch_facts: tuple[SwitchFacts, ...] = ()  # per switch model in use, sorted by model
+    npu_nic_limits: tuple[NpuNicLimits, ...] = ()  # per NPU server model in use, sorted by model
     # NPU servers whose hardware facts (A3 SDIDs, Super Pod ID) a 1.2 rank table needs and no
     # facts file gave; the rank table is then not written (files/hccl/rank_table.MISSING.md)
     missing_facts: tuple[str, ...] = ()

@@ -11,6 +11,8 @@ from generator.cli import main
 ROOT = Path(__file__).resolve().parents[1]
 POD = (ROOT / "blueprints" / "pod-128.yaml").read_text()
 TEN_K = (ROOT / "blueprints" / "wanka-10k.yaml").read_text()
+A3 = (ROOT / "blueprints" / "supernode-768.yaml").read_text()
+LEGACY = (ROOT / "blueprints" / "legacy-100card.yaml").read_text()
 
 
 def _line_of(text: str, needle: str) -> int:
@@ -73,6 +75,33 @@ CASES = {
         "ce9860-4c-ei, count: 3",
         "networks.parameter.spine.count",
         "do not divide",
+    ),
+    # hccn_tool refuses these NPU addresses (hicann/driver tool_ops.c is_ipaddr_conflict,
+    # tool_ops_ext.c): a5a7f7e generated them, and every host's script stopped at its NPU 0
+    "NPU pool over the host's virtual NIC subnet": (
+        POD.replace("pool: 10.64.0.0/18", "pool: 192.168.0.0/18"),
+        "pool: 192.168.0.0/18",
+        "networks.parameter.pool",
+        "overlaps 192.168.1.0/24, which hccn_tool -ip -s refuses",
+    ),
+    "NPU pool over the AMP-mode subnet of A1/A2 (Atlas 800 9000)": (
+        LEGACY.replace("pool: 10.64.0.0/20", "pool: 192.168.0.0/20"),
+        "pool: 192.168.0.0/20",
+        "networks.parameter.pool",
+        "overlaps 192.168.2.0/24",
+    ),
+    "A3 NPU pool inside 192.0.0.0/8": (
+        A3.replace("pool: 10.64.0.0/16", "pool: 192.168.64.0/18"),
+        "pool: 192.168.64.0/18",
+        "networks.parameter.pool",
+        "overlaps 192.0.0.0/8, which hccn_tool -ip -s refuses as an NPU address on "
+        "atlas-900-a3-superpod-node",
+    ),
+    "A3 MTU above the RoH port cap": (
+        A3.replace("pool: 10.64.0.0/16", "pool: 10.64.0.0/16\n    lossless: {mtu: 4200}"),
+        "lossless: {mtu: 4200}",
+        "networks.parameter.lossless.mtu",
+        "MTU 4200 is above the 4192 that hccn_tool -mtu -s accepts",
     ),
     "spine without ports at the uplink speed": (
         POD.replace("spine: {model: ce9860-4c-ei}", "spine: {model: ce5882-48t4s}"),

@@ -88,3 +88,27 @@ def test_every_generated_script_runs_to_its_last_line_on_npus_that_start_with_no
 
 def _conf_at(root: Path) -> set[str]:
     return set((root / "etc" / "hccn.conf").read_text().splitlines())
+
+
+def test_an_a3_script_runs_to_its_end_on_ports_of_roh_type(tmp_path):
+    """Review 2: hccn_tool caps a RoH port's MTU at 4192 (hccn_tool/tool.h TOOL_ROH_MAX_MTU_SIZE),
+    and which type an A3 port reports is the firmware's; a5a7f7e set 4200 and the script stopped
+    at NPU 0. supernode-768's first script, on an A3 SuperPoD node (2 dies per NPU) whose every
+    port is RoH, ends with rc 0 and every die holds the file's keys."""
+    from tests.conftest import generated
+
+    out = {f.path: f.data for f in generated("supernode-768.yaml").files}
+    script = tmp_path / "npu-001.sh"
+    script.write_bytes(out["files/hccn/npu-001.sh"])
+    state = tmp_path / "var" / "lib" / "wanka-fake"
+    state.mkdir(parents=True)
+    npus = [f"npu{n}.{k}" for n in range(8) for k in ("health=OK", "dies=2", "link=UP")]
+    roh = [f"npu{n}.chip{c}.mac_type=roh" for n in range(8) for c in (0, 1)]
+    (state / "npu.conf").write_text("\n".join(["product=a3-superpod", *npus, *roh]) + "\n")
+    (tmp_path / "etc").mkdir()
+    env = {"WANKA_ROOT": str(tmp_path), "PATH": "/usr/bin:/bin", "HCCN_TOOL": str(HCCN_TOOL),
+           "HCCN_CONF": str(tmp_path / "etc" / "hccn.conf")}  # fmt: skip
+    done = subprocess.run(["sh", str(script)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    want = out["files/hccn/npu-001.conf"].decode().splitlines()
+    assert "mtu_15=4192" in want and set(want) <= _conf_at(tmp_path)

@@ -4,6 +4,7 @@ the provider hand-off. Each reads the Cluster only."""
 
 from __future__ import annotations
 
+import ipaddress
 from collections import defaultdict
 from collections.abc import Iterator
 
@@ -168,6 +169,39 @@ def lossless_commands(cluster: Cluster) -> Iterator[Finding]:
                     + f", then confirm catalog.switches.{model}.command_families with that "
                     f"source, or choose a listed model for networks.{plane}",
                     ("networks", plane),
+                )
+
+
+def npu_nic(cluster: Cluster) -> Iterator[Finding]:
+    """The parameter plane's NPU addresses and MTU are ones hccn_tool accepts on every NPU server
+    model in use (catalog `npu_nic`, from the tool's source): a refused address or MTU stops the
+    generated files/hccn/<host>.sh (set -eu) at that NPU, and npu_nic fails the host."""
+    pool = next((p for p in cluster.pools if p.plane == "parameter"), None)
+    lossless = cluster.lossless_of("parameter")
+    for nic in cluster.npu_nic_limits:
+        unconfirmed = "" if nic.confirmed else " [unconfirmed]"
+        if lossless is not None and lossless.mtu > nic.mtu_max:
+            yield Finding(
+                ERROR,
+                "npu-nic",
+                f"MTU {lossless.mtu} is above the {nic.mtu_max} that hccn_tool -mtu -s accepts on "
+                f"{nic.model}{unconfirmed} ({nic.source}): set networks.parameter.lossless.mtu "
+                f"to {nic.mtu_max} or less, or leave it out",
+                ("networks", "parameter", "lossless", "mtu"),
+            )
+        if pool is None:
+            continue
+        net = ipaddress.IPv4Network((pool.network, pool.prefix))
+        for refused in nic.refused:
+            if net.overlaps(ipaddress.IPv4Network(refused)):
+                yield Finding(
+                    ERROR,
+                    "npu-nic",
+                    f"the parameter pool {net} overlaps {refused}, which hccn_tool -ip -s refuses "
+                    f"as an NPU address on {nic.model}{unconfirmed} ({nic.source}): choose "
+                    f"networks.parameter.pool outside {', '.join(nic.refused)} (the default is "
+                    "10.64.0.0/12)",
+                    ("networks", "parameter", "pool"),
                 )
 
 

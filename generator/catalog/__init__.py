@@ -82,6 +82,8 @@ class HostModel:
     source: str
     failure_rate_per_year: float = 0.0  # failures per year that stop the host's work [U]
     intra_server_busbw: float = 0.0  # GB/s AllReduce bus bandwidth among a server's NPUs, 0 unknown
+    # What the NPU NIC tool (hccn_tool) accepts: {mtu_max, refused_networks, confirmed, source}
+    npu_nic: Mapping[str, Any] = field(default_factory=dict)
 
     def port(self, role: str) -> HostPorts | None:
         return self.ports.get(role)
@@ -188,6 +190,7 @@ def _host(name: str, d: Mapping[str, Any]) -> HostModel:
         source=d.get("source", ""),
         failure_rate_per_year=float(d.get("failure_rate_per_year", 0.0)),
         intra_server_busbw=float(d.get("intra_server_busbw_gbytes_s", 0.0)),
+        npu_nic=d.get("npu_nic") or {},
     )
 
 

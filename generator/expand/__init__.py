@@ -25,6 +25,7 @@ from generator.expand.flows import required_flows
 from generator.expand.layout import Floor
 from generator.expand.links import WireSet, cable, fabric
 from generator.expand.planes import (
+    HOST_MTU,
     PLANE_CODE,
     PlaneSpec,
     lossless_classes,
@@ -37,6 +38,7 @@ from generator.expand.ranks import (
     apply_facts,
     domain_namer,
     hccl_environment,
+    npu_nic_limits,
     npu_servers,
     rank_table_version,
 )
@@ -177,7 +179,9 @@ def _expand(
     cdus = assign_cdus(racks, floor, bp["zones"]["training"])
     cdu_of = {rack: c.name for c in cdus for rack in c.racks}
     racks = tuple(replace(r, cdu=cdu_of[r.name]) if r.name in cdu_of else r for r in racks)
-    lossless = lossless_classes(bp)
+    nic_limits = npu_nic_limits(hosts.model.values())
+    npu_mtu_limit = min((n.mtu_max for n in nic_limits), default=HOST_MTU)
+    lossless = lossless_classes(bp, npu_mtu_limit)
     fabrics = tuple(fabric(specs[plane], b) for plane, b in builds.items())
     pools = (*(a.pool for a in addrs.values()), *routing.pools)
     by_name = {d.name: d for d in devs}
@@ -202,10 +206,11 @@ def _expand(
         npu_servers=servers,
         roce_planes=roce_planes(bp),
         switch_facts=switch_facts(devs, catalog),
+        npu_nic_limits=nic_limits,
         missing_facts=missing,
         facts_file=facts.file if facts else "",
         hccl_env=hccl_environment(
-            bp, lossless_of("parameter", bp["networks"]["parameter"]["lossless"])
+            bp, lossless_of("parameter", bp["networks"]["parameter"]["lossless"], npu_mtu_limit)
         ),
         services=svc,
         routes=routing.routes,

@@ -146,23 +146,29 @@ def roce_planes(bp: Mapping[str, Any]) -> tuple[str, ...]:
     return ("parameter", "storage") if dedicated else ("parameter",)
 
 
-def lossless_of(plane: str, cfg: Mapping[str, Any]) -> Lossless:
+# A RoCE NIC's MTU unless the blueprint sets one: RoCE's 4096-byte path MTU and its headers
+HOST_MTU = 4200
+
+
+def lossless_of(plane: str, cfg: Mapping[str, Any], mtu_limit: int = HOST_MTU) -> Lossless:
+    """A plane's lossless class; its MTU is the blueprint's, else HOST_MTU or, when lower, the
+    highest the plane's NICs accept (`mtu_limit`: the NPU NIC limit of the parameter plane)."""
     return Lossless(
         plane,
         cfg["priority"],
         cfg["dscp"],
         NIC_LOSSLESS_TC,
         cfg["ecn"],
-        cfg["mtu"],
+        cfg.get("mtu", min(HOST_MTU, mtu_limit)),
         cfg.get("cnp_dscp", 48),
     )
 
 
-def lossless_classes(bp: Mapping[str, Any]) -> tuple[Lossless, ...]:
+def lossless_classes(bp: Mapping[str, Any], npu_mtu_limit: int) -> tuple[Lossless, ...]:
     """The lossless class of every RoCE plane whose blueprint keeps PFC on (`pfc: false` drops
     it, and the design check then fails the plane)."""
     return tuple(
-        lossless_of(plane, cfg)
+        lossless_of(plane, cfg, npu_mtu_limit if plane == "parameter" else HOST_MTU)
         for plane in roce_planes(bp)
         if (cfg := bp["networks"][plane].get("lossless")) and cfg.get("pfc", True)
     )

@@ -3,7 +3,7 @@ scheduling domains of each server, named once for every output."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -12,7 +12,18 @@ from generator.catalog import HostModel
 from generator.errors import BlueprintError, Problem
 from generator.expand.addressing import PlaneAddresses
 from generator.expand.planes import PLANE_CODE
-from generator.model import Cdu, Device, Domain, Fabric, Link, Lossless, NpuDevice, NpuServer, Rack
+from generator.model import (
+    Cdu,
+    Device,
+    Domain,
+    Fabric,
+    Link,
+    Lossless,
+    NpuDevice,
+    NpuNicLimits,
+    NpuServer,
+    Rack,
+)
 
 CODE = PLANE_CODE["parameter"]
 
@@ -202,3 +213,19 @@ def apply_facts(
     if problems:
         raise BlueprintError(problems, facts.file if facts else None)
     return tuple(out), tuple(missing)
+
+
+def npu_nic_limits(models: Iterable[HostModel]) -> tuple[NpuNicLimits, ...]:
+    """What hccn_tool accepts on each NPU server model in use (catalog `npu_nic`)."""
+    out = {}
+    for m in models:
+        if m.kind == "npu-server":
+            nic = m.npu_nic
+            out[m.name] = NpuNicLimits(
+                m.name,
+                int(nic.get("mtu_max", 9702)),
+                tuple(nic.get("refused_networks", ())),
+                bool(nic.get("confirmed", True)),
+                str(nic.get("source", "")),
+            )
+    return tuple(out[name] for name in sorted(out))
