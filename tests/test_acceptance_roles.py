@@ -106,7 +106,8 @@ def test_degraded_link_fails_naming_its_leaf_and_the_shortfall(acceptance):
 
 # --- ops_checklist: one passing and one failing host per checklist item, two playbook runs ---
 
-CHECKED = ("npu-001", "npu-002", "npu-003", "npu-004", "npu-005")
+CHECKED = ("npu-001", "npu-002", "npu-003", "npu-004", "npu-005", "npu-006")
+A3 = ("npu-001", "npu-003")  # Atlas 900 A3 SuperPoD nodes: 8 NPUs of 2 dies (npu-smi -c 0 and 1)
 VERSION = """Huawei Versatile Routing Platform Software
 VRP (R) software, Version 8.230 (CE9860 {release})
 Copyright (C) 2012-2023 Huawei Technologies Co., Ltd.
@@ -116,8 +117,8 @@ HUAWEI CE9860-4C-EI uptime is 12 days, 3 hours, 4 minutes
 
 
 def _checklist_fleet(tmp: Path, broken: bool) -> Path:
-    """Fake roots for CHECKED; when `broken`, each of npu-002..005 misses one checklist item and
-    one leaf runs other software."""
+    """Fake roots for CHECKED (A3 nodes in A3, the others A2); when `broken`, each of npu-002..006
+    misses one checklist item and one leaf runs other software."""
     roots = tmp / ("broken" if broken else "healthy")
     for name in CHECKED:
         root = roots / name
@@ -126,6 +127,7 @@ def _checklist_fleet(tmp: Path, broken: bool) -> Path:
         state = root / "var/lib/wanka-fake"
         state.mkdir(parents=True)
         lines = [f"npu{i}.{k}" for i in range(8) for k in ("health=OK", "temp=45")]
+        lines += [f"npu{i}.dies=2" for i in range(8) if name in A3]
         (state / "npu.conf").write_text("\n".join(lines) + "\n")
     captures = roots / "captures"
     captures.mkdir()
@@ -135,7 +137,9 @@ def _checklist_fleet(tmp: Path, broken: bool) -> Path:
     if broken:
         (roots / "npu-002/var/lib/wanka-fake/nic.conf").write_text("stor1 63 8\n")
         with open(roots / "npu-003/var/lib/wanka-fake/npu.conf", "a") as fh:
-            fh.write("npu5.power=180.5\n")  # idle (AI Core 0%) at 180.5 W
+            fh.write("npu3.chip1.power=180.5\n")  # A3: NPU 3's second die idles at 180.5 W
+        with open(roots / "npu-006/var/lib/wanka-fake/npu.conf", "a") as fh:
+            fh.write("npu5.power=180.5\n")  # A2: NPU 5 (chip 0) idles (AI Core 0%) at 180.5 W
         cache = roots / "npu-004/root/atc_data"
         cache.mkdir(parents=True)
         (cache / "kernel.o").write_bytes(b"x" * 3_000_000)
@@ -205,7 +209,8 @@ def test_checklist_fails_each_item_naming_the_host_and_why(checklist):
     assert checklist[True].returncode != 0
     assert "par-leaf-0003 run 8.230 (CE9860 V300R022C10SPC100)" in out
     assert "npu-002 checklist: stor1: RSS uses 8 of 63 combined queues" in out
-    assert "npu-003 checklist: NPU 5: idle (AI Core 0%) but draws 180.5 W > 120 W" in out
+    assert "npu-003 checklist: NPU 3 chip 1: idle (AI Core 0%) but draws 180.5 W > 120 W" in out
+    assert "npu-006 checklist: NPU 5 chip 0: idle (AI Core 0%) but draws 180.5 W > 120 W" in out
     assert "npu-004 checklist: compile caches hold 0.0 GB > 0.002 GB" in out
     assert "npu-005 checklist: checkpoint path /data: writes 0 GB/s < 0.001 GB/s" in out
     assert "npu-001 checklist" not in out

@@ -63,14 +63,51 @@ def test_switch_versions_are_uniform_or_the_odd_switch_is_named(tmp_path):
 
 
 def test_idle_npu_power_within_the_limit_or_named():
-    assert checklist.idle_power_problem(0, COMMON.format(usage=0, power=92.4), 120) == ""
-    assert checklist.idle_power_problem(0, COMMON.format(usage=80, power=310), 120) == ""
-    bad = checklist.idle_power_problem(0, COMMON.format(usage=0, power=180.5), 120)
-    assert bad == "NPU 0: idle (AI Core 0%) but draws 180.5 W > 120 W"
+    chip = "NPU 0 chip 0"
+    assert checklist.idle_power_problem(chip, COMMON.format(usage=0, power=92.4), 120) == ""
+    assert checklist.idle_power_problem(chip, COMMON.format(usage=80, power=310), 120) == ""
+    bad = checklist.idle_power_problem(chip, COMMON.format(usage=0, power=180.5), 120)
+    assert bad == "NPU 0 chip 0: idle (AI Core 0%) but draws 180.5 W > 120 W"
+
+
+# `npu-smi info -m` as Huawei's ait benchmark README prints it (an Atlas 300I Pro: NPU ID 4, chip 0
+# and its Mcu; the chip name has a space)
+MAPPING = """NPU ID                         Chip ID                        Chip Logic ID                  Chip Name
+4                              0                              0                              Ascend 310P3
+4                              1                              -                              Mcu
+"""
+
+
+def test_chips_are_the_ascend_rows_of_npu_smi_info_m():
+    assert checklist.chips(MAPPING) == [(4, 0)]
+
+
+def _fake_npus(root: Path, *lines: str) -> None:
+    state = root / "var/lib/wanka-fake"
+    state.mkdir(parents=True)
+    health = [f"npu{i}.health=OK" for i in range(8)]
+    (state / "npu.conf").write_text("\n".join((*health, *lines)) + "\n")
+
+
+def test_idle_power_of_both_dies_of_an_a3_npu_is_checked(tmp_path):
+    """Atlas 900 A3 SuperPoD node: 8 NPUs of 2 dies; NPU 3's second die idles at 180.5 W."""
+    _fake_npus(tmp_path, *(f"npu{i}.dies=2" for i in range(8)), "npu3.chip1.power=180.5")
+    npu_smi = str(ROOT / "tests/fakes/bin/npu-smi")
+    _, problems = _host(tmp_path, npu_smi=npu_smi, npu_power=True, idle_power_max_w=120)
+    assert problems == ["NPU 3 chip 1: idle (AI Core 0%) but draws 180.5 W > 120 W"]
+    a2 = tmp_path / "a2"
+    _fake_npus(a2, "npu5.power=180.5")  # A2: one chip per NPU, chip 0
+    _, problems = _host(a2, npu_smi=npu_smi, npu_power=True, idle_power_max_w=120)
+    assert problems == ["NPU 5 chip 0: idle (AI Core 0%) but draws 180.5 W > 120 W"]
+    empty = tmp_path / "none"
+    (empty / "var/lib/wanka-fake").mkdir(parents=True)
+    (empty / "var/lib/wanka-fake/npu.conf").write_text("driver=x\n")  # no NPU at all
+    _, problems = _host(empty, npu_smi=npu_smi, npu_power=True, idle_power_max_w=120)
+    assert len(problems) == 1 and problems[0].startswith("npu-smi info -m lists no NPU chip")
 
 
 def _host(tmp_path, **kw):
-    p = {"nics": [], "ethtool": "ethtool", "npu_smi": "npu-smi", "npus": [],
+    p = {"nics": [], "ethtool": "ethtool", "npu_smi": "npu-smi", "npu_power": False,
          "idle_power_max_w": 0, "cache_paths": [], "cache_max_gb": 0, "mounts": [],
          "checkpoint_write_gbps": 0, "write_mb": 4, "root": str(tmp_path)}  # fmt: skip
     return checklist.host_checks({**p, **kw})

@@ -2,7 +2,9 @@
 """Ansible module: the rest of seed 002's operations checklist, read-only, one host at a time.
 
 check=host: NIC RSS (every storage/business NIC uses all its combined queues, `ethtool -l`),
-idle-NPU power (an NPU with AI Core at 0% draws no more than the limit, `npu-smi info -t common`),
+idle-NPU power (a chip with AI Core at 0% draws no more than the limit, `npu-smi info -t common -i
+<NPU ID> -c <Chip ID>` for every Ascend chip `npu-smi info -m` lists: chip 0 of an A2 NPU, both dies
+of an A3 NPU),
 compile-cache size (the caches hold no more than the limit) and checkpoint write throughput on
 each DPC mount (`dd ... oflag=direct conv=fsync` against the mount, GNU dd's summary line).
 check=switch_versions: every switch of a model runs the same software, from `display version`
@@ -26,8 +28,8 @@ options:
   nics: {description: Storage and business NICs to check, type: list, elements: str, default: []}
   ethtool: {description: Path of ethtool, type: str, default: ethtool}
   npu_smi: {description: Path of npu-smi, type: str, default: npu-smi}
-  npus: {description: NPU ids, type: list, elements: int, default: []}
-  idle_power_max_w: {description: Highest power of an idle NPU, type: float, default: 0}
+  npu_power: {description: Check the idle power of every chip npu-smi info -m lists, type: bool, default: false}
+  idle_power_max_w: {description: Highest power of an idle NPU chip, type: float, default: 0}
   cache_paths: {description: Compile-cache directories, type: list, elements: path, default: []}
   cache_max_gb: {description: Largest total cache size (GB), type: float, default: 0}
   mounts: {description: DPC mountpoints (checkpoint paths), type: list, elements: path, default: []}
@@ -42,7 +44,8 @@ options:
 COMBINED = re.compile(r"^Combined:\s+(\d+)", re.M)
 # GNU coreutils dd summary: "1073741824 bytes (1.1 GB, 1.0 GiB) copied, 0.52 s, 2.1 GB/s"
 DD = re.compile(r"^(\d+) bytes .*copied, ([\d.]+) s", re.M)
-FIELD = re.compile(r"^\s*([^:]+?)\s*:\s*(.*?)\s*$", re.M)
+# one `key : value` line (an empty value must not swallow the next line)
+FIELD = re.compile(r"^[ \t]*([^:\n]+?)[ \t]*:[ \t]*(.*?)[ \t]*$", re.M)
 
 
 def rss_problem(nic: str, text: str) -> str:
@@ -56,13 +59,23 @@ def rss_problem(nic: str, text: str) -> str:
     return ""
 
 
-def idle_power_problem(npu: int, text: str, limit: float) -> str:
+def chips(table: str) -> list[tuple[int, int]]:
+    """(NPU ID, Chip ID) of every Ascend chip in `npu-smi info -m` (columns NPU ID, Chip ID, Chip
+    Logic ID[, Chip Phy-ID], Chip Name; Mcu rows carry '-' ids). The same reading as roles/npu_facts
+    chips() and roles/npu_preflight dies(): roles cannot share module_utils yet, so it is repeated."""
+    rows = [r.split() for r in table.splitlines()]  # the header row has no digits
+    return [
+        (int(r[0]), int(r[1])) for r in rows if len(r) >= 4 and r[0].isdigit() and r[2].isdigit()
+    ]
+
+
+def idle_power_problem(chip: str, text: str, limit: float) -> str:
     f = dict(FIELD.findall(text))
     usage, power = f.get("Aicore Usage Rate(%)"), f.get("NPU Real-time Power(W)")
     if usage is None or power is None:
-        return f"NPU {npu}: no AI Core usage or power in npu-smi info -t common"
+        return f"{chip}: no AI Core usage or power in npu-smi info -t common"
     if float(usage) == 0 and float(power) > limit:
-        return f"NPU {npu}: idle (AI Core 0%) but draws {float(power):g} W > {limit:g} W"
+        return f"{chip}: idle (AI Core 0%) but draws {float(power):g} W > {limit:g} W"
     return ""
 
 
@@ -102,14 +115,25 @@ def _run(cmd: list[str], env: dict) -> str:
     return subprocess.run(cmd, capture_output=True, text=True, env=env, check=False).stdout
 
 
+def npu_power_problems(p: dict, env: dict) -> list[str]:
+    table = _run([p["npu_smi"], "info", "-m"], env)
+    found = chips(table)
+    if not found:
+        return [f"npu-smi info -m lists no NPU chip: {table.strip() or 'no output'}"]
+    out = []
+    for npu, chip in found:
+        text = _run([p["npu_smi"], "info", "-t", "common", "-i", str(npu), "-c", str(chip)], env)
+        out.append(idle_power_problem(f"NPU {npu} chip {chip}", text, p["idle_power_max_w"]))
+    return out
+
+
 def host_checks(p: dict) -> tuple[dict, list[str]]:
     env = {**os.environ, "WANKA_ROOT": p["root"]}
     problems, facts = [], {"write_gbps": {}, "cache_gb": 0.0}
     for nic in p["nics"]:
         problems.append(rss_problem(nic, _run([p["ethtool"], "-l", nic], env)))
-    for npu in p["npus"]:
-        text = _run([p["npu_smi"], "info", "-t", "common", "-i", str(npu), "-c", "0"], env)
-        problems.append(idle_power_problem(npu, text, p["idle_power_max_w"]))
+    if p["npu_power"]:
+        problems += npu_power_problems(p, env)
     total = 0
     for path in p["cache_paths"]:
         for base, _, files in os.walk(p["root"] + path):
@@ -146,7 +170,7 @@ def main() -> None:
             "nics": {"type": "list", "elements": "str", "default": []},
             "ethtool": {"type": "str", "default": "ethtool"},
             "npu_smi": {"type": "str", "default": "npu-smi"},
-            "npus": {"type": "list", "elements": "int", "default": []},
+            "npu_power": {"type": "bool", "default": False},
             "idle_power_max_w": {"type": "float", "default": 0},
             "cache_paths": {"type": "list", "elements": "path", "default": []},
             "cache_max_gb": {"type": "float", "default": 0},
