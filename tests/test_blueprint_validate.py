@@ -13,7 +13,7 @@ from jsonschema import Draft202012Validator
 from generator.blueprint.defaults import fill_defaults
 from generator.blueprint.load import load_blueprint
 from generator.blueprint.validate import PATTERN_MEANINGS, SCHEMA, validate
-from generator.catalog import shipped_data
+from generator.catalog import build_catalog, shipped_data
 from generator.errors import BlueprintError, Problem
 
 HEADER = "apiVersion: wanka/v1\nkind: Cluster\nmetadata:\n  name: pod-a\n"  # lines 1-4
@@ -514,12 +514,32 @@ def test_override_keeps_shipped_values_the_schema_would_default(tmp_path: Path) 
 def test_port_name_that_cannot_expand_is_reported(tmp_path: Path) -> None:
     text = MINIMAL + (
         "catalog:\n  switches:\n    ce16816:\n"
-        "      ports: [{name: '400GE{slot}/{card}/{port}', count: 36, speed: 400}]\n"
+        "      ports: [{name: '400GE{slot}/{lane}/{port}', count: 36, speed: 400}]\n"
     )
     problem = one(tmp_path, text)
     assert problem.path == ("catalog", "switches", "ce16816", "ports", 0, "name")
     assert "an interface name is letters, digits and '/:._-' with {port}" in problem.message
     assert problem.line == 10
+
+
+def test_subcard_ports_are_named_slot_card_port_from_the_first_numbers(tmp_path: Path) -> None:
+    """Huawei numbers ports slot/subcard/port: a 2-subcard box whose ports count from 0."""
+    text = MINIMAL + (
+        "catalog:\n  switches:\n    ce9860-4c-ei:\n"
+        "      ports: [{name: '400GE1/{card}/{port}', cards: 2, count: 2, first_port: 0, speed: 400}]\n"
+    )
+    model = build_catalog(valid(tmp_path, text)["catalog"]).switches["ce9860-4c-ei"]
+    assert [p.name for p in model.ports] == ["400GE1/1/0", "400GE1/1/1", "400GE1/2/0", "400GE1/2/1"]
+
+
+def test_ports_that_would_share_a_name_are_reported(tmp_path: Path) -> None:
+    text = MINIMAL + (
+        "catalog:\n  switches:\n    ce9860-4c-ei:\n"
+        "      ports: [{name: '400GE1/0/{port}', cards: 4, count: 8, speed: 400}]\n"
+    )
+    problem = one(tmp_path, text)
+    assert problem.path == ("catalog", "switches", "ce9860-4c-ei", "ports", 0, "name")
+    assert problem.message == "port 400GE1/0/1 is named twice" and "{card}" in problem.hint
 
 
 def test_override_that_changes_the_kind_is_caught_where_the_model_is_used(tmp_path: Path) -> None:

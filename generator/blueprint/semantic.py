@@ -10,11 +10,12 @@ import difflib
 import ipaddress
 import re
 import string
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from generator.blueprint.refusals import mountpoint_problems, pool_kind_problems
-from generator.catalog import Catalog, HostModel, build_catalog
+from generator.catalog import Catalog, HostModel, build_catalog, port_names
 from generator.errors import Problem, YamlPath, format_path
 
 Data = Mapping[str, Any]
@@ -61,12 +62,22 @@ def semantic_problems(data: Data) -> list[Problem]:
 
 
 def catalog_problems(section: Data) -> list[Problem]:
-    """Port name patterns in the blueprint's catalog entries must expand."""
+    """Port name patterns in the blueprint's catalog entries must expand, each port to its own name."""
     problems = []
     for name, model in section.get("switches", {}).items():
+        seen: set[str] = set()
         for index, group in enumerate(model["ports"]):
             path = ("catalog", "switches", name, "ports", index, "name")
-            problems += _pattern_problems(path, group["name"], {"slot": 1, "port": 1})
+            pattern = _pattern_problems(path, group["name"], {"slot": 1, "card": 1, "port": 1})
+            names = [] if pattern else port_names(group)
+            twice = sorted(seen.intersection(names)) or [
+                n for n, k in Counter(names).items() if k > 1
+            ]
+            if twice:
+                hint = "put {slot}, {card} and {port} in the name, one per numbered level"
+                pattern.append(Problem(path, f"port {twice[0]} is named twice", hint))
+            seen.update(names)
+            problems += pattern
     for name, model in section.get("servers", {}).items():
         for role, ports in model["ports"].items():
             path = ("catalog", "servers", name, "ports", role, "name")

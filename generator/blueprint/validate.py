@@ -57,9 +57,9 @@ PATTERN_MEANINGS: Mapping[str, str] = {
     "^([0-9]{1,3}\\.){3}[0-9]{1,3}/([0-9]|[12][0-9]|3[0-2])$": "write an IPv4 prefix such as "
     "10.64.0.0/12",
     _VERSION: "write a version such as \"8.0.0\" (letters, digits, '.', '_' and '-'), quoted",
-    "^[A-Za-z0-9][A-Za-z0-9/:._-]*(\\{slot\\}[A-Za-z0-9/:._-]*)?\\{port\\}[A-Za-z0-9/:._-]*$": "an "
-    "interface name is letters, digits and '/:._-' with {port} (and {slot} before it), "
-    'e.g. "400GE{slot}/0/{port}"',
+    "^[A-Za-z0-9][A-Za-z0-9/:._-]*(\\{slot\\}[A-Za-z0-9/:._-]*)?(\\{card\\}[A-Za-z0-9/:._-]*)?"
+    "\\{port\\}[A-Za-z0-9/:._-]*$": "an interface name is letters, digits and '/:._-' with {port} "
+    '(and {slot}, {card} before it, in that order), e.g. "400GE{slot}/0/{port}" or "400GE1/{card}/{port}"',
     "^[A-Za-z0-9][A-Za-z0-9/:._-]*$": "an interface name is letters, digits and '/:._-', "
     "e.g. MEth0/0/0",
     "^[A-Za-z0-9][A-Za-z0-9/:._-]*(\\{n\\}[A-Za-z0-9/:._-]*)?$": "a port name is letters, "

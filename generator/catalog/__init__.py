@@ -137,15 +137,25 @@ def shipped_data() -> dict[str, Any]:
     }
 
 
+def port_names(group: Mapping[str, Any]) -> list[str]:
+    """A port group's interface names: `name` with {slot}, {card} and {port} filled in, slot-major
+    (`slots` slots from `first_slot`, `cards` subcards per slot from `first_card`, `count` ports
+    per card from `first_port`; Huawei numbers ports slot/subcard/port)."""
+    first = {k: group.get(f"first_{k}", 1) for k in ("slot", "card", "port")}
+    return [
+        group["name"].format(slot=slot, card=card, port=port)
+        for slot in range(first["slot"], first["slot"] + group.get("slots", 1))
+        for card in range(first["card"], first["card"] + group.get("cards", 1))
+        for port in range(first["port"], first["port"] + group["count"])
+    ]
+
+
 def _switch(name: str, d: Mapping[str, Any]) -> SwitchModel:
-    ports = []
-    for group in d["ports"]:
-        splits = tuple(group.get("splits", ()))
-        for slot in range(1, group.get("slots", 1) + 1):
-            for port in range(1, group["count"] + 1):
-                ports.append(
-                    SwitchPort(group["name"].format(slot=slot, port=port), group["speed"], splits)
-                )
+    ports = [
+        SwitchPort(port, group["speed"], tuple(group.get("splits", ())))
+        for group in d["ports"]
+        for port in port_names(group)
+    ]
     return SwitchModel(
         name=name,
         vendor=d.get("vendor", "huawei"),
