@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from generator import cli
+from generator.catalog import build_catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "inventories" / "cluster-1k"
@@ -90,6 +91,11 @@ PAR = "files/switches/par-leaf-0001.cfg"
 BIZ = "files/switches/biz-leaf-0001.cfg"
 SPINE = "files/switches/biz-spine-001.cfg"
 CABLING = "files/cabling.csv"
+# cluster-1k's parameter leaf and border router models name the ports (catalog/switches.yaml)
+_LEAF_PORTS = build_catalog().switches["ce9860-4c-ei"].ports
+LEAF_LANE = f"{_LEAF_PORTS[0].name}:1"  # first 2 x 200GE lane: npu-0001 npu0
+LEAF_LAST = _LEAF_PORTS[-1].name
+RTR_LAST = build_catalog().switches["ne8000-m8"].ports[-1].name
 ALL = "group_vars/all.yml"
 HOST1 = "host_vars/npu-0001.yml"
 HOST2 = "host_vars/npu-0002.yml"
@@ -202,7 +208,8 @@ FAULTS: list[Fault] = [
             CABLING,
             _append(
                 f / CABLING,
-                "BRD-999999,border,rtr-01,100GE0/1/8,M01-02,6,par-leaf-0001,400GE1/0/32,T01-01,17,100GE,AOC,30\n",
+                f"BRD-999999,border,rtr-01,{RTR_LAST},M01-02,6,par-leaf-0001,{LEAF_LAST},"
+                "T01-01,17,100GE,AOC,30\n",
             ),
         ),
         "rtr-01 (border) is cabled to par-leaf-0001 on the parameter plane",
@@ -223,10 +230,11 @@ FAULTS: list[Fault] = [
             CABLING,
             _append(
                 f / CABLING,
-                "PAR-999999,parameter,npu-0002,eth0,T01-01,5,par-leaf-0001,400GE1/0/1:1,T01-01,17,200GE,AOC,3\n",
+                f"PAR-999999,parameter,npu-0002,eth0,T01-01,5,par-leaf-0001,{LEAF_LANE},"
+                "T01-01,17,200GE,AOC,3\n",
             ),
         ),
-        "par-leaf-0001 400GE1/0/1:1 is cabled twice",
+        f"par-leaf-0001 {LEAF_LANE} is cabled twice",
     ),
     (
         "recabled-business-port-onto-a-parameter-leaf",
@@ -236,7 +244,7 @@ FAULTS: list[Fault] = [
             _replace(
                 f / CABLING,
                 ",npu-0001,biz0,T01-01,1,biz-leaf-0001,25GE1/0/1,",
-                ",npu-0001,biz0,T01-01,1,par-leaf-0001,400GE1/0/1:1,",
+                f",npu-0001,biz0,T01-01,1,par-leaf-0001,{LEAF_LANE},",
             ),
         ),
         "planes reach one another",
