@@ -110,8 +110,7 @@ def test_given_values_win_over_defaults_and_input_is_not_changed(tmp_path: Path)
         "ecn": "ai-ecn",
         "cnp_dscp": 48,
         "pfc": True,
-        "mtu": 4200,
-    }
+    }  # mtu: 4200 or the NPU model's hccn_tool limit, resolved in expand (planes.lossless_of)
     assert loaded.data == before
 
 

@@ -193,7 +193,7 @@ def npu_nic(cluster: Cluster) -> Iterator[Finding]:
             continue
         net = ipaddress.IPv4Network((pool.network, pool.prefix))
         for refused in nic.refused:
-            if net.overlaps(ipaddress.IPv4Network(refused)):
+            if net.overlaps(ipaddress.IPv4Network(refused, strict=False)):
                 yield Finding(
                     ERROR,
                     "npu-nic",

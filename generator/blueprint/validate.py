@@ -56,6 +56,8 @@ PATTERN_MEANINGS: Mapping[str, str] = {
     "^HCCL_[A-Z0-9_]+$": "HCCL variables are named HCCL_ and upper-case letters, digits or '_'",
     "^([0-9]{1,3}\\.){3}[0-9]{1,3}/([0-9]|[12][0-9]|3[0-2])$": "write an IPv4 prefix such as "
     "10.64.0.0/12",
+    "^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])/([0-9]|[12][0-9]|3[0-2])$": "write an IPv4 "
+    "network such as 192.168.1.0/24",
     _VERSION: "write a version such as \"8.0.0\" (letters, digits, '.', '_' and '-'), quoted",
     "^[A-Za-z0-9][A-Za-z0-9/:._-]*(\\{slot\\}[A-Za-z0-9/:._-]*)?(\\{card\\}[A-Za-z0-9/:._-]*)?"
     "\\{port\\}[A-Za-z0-9/:._-]*$": "an interface name is letters, digits and '/:._-' with {port} "
