@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from generator.model_cabling import Trunk  # re-exported: one model namespace
 from generator.model_settings import (  # noqa: F401  (re-exported: one model namespace)
     Acceptance,
     AcceptanceScope,
@@ -119,7 +120,8 @@ class Management:
 
 @record
 class Link:
-    """One cabled connection between two ports; breakout legs share a cable_id."""
+    """One cabled connection between two ports; the legs of a breakout cable share a cable_id,
+    the patch cords of a structured run (Trunk) a trunk_id."""
 
     cable_id: str
     plane: str
@@ -136,6 +138,10 @@ class Link:
     prefix: int = 0
     optic: str = ""  # transceiver at each end (optical media), e.g. 400GBASE-SR8; "" otherwise
     reach_m: int = 0  # the optic's reach on this fibre (catalog cables.yaml), 0 without optic
+    # a leg of a structured run (Trunk): the trunk's id, and the cassette port its patch cord
+    # leaves from (the leg's lane); "" and 0 for a direct cable or a breakout harness
+    trunk_id: str = ""
+    cassette_port: int = 0
 
 
 @record
@@ -368,6 +374,7 @@ class Cluster:
     # facts file gave; the rank table is then not written (files/hccl/rank_table.MISSING.md)
     missing_facts: tuple[str, ...] = ()
     facts_file: str = ""  # the NPU facts file read, "" when none
+    trunks: tuple[Trunk, ...] = ()  # structured runs that replace breakout cables (Link.trunk_id)
     scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)
     host_settings: HostSettings = field(default_factory=HostSettings)
     settings: Settings = field(default_factory=lambda: Settings())  # design-review settings

@@ -167,3 +167,95 @@ def test_cabling_json_is_one_json_object_a_row(odd, data):
     table[at] = (*table[at][:column], table[at][column] + odd, *table[at][column + 1 :])
     lines = [json.dumps(dict(zip(COLUMNS, r, strict=True)), separators=(",", ":")) for r in table]
     assert json_file(table) == ("[\n" + ",\n".join(lines) + "\n]\n").encode()
+
+
+def _cabling_rows(files: dict) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(files["files/cabling.csv"].decode())))
+
+
+def breakouts_across_racks(rows: list[dict[str, str]]) -> list[str]:
+    """Cable ids of cabling.csv whose legs end in more than one rack on a side, or whose legs
+    are not DAC/AOC: a breakout cable is one assembly with its fan-out end in one rack."""
+    legs = defaultdict(list)
+    for r in rows:
+        legs[r["cable_id"]].append(r)
+    return sorted(
+        c
+        for c, ls in legs.items()
+        if len(ls) > 1
+        and (
+            len({r["a_rack"] for r in ls}) > 1
+            or len({r["b_rack"] for r in ls}) > 1
+            or {r["media"] for r in ls} - {"DAC", "AOC"}
+        )
+    )
+
+
+def test_no_breakout_cable_has_legs_in_two_racks(example):
+    """wanka-10k's BIZ-002615 (400GE into 4 x 100GE on two leaves in racks T01-17 and T01-18)
+    was one such cable, 94 in all: they are trunks, cassettes and patch cords now."""
+    assert breakouts_across_racks(_cabling_rows({f.path: f.data for f in example.files})) == []
+
+
+def test_every_cabling_row_is_the_models_link_and_trunk(example):
+    """Each row's ends, racks and U are the model's link and devices; a patch cord's trunk,
+    cassette (in its switch's rack), cassette port (the leg's lane) and trunk length are the
+    model's Trunk, and the legs of one trunk share its split port."""
+    cluster = example.cluster
+    by_name = cluster.device_by_name
+    trunks = {t.trunk_id: t for t in cluster.trunks}
+    rows = _cabling_rows({f.path: f.data for f in example.files})
+    assert len(rows) == len(cluster.links)
+    for r, x in zip(rows, cluster.links, strict=True):
+        a, b = by_name[x.a_device], by_name[x.b_device]
+        assert (r["a_device"], r["a_port"], r["a_rack"], int(r["a_u"])) == (
+            a.name,
+            x.a_port,
+            a.rack,
+            a.u,
+        )
+        assert (r["b_device"], r["b_port"], r["b_rack"], int(r["b_u"])) == (
+            b.name,
+            x.b_port,
+            b.rack,
+            b.u,
+        )
+        t = trunks.get(r["trunk_id"])
+        if t is None:
+            assert r["trunk_id"] == r["cassette"] == "" and r["cassette_port"] == "0"
+            continue
+        assert (r["cassette"], r["cassette_rack"], int(r["trunk_m"])) == (
+            t.cassette,
+            t.rack,
+            t.length_m,
+        )
+        assert (r["b_device"], r["b_rack"]) == (t.device, t.rack)
+        parent, _, lane = r["b_port"].rpartition(":")
+        assert (parent, lane) == (t.port, r["cassette_port"])
+        assert r["cable_id"] == f"{t.trunk_id}.{lane}"
+        assert r["media"] == t.media in ("MMF", "SMF")
+    legs = Counter(r["trunk_id"] for r in rows if r["trunk_id"])
+    assert legs == {t.trunk_id: t.legs for t in cluster.trunks}
+    assert len({t.cassette for t in cluster.trunks}) == len(cluster.trunks)
+
+
+def test_bom_counts_the_trunks_cassettes_patch_cords_and_optics_of_the_cabling_plan(example):
+    """bom.csv, read beside cabling.csv: a trunk and a cassette per trunk id, a patch cord per
+    structured leg, and a transceiver at both ends of a direct optical cable, in each split
+    port of a trunk and at the device end of each patch cord."""
+    files = {f.path: f.data for f in example.files}
+    rows = _cabling_rows(files)
+    bom = list(csv.DictReader(io.StringIO(files["files/bom.csv"].decode())))
+
+    def count(category: str, word: str = "") -> int:
+        return sum(
+            int(r["quantity"]) for r in bom if r["category"] == category and word in r["item"]
+        )
+
+    trunk_ids = {r["trunk_id"] for r in rows if r["trunk_id"]}
+    cords = [r for r in rows if r["trunk_id"]]
+    direct = {r["cable_id"] for r in rows if not r["trunk_id"] and r["media"] in ("MMF", "SMF")}
+    assert count("cable", " trunk") == len(trunk_ids)
+    assert count("cassette") == len({r["cassette"] for r in cords}) == len(trunk_ids)
+    assert count("cable", " patch cord") == len(cords)
+    assert count("optic") == 2 * len(direct) + len(trunk_ids) + len(cords)

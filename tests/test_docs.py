@@ -294,7 +294,8 @@ def test_bom_counts_match_the_model(example):
     devices = sum(int(r["quantity"]) for r in rows if r["category"] == "device")
     assert devices == len(example.cluster.devices)
     cables = sum(int(r["quantity"]) for r in rows if r["category"] == "cable")
-    assert cables == len({x.cable_id for x in example.cluster.links})
+    # a structured run is its patch cords (cable ids) and its trunk
+    assert cables == len({x.cable_id for x in example.cluster.links}) + len(example.cluster.trunks)
     racks = sum(int(r["quantity"]) for r in rows if r["category"] == "rack")
     assert racks == len(example.cluster.racks)
 

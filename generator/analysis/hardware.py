@@ -222,19 +222,21 @@ def npu_facts(cluster: Cluster) -> Iterator[Finding]:
 
 def optic_reach(cluster: Cluster) -> Iterator[Finding]:
     """Every optical run is within its transceiver's reach on that fibre (catalog cables.yaml
-    `optics`: e.g. 400GBASE-SR8 100 m over OM4), and an optical medium names an optic for the
-    link speed."""
+    `optics`: e.g. 400GBASE-SR8 100 m over OM4; a structured run's patch cord and its trunk
+    together), and an optical medium names an optic for the link speed."""
     seen: set[str] = set()
     over: list[str] = []
     unnamed: list[str] = []
+    trunk_m = {t.trunk_id: t.length_m for t in cluster.trunks}  # a patch cord's channel adds it
     for link in cluster.links:
         if link.cable_id in seen or link.media not in ("MMF", "SMF"):
             continue
         seen.add(link.cable_id)
+        run = link.length_m + trunk_m.get(link.trunk_id, 0)
         if not link.optic:
             unnamed.append(f"{link.cable_id} ({link.media} {link.speed}G)")
-        elif link.length_m > link.reach_m:
-            over.append(f"{link.cable_id} {link.length_m} m > {link.optic} {link.reach_m} m")
+        elif run > link.reach_m:
+            over.append(f"{link.cable_id} {run} m > {link.optic} {link.reach_m} m")
     if over:
         yield Finding(
             ERROR,

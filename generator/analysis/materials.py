@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator
 
-from generator.model import Cluster, ip, network_of
+from generator.model import Cluster, Link, ip, network_of
 
 # Media whose two ends take pluggable transceivers (AOC and DAC carry their own ends; copper
 # patch cords plug into RJ45 ports).
@@ -25,21 +25,7 @@ def bom_rows(cluster: Cluster) -> list[BomRow]:
     )
     for (role, model, power), n in devices.items():
         rows.append(("device", model, role, n, f"{power:g}", f"{power * n:g}"))
-    cable_ids: dict[str, tuple[str, int, int, str, int]] = {}
-    for link in cluster.links:  # breakout legs share one physical cable
-        cable_ids.setdefault(
-            link.cable_id, (link.media, link.speed, link.length_m, link.optic, link.reach_m)
-        )
-    cables = Counter(c[:3] for c in cable_ids.values())
-    for (media, speed, length), n in cables.items():
-        rows.append(("cable", f"{media} {speed}G", f"{length} m", n, "", ""))
-    optics: Counter[tuple[str, int, str, int]] = Counter()
-    for media, speed, _length, optic, reach in cable_ids.values():
-        if media in OPTICAL:
-            optics[(media, speed, optic, reach)] += 2
-    for (media, speed, optic, reach), n in optics.items():
-        name = f"{optic} ({media}, {reach} m)" if optic else f"{speed}G {media}"
-        rows.append(("optic", f"{name} transceiver", "", n, "", ""))
+    rows.extend(cabling_rows(cluster))
     racks: Counter[tuple[str, int, float]] = Counter(
         (r.kind, r.height_u, r.power_kw) for r in cluster.racks
     )
@@ -47,11 +33,41 @@ def bom_rows(cluster: Cluster) -> list[BomRow]:
         rows.append(("rack", f"{height}U rack", f"{kind}, {power_kw:g} kW budget", n, "", ""))
     for cdu in cluster.cdus:
         rows.append(("cooling", "CDU", f"{cdu.name} {cdu.capacity_kw:g} kW", 1, "", ""))
-    order = {"device": 0, "cable": 1, "optic": 2, "rack": 3, "cooling": 4}
+    order = {"device": 0, "cable": 1, "cassette": 2, "optic": 3, "rack": 4, "cooling": 5}
     return sorted(
         rows,
         key=lambda r: (order[r[0]], r[1], float(r[2].split()[0]) if r[0] == "cable" else 0, r[2]),
     )
+
+
+def cabling_rows(cluster: Cluster) -> Iterator[BomRow]:
+    """Cables (breakout legs share one), structured runs (cluster.trunks: an MPO trunk, a
+    breakout cassette and a patch cord per leg) and the transceivers they take: two per direct
+    optical cable, one in the split port per trunk and one at the device end of each patch cord."""
+    trunk_by = {t.trunk_id: t for t in cluster.trunks}
+    cable_ids: dict[str, Link] = {}
+    for link in cluster.links:  # breakout legs share one physical cable
+        cable_ids.setdefault(link.cable_id, link)
+    cables: Counter[tuple[str, int]] = Counter()
+    optics: Counter[tuple[str, int, str, int]] = Counter()
+    for x in cable_ids.values():
+        trunk = trunk_by.get(x.trunk_id)
+        item = f"{x.media} {trunk.cord} patch cord" if trunk else f"{x.media} {x.speed}G"
+        cables[(item, x.length_m)] += 1
+        if x.media in OPTICAL:
+            optics[(x.media, x.speed, x.optic, x.reach_m)] += 1 if trunk else 2
+    cassettes: Counter[str] = Counter()
+    for t in cluster.trunks:
+        cables[(f"{t.media} {t.connector or 'MPO'} trunk", t.length_m)] += 1
+        cassettes[f"{t.media} {t.connector or 'MPO'} to {t.lanes} x {t.cord or '?'}"] += 1
+        optics[(t.media, t.speed, t.optic, t.reach_m)] += 1
+    for (item, length), n in cables.items():
+        yield ("cable", item, f"{length} m", n, "", "")
+    for item, n in cassettes.items():
+        yield ("cassette", f"breakout cassette {item}", "", n, "", "")
+    for (media, speed, optic, reach), n in optics.items():
+        name = f"{optic} ({media}, {reach} m)" if optic else f"{speed}G {media}"
+        yield ("optic", f"{name} transceiver", "", n, "", "")
 
 
 def ip_entries(cluster: Cluster) -> list[IpEntry]:

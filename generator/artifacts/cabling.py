@@ -1,4 +1,8 @@
-"""files/cabling.csv and files/cabling.json: one row per cabled link, both ends located."""
+"""files/cabling.csv and files/cabling.json: one row per cabled link, both ends located.
+
+A leg of a structured run (model Trunk) is its patch cord: cable_id TRUNK.k, length_m the cord's;
+the last columns name the trunk, the cassette it lands on, that cassette's rack, the cassette
+port the cord leaves from and the trunk's length ("" and 0 on every other row)."""
 
 from __future__ import annotations
 
@@ -22,13 +26,20 @@ COLUMNS = (
     "speed",
     "media",
     "length_m",
+    "trunk_id",
+    "cassette",
+    "cassette_rack",
+    "cassette_port",
+    "trunk_m",
 )
 
 
 def rows(cluster: Cluster) -> Iterator[tuple]:
     by_name = cluster.device_by_name
+    trunk_by = {t.trunk_id: t for t in cluster.trunks}
     for link in cluster.links:
         a, b = by_name[link.a_device], by_name[link.b_device]
+        t = trunk_by.get(link.trunk_id)
         yield (
             link.cable_id,
             link.plane,
@@ -43,11 +54,16 @@ def rows(cluster: Cluster) -> Iterator[tuple]:
             f"{link.speed}GE",
             link.media,
             link.length_m,
+            link.trunk_id,
+            t.cassette if t else "",
+            t.rack if t else "",
+            link.cassette_port,
+            t.length_m if t else 0,
         )
 
 
 # cabling.json's line for one row, as `compact(dict(zip(COLUMNS, row)))` writes it
-NUMBERS = ("a_u", "b_u", "length_m")
+NUMBERS = ("a_u", "b_u", "length_m", "cassette_port", "trunk_m")
 _LINE = "{" + ",".join(f'"{c}":%s' if c in NUMBERS else f'"{c}":"%s"' for c in COLUMNS) + "}"
 
 

@@ -25,7 +25,7 @@ from generator import render
 from generator.analysis import Analysis
 from generator.analysis.checks import bandwidth
 from generator.analysis.failure_text import markdown, one_failure
-from generator.analysis.materials import OPTICAL, ip_table
+from generator.analysis.materials import ip_table
 from generator.artifacts import OutputFile
 from generator.artifacts.drawings import (
     COLOURS,
@@ -69,18 +69,15 @@ def switch_counts(cluster: Cluster) -> list[list[str]]:
     return [[p, r, m, f"{counts[(p, r, m)]:,}"] for p, r, m in keys]
 
 
-def cable_counts(cluster: Cluster) -> tuple[list[list[str]], list[list[str]]]:
-    cables: dict[str, tuple[str, int]] = {}
-    for link in cluster.links:
-        cables.setdefault(link.cable_id, (link.media, link.speed))
-    by_type = Counter(cables.values())
-    cab = [[m, f"{s}G", f"{n:,}"] for (m, s), n in sorted(by_type.items())]
-    opt = [
-        [f"{s}G {m} transceiver", f"{2 * n:,}"]
-        for (m, s), n in sorted(by_type.items())
-        if m in OPTICAL
-    ]
-    return cab, opt
+def cable_counts(analysis: Analysis) -> tuple[list[list[str]], list[list[str]]]:
+    """Cables (trunks, patch cords and cassettes among them) and optics per item, all lengths
+    together: the bill of materials' rows (analysis.bom), so the review and bom.csv agree."""
+    counts: dict[str, Counter[str]] = {"cable": Counter(), "optic": Counter()}
+    for category, item, _detail, n, *_ in analysis.bom:
+        if category in ("cable", "cassette", "optic"):
+            counts["optic" if category == "optic" else "cable"][item] += n
+    cab = [[item, f"{n:,}"] for item, n in counts["cable"].items()]
+    return cab, [[item, f"{n:,}"] for item, n in counts["optic"].items()]
 
 
 def zone_rows(cluster: Cluster) -> list[list[str]]:
@@ -195,7 +192,7 @@ def readme(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) -> st
     cards = sum(len(s.devices) for s in cluster.npu_servers)
     switches = sum(1 for d in cluster.devices if d.role not in HOST_ROLES)
     power = sum(d.power_w for d in cluster.devices) / 1000
-    cab, opt = cable_counts(cluster)
+    cab, opt = cable_counts(analysis)
     text = markdown(cluster, analysis.failures)
     failure_domains = text.split("\n", 2)[2] if text.startswith("# ") else text
     return render.render(
@@ -208,7 +205,7 @@ def readme(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) -> st
             ["devices", f"{len(cluster.devices):,}"],
             ["switches and routers", f"{switches:,}"],
             ["racks", f"{len(cluster.racks):,}"],
-            ["cables", f"{len({x.cable_id for x in cluster.links}):,}"],
+            ["cables", f"{len({x.cable_id for x in cluster.links}) + len(cluster.trunks):,}"],
             ["links (breakout legs counted)", f"{len(cluster.links):,}"],
             ["IT power (nameplate)", f"{power:,.1f} kW"],
         ],
@@ -314,7 +311,7 @@ def growth_status(cluster: Cluster) -> dict | None:
 
 def report_html(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) -> str:
     cards = sum(len(s.devices) for s in cluster.npu_servers)
-    cab, opt = cable_counts(cluster)
+    cab, opt = cable_counts(analysis)
     failure_head, failure_rows = one_failure(cluster, analysis.failures, "over limit")
     return render.template("docs/report.html.j2").render(
         cluster_name=cluster.name,
@@ -324,7 +321,7 @@ def report_html(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) 
             ["NPU servers", f"{len(cluster.npu_servers):,}"],
             ["devices", f"{len(cluster.devices):,}"],
             ["racks", f"{len(cluster.racks):,}"],
-            ["cables", f"{len({x.cable_id for x in cluster.links}):,}"],
+            ["cables", f"{len({x.cable_id for x in cluster.links}) + len(cluster.trunks):,}"],
             ["IT power", f"{sum(d.power_w for d in cluster.devices) / 1000:,.1f} kW"],
         ],
         switches=switch_counts(cluster),

@@ -104,6 +104,8 @@ class Catalog:
     hosts: Mapping[str, HostModel]
     media: tuple[Medium, ...]
     standard_lengths_m: tuple[int, ...]
+    # split (4x100GE) -> fibre (MMF/SMF) -> port_optic, leg_optic, trunk, cord, reach_m (cables.yaml)
+    breakouts: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
 
     def medium(self, speed: int, length_m: float) -> str:
         for m in self.media:
@@ -117,6 +119,15 @@ class Catalog:
         m = next((x for x in self.media if x.name == medium), None)
         entry = m.optics.get(speed) if m else None
         return (entry["optic"], int(entry["reach_m"])) if entry else ("", 0)
+
+    def structured(self, split: str, length_m: float) -> tuple[str, Mapping[str, Any]]:
+        """(fibre, breakout entry) of a split port cabled as a trunk, cassette and patch cords:
+        the first optical medium whose max_m holds `length_m` (the last one when none does),
+        and cables.yaml `breakouts` entry of the split on it ({} when the catalog names none:
+        the optic-reach check then warns that the run has no transceiver)."""
+        fibres = [m for m in self.media if m.optics]
+        fit = next((m for m in fibres if length_m <= m.max_m), fibres[-1])
+        return fit.name, self.breakouts.get(split, {}).get(fit.name, {})
 
     def standard_length(self, length_m: float) -> int:
         for std in self.standard_lengths_m:
@@ -224,4 +235,5 @@ def build_catalog(overrides: Mapping[str, Any] | None = None) -> Catalog:
             for m in cables["media"]
         ),
         standard_lengths_m=tuple(cables["standard_lengths_m"]),
+        breakouts=cables.get("breakouts", {}),
     )

@@ -173,7 +173,7 @@ def _expand(
     wire_sets.append(WireSet("border", "BRD", attached.border, routing.p2p))
     if attached.shared_storage:
         wire_sets.append(WireSet("storage", "STO", attached.shared_storage))
-    links = cable(wire_sets, floor, rack_by, catalog)
+    links, trunks = cable(wire_sets, floor, rack_by, catalog, splits)
     progress(f"{len(links):,} links cabled")
     devs = ecmp_paths(devs, links)
     cdus = assign_cdus(racks, floor, bp["zones"]["training"])
@@ -209,6 +209,7 @@ def _expand(
         npu_nic_limits=nic_limits,
         missing_facts=missing,
         facts_file=facts.file if facts else "",
+        trunks=trunks,
         hccl_env=hccl_environment(
             bp, lossless_of("parameter", bp["networks"]["parameter"]["lossless"], npu_mtu_limit)
         ),

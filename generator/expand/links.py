@@ -1,16 +1,18 @@
 """Wires into cabled links (cable ids, lengths from the floor, media, point-to-point addresses),
-and each plane's sizing summary."""
+structured runs where a breakout cannot be one cable, and each plane's sizing summary."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from generator.catalog import Catalog
 from generator.expand.fabric import PlaneBuild, Wire
 from generator.expand.layout import Floor, run_length
 from generator.expand.planes import PlaneSpec
-from generator.model import Fabric, Link, Rack
+from generator.model import Fabric, Link, Rack, Trunk
+
+HARNESS = ("DAC", "AOC")  # media a breakout cable is made of (cables.yaml: breakout where split)
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,15 +26,24 @@ class WireSet:
 
 
 def cable(
-    sets: Sequence[WireSet], floor: Floor, rack_by: Mapping[str, Rack], catalog: Catalog
-) -> tuple[Link, ...]:
+    sets: Sequence[WireSet],
+    floor: Floor,
+    rack_by: Mapping[str, Rack],
+    catalog: Catalog,
+    splits: Mapping[str, Mapping[str, str]],
+) -> tuple[tuple[Link, ...], tuple[Trunk, ...]]:
+    """The links of every wire set, and the trunks that replace the breakout cables of split
+    ports whose legs cannot be one cable (`structure`). `splits`: switch -> parent -> split."""
     links: list[Link] = []
+    trunks: list[Trunk] = []
+    cassettes: dict[str, int] = {}  # rack -> cassettes placed
     media: dict[tuple[int, int], tuple] = {}  # (speed, length) -> medium, optic, reach
     # a run between two racks does not depend on the U positions, one inside a rack only on
     # their distance (layout.run_length): its cable length is worked out once per rack pair
     lengths: dict[tuple[str, str] | int, int] = {}
     for ws in sets:
         cable_ids: dict[tuple, str] = {}
+        legs: dict[str, list[int]] = {}  # cable id -> indexes in links of its split-lane legs
         prefix = f"{ws.code}-"
         for i, w in enumerate(ws.wires):
             cid = cable_ids.get(w.cable)
@@ -52,6 +63,8 @@ def cable(
                 medium = catalog.medium(w.speed, length)
                 chosen = media[(w.speed, length)] = (medium, *catalog.optic(medium, w.speed))
             medium, optic, reach = chosen
+            if w.b_device == w.cable[0] and w.b_port != w.cable[1]:  # a lane of a split port
+                legs.setdefault(cid, []).append(len(links))
             links.append(
                 Link(
                     cid,
@@ -71,7 +84,72 @@ def cable(
                     reach,
                 )
             )
-    return tuple(links)
+        for indexes in legs.values():
+            far = {floor.position[links[i].a_device][0] for i in indexes}
+            if len(far) > 1 or links[indexes[0]].media not in HARNESS:
+                trunks.append(structure(links, indexes, floor, rack_by, catalog, splits, cassettes))
+    return tuple(links), tuple(trunks)
+
+
+def structure(
+    links: list[Link],
+    indexes: list[int],
+    floor: Floor,
+    rack_by: Mapping[str, Rack],
+    catalog: Catalog,
+    splits: Mapping[str, Mapping[str, str]],
+    cassettes: dict[str, int],
+) -> Trunk:
+    """A breakout whose legs land in more than one rack, or that needs pluggable optics, as a
+    structured run: an MPO trunk from the split port to a breakout cassette in the switch's rack
+    (at its top U [assumed]: the panel's U is not placed), and a patch cord from cassette port k
+    to the device of lane k. `links[i]` for i in `indexes` become the patch cords (cable ids
+    TRUNK.k); the fibre is the first that holds the longest channel (catalog.structured)."""
+    first = links[indexes[0]]
+    switch, parent = first.b_device, first.b_port.rpartition(":")[0]
+    split = splits.get(switch, {}).get(parent, "")
+    lanes = int(split.partition("x")[0] or 1)  # 4x100GE: 4
+    rack_name, u = floor.position[switch]
+    rack = rack_by[rack_name]
+    top = rack.height_u
+    trunk_m = catalog.standard_length(run_length(rack, u, rack, top))
+    cords = {}
+    for i in indexes:
+        ra, ua = floor.position[links[i].a_device]
+        cords[i] = catalog.standard_length(run_length(rack, top, rack_by[ra], ua))
+    fibre, entry = catalog.structured(split, trunk_m + max(cords.values()))
+    cassettes[rack_name] = n = cassettes.get(rack_name, 0) + 1
+    cassette = f"{rack_name}-CAS-{n:03d}"
+    for i in indexes:
+        lane = int(links[i].b_port.rpartition(":")[2])
+        links[i] = replace(
+            links[i],
+            cable_id=f"{first.cable_id}.{lane}",
+            media=fibre,
+            length_m=cords[i],
+            optic=entry.get("leg_optic", ""),
+            reach_m=int(entry.get("reach_m", 0)),
+            trunk_id=first.cable_id,
+            cassette_port=lane,
+        )
+    return Trunk(
+        first.cable_id,
+        first.plane,
+        switch,
+        parent,
+        split,
+        lanes * first.speed,
+        lanes,
+        rack_name,
+        cassette,
+        fibre,
+        trunk_m,
+        entry.get("port_optic", ""),
+        int(entry.get("reach_m", 0)),
+        entry.get("trunk", ""),
+        entry.get("cord", ""),
+        len(indexes),
+    )
 
 
 def fabric(spec: PlaneSpec, b: PlaneBuild) -> Fabric:
