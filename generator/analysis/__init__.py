@@ -12,6 +12,7 @@ from generator.analysis.command_table import unconfirmed
 from generator.analysis.failure_domains import Review
 from generator.analysis.failure_review import review
 from generator.analysis.hardware import lossless_needs
+from generator.analysis.licences import Licence, licence_rows, licences
 from generator.analysis.materials import BomRow, IpEntry, bom_rows, ip_entries
 from generator.analysis.rolling import Rolling, rolling
 from generator.model import Cluster
@@ -28,6 +29,7 @@ class Analysis:
     rolling: Rolling  # the inventory's rolling order and the day-2 switch batches
     # per device model: (model, platform, the command forms no reference page confirms for it)
     unconfirmed_commands: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    licences: tuple[Licence, ...] = ()  # (device, feature, licence, source), the BOM's licence rows
 
 
 def unconfirmed_commands(cluster: Cluster) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
@@ -45,11 +47,13 @@ def unconfirmed_commands(cluster: Cluster) -> tuple[tuple[str, str, tuple[str, .
 
 def analyse(cluster: Cluster) -> Analysis:
     failures = review(cluster)
+    needs = tuple(licences(cluster))
     return Analysis(
         findings=tuple(check(cluster, failures)),
         failures=failures,
-        bom=tuple(bom_rows(cluster)),
+        bom=(*bom_rows(cluster), *licence_rows(needs)),  # licence rows last, as sorted
         ip_plan=tuple(ip_entries(cluster)),
         rolling=rolling(cluster),
         unconfirmed_commands=unconfirmed_commands(cluster),
+        licences=needs,
     )

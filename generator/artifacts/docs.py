@@ -69,6 +69,21 @@ def switch_counts(cluster: Cluster) -> list[list[str]]:
     return [[p, r, m, f"{counts[(p, r, m)]:,}"] for p, r, m in keys]
 
 
+def ecn_rows(cluster: Cluster, analysis: Analysis) -> list[list[str]]:
+    """Per lossless plane and switch model: the switches, the ECN their configurations carry on
+    the lossless queue (`Cluster.ecn_of`, what the switch emitter writes) and the licence that
+    needs (analysis.licences, the BOM's licence rows); "none" where no licence is listed."""
+    licence_of = {device: licence for device, _feature, licence, _source in analysis.licences}
+    counts: Counter[tuple[str, str, str, str]] = Counter(
+        (d.plane, d.model, ecn, licence_of.get(d.name, "none"))
+        for d in cluster.devices
+        if d.platform and d.role not in HOST_ROLES and (ecn := cluster.ecn_of(d)) != "off"
+    )
+    order = {p: i for i, p in enumerate(PLANES)}
+    keys = sorted(counts, key=lambda k: (order.get(k[0], 99), k[1:]))
+    return [[p, m, f"{counts[(p, m, e, lic)]:,}", e, lic] for p, m, e, lic in keys]
+
+
 def cable_counts(analysis: Analysis) -> tuple[list[list[str]], list[list[str]]]:
     """Cables (trunks, patch cords and cassettes among them) and optics per item, all lengths
     together: the bill of materials' rows (analysis.bom), so the review and bom.csv agree."""
@@ -210,6 +225,7 @@ def readme(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) -> st
             ["IT power (nameplate)", f"{power:,.1f} kW"],
         ],
         switches=switch_counts(cluster),
+        ecn=ecn_rows(cluster, analysis),
         cables=cab,
         optics=opt,
         zones=zone_rows(cluster),
