@@ -285,8 +285,14 @@ class Lossless:
         return f"{self.dscp}:{self.tc},"
 
     @property
-    def hccl_rdma_tc(self) -> int:
+    def tos(self) -> int:
+        """RoCE TOS byte: the DSCP in its upper six bits, ECN bits 0 (HCCL_RDMA_TC; the storage
+        NICs' rdma_cm default_roce_tos)."""
         return self.dscp * 4
+
+    @property
+    def hccl_rdma_tc(self) -> int:
+        return self.tos
 
     @property
     def hccl_rdma_sl(self) -> int:
@@ -296,6 +302,19 @@ class Lossless:
     def queue(self) -> int:
         """Switch queue (= priority) the lossless class is scheduled in."""
         return self.priority
+
+
+@record
+class StorageNic:
+    """The storage-plane NIC of a host model, from the catalog (`storage_nic`, cited there or
+    unconfirmed): the Linux driver its ports report (`ethtool -i`), which decides whether
+    roles/storage_nic_qos can configure it."""
+
+    model: str  # host model (catalog name)
+    nic: str  # NIC model, e.g. ConnectX-6 Dx
+    driver: str  # kernel driver of its ports, e.g. mlx5_core
+    confirmed: bool
+    source: str
 
 
 @record
@@ -380,6 +399,7 @@ class Cluster:
     settings: Settings = field(default_factory=lambda: Settings())  # design-review settings
     growth: Growth = field(default_factory=lambda: Growth())
     acceptance: Acceptance = field(default_factory=Acceptance)
+    storage_nics: tuple[StorageNic, ...] = ()  # per host model in use that names one, by model
     device_by_name: Mapping[str, Device] = field(init=False, repr=False, compare=False)
     rack_by_name: Mapping[str, Rack] = field(init=False, repr=False, compare=False)
 
@@ -400,6 +420,9 @@ class Cluster:
 
     def lossless_of(self, plane: str) -> Lossless | None:
         return next((x for x in self.lossless if x.plane == plane), None)
+
+    def storage_nic_of(self, model: str) -> StorageNic | None:
+        return next((n for n in self.storage_nics if n.model == model), None)
 
     def facts_of(self, model: str) -> SwitchFacts | None:
         return next((f for f in self.switch_facts if f.model == model), None)

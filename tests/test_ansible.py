@@ -21,6 +21,7 @@ import yaml
 
 from tests.ansible_run import VAULT, write_overrides
 from tests.output_readers import ansible_hosts, inventory_vars
+from tests.test_storage_nic_qos import seed_storage_nic_sysfs
 
 if TYPE_CHECKING:  # the SSH doubles import asyncssh: only the tests that start them
     from tests.doubles.ce_switch import Switch
@@ -94,6 +95,9 @@ def _seed(roots: Path) -> dict[str, Switch]:
         python.chmod(0o755)
         state = roots / name / "var/lib/wanka-fake"
         state.mkdir(parents=True, exist_ok=True)
+        if "storage_nic_driver" in v:  # the storage NICs' sysfs and rdma_cm configfs
+            ports = [nic["port"] for nic in v["storage_nics"]]
+            seed_storage_nic_sysfs(roots / name, ports, v["storage_nic_driver"])
         if "npu_lldp" in v:
             lines = [f"driver={versions['driver']}", f"firmware={versions['firmware']}"]
             for i, expected in enumerate(v["npu_lldp"]):
@@ -270,6 +274,12 @@ def test_site_configures_every_host_then_changes_nothing_and_check_mode_is_clean
         qos = (npu / f"var/lib/wanka-fake/mlnx_qos.{port}").read_text().splitlines()
         assert "trust=dscp" in qos and f"pfc={storage['pfc_bitmap']}" in qos
         assert f"map.{storage['dscp']}={storage['priority']}" in qos
+        rdma = f"mlx5_{('stor0', 'stor1').index(port)}/ports/1"  # as seed_storage_nic_sysfs
+        tos = npu / f"sys/kernel/config/rdma_cm/{rdma}/default_roce_tos"
+        assert tos.read_text() == f"{storage['tos']}\n"  # rdma_cm's default TOS: DSCP x 4
+        for kind in ("np", "rp"):  # NIC ECN (DCQCN) on the lossless priority
+            ecn = npu / f"sys/class/net/{port}/ecn/roce_{kind}/enable/{storage['priority']}"
+            assert ecn.read_text() == "1\n"
     ztp = next(fleet["roots"].glob("controller-*/srv/ztp"))
     staged = (ztp / "par-leaf-0001.cfg").read_text()
     generated = (INVENTORY / "files/ztp/configs/par-leaf-0001.cfg").read_text()

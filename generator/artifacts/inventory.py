@@ -102,6 +102,9 @@ def host_vars(cluster: Cluster) -> dict[str, dict[str, Any]]:
                 {"port": a.port, "address": _cidr(a.ip, a.prefix), "gateway": ip(a.gateway)}
                 for a in stor
             ]
+            nic = cluster.storage_nic_of(d.model)
+            if nic is not None:  # what roles/storage_nic_qos checks the ports' driver against
+                v["storage_nic_driver"] = nic.driver
         biz = planes.get("business")
         if biz:
             a = biz[0]
@@ -244,6 +247,8 @@ def all_vars(cluster: Cluster) -> dict[str, Any]:
             "mtu": c.mtu,
             "pfc_bitmap": c.pfc_bitmap,
             "cnp_dscp": c.cnp_dscp,
+            "tos": c.tos,
+            "ecn": c.ecn,
         }
         for plane in ("parameter", "storage")
         if (c := cluster.lossless_of(plane)) is not None

@@ -84,6 +84,8 @@ class HostModel:
     intra_server_busbw: float = 0.0  # GB/s AllReduce bus bandwidth among a server's NPUs, 0 unknown
     # What the NPU NIC tool (hccn_tool) accepts: {mtu_max, refused_networks, confirmed, source}
     npu_nic: Mapping[str, Any] = field(default_factory=dict)
+    # The storage-plane NIC: {model, driver, confirmed, source} (roles/storage_nic_qos)
+    storage_nic: Mapping[str, Any] = field(default_factory=dict)
 
     def port(self, role: str) -> HostPorts | None:
         return self.ports.get(role)
@@ -212,6 +214,7 @@ def _host(name: str, d: Mapping[str, Any]) -> HostModel:
         failure_rate_per_year=float(d.get("failure_rate_per_year", 0.0)),
         intra_server_busbw=float(d.get("intra_server_busbw_gbytes_s", 0.0)),
         npu_nic=d.get("npu_nic") or {},
+        storage_nic=d.get("storage_nic") or {},
     )
 
 

@@ -22,6 +22,7 @@ from generator.expand.devices import Placer, build, devices, host_endpoints
 from generator.expand.ecmp import ecmp_paths, switch_facts
 from generator.expand.fabric import PlaneBuild
 from generator.expand.flows import required_flows
+from generator.expand.host_nics import storage_nics
 from generator.expand.layout import Floor
 from generator.expand.links import WireSet, cable, fabric
 from generator.expand.planes import (
@@ -223,6 +224,7 @@ def _expand(
         host_settings=host_settings(bp, version),
         settings=resolve_settings(bp, catalog),
         growth=grown,
+        storage_nics=storage_nics(hosts.model.values()),
         acceptance=acceptance_plan(
             bp,
             servers,
