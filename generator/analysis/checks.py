@@ -254,13 +254,17 @@ def business_spof(cluster: Cluster) -> Iterator[Finding]:
 def legacy_design(cluster: Cluster) -> Iterator[Finding]:
     """The seeds' reasons for leaving the 百卡 design (seed 000: 参数面由多轨调整为单轨, NFS -> DPC)."""
     settings = cluster.settings
-    if settings.parameter_rail == "multi":
+    fabric = cluster.fabric("parameter")
+    if settings.parameter_rail == "multi" and fabric and cluster.npu_servers:
+        devs = cluster.npu_servers[0].devices
+        subnets = len({(d.ip >> (32 - d.prefix), d.prefix) for d in devs})
         yield Finding(
             WARNING,
             "multi-rail",
-            "multi-rail parameter plane: each server is cabled to 8 different leaves, so maintenance "
-            "cost is high and availability drops (the seeds moved to single-rail for this); the 8 NPU "
-            "IPs of a server also land in 8 subnets (set networks.parameter.rail: single)",
+            f"multi-rail parameter plane: each server is cabled to {fabric.rails} different leaves, "
+            "so maintenance cost is high and availability drops (the seeds moved to single-rail for "
+            f"this); the {len(devs)} NPU IPs of a server also land in {subnets} subnets (set "
+            "networks.parameter.rail: single)",
             ("networks", "parameter", "rail"),
         )
     if settings.storage_mode == "shared":

@@ -22,6 +22,10 @@ DCQCN_ALG_MODE = 0
 # Every command that reads or writes /etc/hccn.conf fails (exit 29, "The hccn.conf can't
 # access") when the file is missing (hccn_tool/tool.c), and a fresh host has none.
 HCCN_CONF = "/etc/hccn.conf"
+# Atlas 800 model 9000 (Ascend 910): hicann/driver holds hccn_tool source for ascend910B and
+# ascend950 only (src/custom/network/hccn/), none for the 910, so -prio_tc and -dcqcn (and their
+# hccn.conf keys) on the 910 driver are [unconfirmed]: `hccn_tool -i 0 -prio_tc -g` and
+# `hccn_tool -i 0 -dcqcn -g param` on a delivered 9000 would confirm them.
 
 
 def conf(server: NpuServer, lossless: Lossless) -> str:

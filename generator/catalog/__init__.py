@@ -82,6 +82,9 @@ class HostModel:
     source: str
     failure_rate_per_year: float = 0.0  # failures per year that stop the host's work [U]
     intra_server_busbw: float = 0.0  # GB/s AllReduce bus bandwidth among a server's NPUs, 0 unknown
+    # Parameter-plane subnets one server's NPU ports span, NPU k in subnet k % n (deployment rule
+    # of the model); 0: no such rule (multi-die NPUs still get a subnet per die position)
+    npu_subnets_per_server: int = 0
     # What the NPU NIC tool (hccn_tool) accepts: {mtu_max, refused_networks, confirmed, source}
     npu_nic: Mapping[str, Any] = field(default_factory=dict)
     # The storage-plane NIC: {model, driver, confirmed, source} (roles/storage_nic_qos)
@@ -213,6 +216,7 @@ def _host(name: str, d: Mapping[str, Any]) -> HostModel:
         source=d.get("source", ""),
         failure_rate_per_year=float(d.get("failure_rate_per_year", 0.0)),
         intra_server_busbw=float(d.get("intra_server_busbw_gbytes_s", 0.0)),
+        npu_subnets_per_server=d.get("npu_subnets_per_server", 0),
         npu_nic=d.get("npu_nic") or {},
         storage_nic=d.get("storage_nic") or {},
     )

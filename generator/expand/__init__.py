@@ -130,10 +130,13 @@ def _expand(
     hosts = place_hosts(bp, catalog, floor)
     progress(f"placed {len(hosts.model):,} hosts in {len(floor.racks):,} racks")
 
+    npu_models = [m for m in hosts.model.values() if m.kind == "npu-server"]
+    npu_subnets = max((m.npu_subnets_per_server for m in npu_models), default=0)
     builds: dict[str, PlaneBuild] = {}
     for plane, eps in host_endpoints(hosts, floor).items():
         if plane in specs and eps:
-            b = problems.attempt(build, specs[plane], eps, catalog)
+            rule = npu_subnets if plane == "parameter" else 0
+            b = problems.attempt(build, specs[plane], eps, catalog, rule)
             if b is not None:
                 builds[plane] = b
                 progress(f"{plane} plane: {len(b.leaves)} leaves, {b.tiers} tiers")
@@ -151,8 +154,8 @@ def _expand(
         sw.name: sw.splits for b in builds.values() for sw in (*b.leaves, *b.spines, *b.cores)
     }
     attached = attach(bp, builds, hosts, placer.placed.model, splits)
-    dies = max((m.dies_per_npu for m in hosts.model.values() if m.kind == "npu-server"), default=1)
-    addrs = _allocate(specs, builds, problems, dies)
+    dies = max((m.dies_per_npu for m in npu_models), default=1)
+    addrs = _allocate(specs, builds, problems, npu_subnets or dies)
     if attached.shared_storage:
         where = ("networks", "storage", "pool")
         pool = bp["networks"]["storage"]["pool"]
@@ -250,8 +253,9 @@ def _allocate(
     problems: Problems,
     dies: int = 1,
 ) -> dict[str, PlaneAddresses]:
-    """Every plane's addresses from its pool; every pool that is too small is reported. NPU dies
-    (A3) get a subnet per die position on the parameter plane."""
+    """Every plane's addresses from its pool; every pool that is too small is reported. On the
+    parameter plane `dies` subnets per single-rail leaf: the server model's npu_subnets_per_server,
+    else its NPU dies (A3: a subnet per die position)."""
     out = {}
     for plane, b in builds.items():
         spec = specs[plane]

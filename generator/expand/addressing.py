@@ -51,18 +51,25 @@ def allocate(
     vlan: int = 0,
     dies: int = 1,
 ) -> PlaneAddresses:
-    """`dies` > 1 (A3 NPUs, single-rail): each leaf gets one subnet per die position, VLAN
-    `vlan + die`, so the two dies of one NPU are in different subnets, as the MindCluster deployer
-    requires for Atlas A3 (deployer_0025: same subnet and hccn ping between the dies fails;
-    domain.md §2.3). HCCL's A3 rank-table sample shows both dies in one /24, but it is a format
-    sample; the deployment rule governs. Device k of a server is die k % dies of NPU k // dies."""
+    """`dies` > 1 (single-rail): each leaf gets `dies` subnets, VLAN `vlan + d`, device k of a
+    server in subnet k % dies. A3 NPUs (2 dies): the two dies of one NPU are in different subnets,
+    as the MindCluster deployer requires for Atlas A3 (deployer_0025: same subnet and hccn ping
+    between the dies fails; domain.md §2.3); HCCL's A3 rank-table sample shows both dies in one
+    /24, but it is a format sample; the deployment rule governs. Atlas 800 model 9000 (catalog
+    npu_subnets_per_server 4): NPU i and i+4 share a subnet, 0-3 are apart (deployer_0025).
+    Multi-rail: one subnet per leaf, holding the ports the group's hosts have on it (the 9000's
+    rail leaf k carries NPU k and k+4)."""
     network, prefix = parse_pool(pool_text)
     size = 1 << (32 - prefix)
     eighth = size // 8
     dies = dies if build.rails == 1 and not subnet_per_group else 1
-    per_subnet_hosts = (
-        build.hosts_per_group if subnet_per_group or build.rails > 1 else len(build.plan.lanes)
-    ) // dies
+    leaf_ports = len(build.plan.lanes) // build.hosts_per_group  # a host's ports on one leaf
+    if subnet_per_group:
+        per_subnet_hosts = build.hosts_per_group
+    elif build.rails == 1:
+        per_subnet_hosts = len(build.plan.lanes) // dies
+    else:
+        per_subnet_hosts = build.hosts_per_group * leaf_ports
     sub_prefix = block_prefix(per_subnet_hosts)
     sub_size = 1 << (32 - sub_prefix)
     owners = build.leaf_groups if subnet_per_group else [(leaf.name,) for leaf in build.leaves]
@@ -120,8 +127,10 @@ def allocate(
                     )
                 )
             continue
-        ports = len(build.plan.lanes) // build.hosts_per_group // dies if build.rails == 1 else 1
-        offset = w.member * ports + (w.port_index // dies if build.rails == 1 else 0)
+        if build.rails == 1:  # slot of the port among the host's ports in its subnet
+            offset = w.member * (leaf_ports // dies) + w.port_index // dies
+        else:
+            offset = w.member * leaf_ports + w.port_index // build.rails
         addresses.append(
             Address(
                 w.a_device,

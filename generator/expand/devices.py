@@ -31,9 +31,15 @@ def switch_model(catalog: Catalog, name: str, where: YamlPath) -> SwitchModel:
     return model
 
 
-def build(spec: PlaneSpec, eps: list[Endpoint], catalog: Catalog) -> PlaneBuild:
+def build(
+    spec: PlaneSpec, eps: list[Endpoint], catalog: Catalog, npu_subnets: int = 0
+) -> PlaneBuild:
+    """`npu_subnets` (the server model's npu_subnets_per_server): a multi-rail group has that many
+    leaves, leaf k carrying ports k, k + n, ... of each server, one subnet each."""
     ports = len(eps[0].ports)
     rails = ports if spec.multi_rail or (spec.dual_homed and ports > 1) else 1
+    if spec.multi_rail and 1 < npu_subnets < ports and ports % npu_subnets == 0:
+        rails = npu_subnets
     return build_plane(
         plane=spec.plane,
         code=PLANE_CODE[spec.plane],

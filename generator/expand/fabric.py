@@ -75,12 +75,12 @@ def parse_ratio(text: str) -> tuple[int, int]:
     return int(a), int(b)
 
 
-def access_groups(endpoints: Sequence[Endpoint], lanes: int, rails: int) -> list[list[Endpoint]]:
-    """Consecutive endpoints with the same group key, chunked to fill one access group."""
+def access_groups(endpoints: Sequence[Endpoint], lanes: int, per_leaf: int) -> list[list[Endpoint]]:
+    """Consecutive endpoints with the same group key, chunked to fill one access group
+    (`per_leaf`: the ports a host has on each leaf of its group)."""
     if not endpoints:
         return []
-    ports = len(endpoints[0].ports)
-    per_group = lanes // ports if rails == 1 else lanes
+    per_group = lanes // per_leaf
     groups: list[list[Endpoint]] = []
     current: list[Endpoint] = []
     for ep in endpoints:
@@ -120,20 +120,21 @@ def build_plane(
     plan = leaf_port_plan(leaf, speed, ratio, split, peer_links, uplinks, (*where, "leaf"))
     lanes = len(plan.lanes)
     ports_per_host = len(endpoints[0].ports)
-    if rails > 1 and ports_per_host != rails:
-        raise ValueError("rails must equal ports per host")
-    if rails == 1 and lanes < ports_per_host:
+    if ports_per_host % rails:
+        raise ValueError("ports per host must be a multiple of rails")
+    per_leaf = ports_per_host // rails  # host port p goes to leaf p % rails of its group
+    if lanes < per_leaf:
         raise BlueprintError(
             [
                 Problem(
                     (*where, "leaf", "model"),
-                    f"{leaf.name} has {lanes} host lanes, a host needs {ports_per_host}",
+                    f"{leaf.name} has {lanes} host lanes, a host needs {per_leaf}",
                     "",
                 )
             ]
         )
-    groups = access_groups(endpoints, lanes, rails)
-    hosts_per_group = lanes // ports_per_host if rails == 1 else lanes
+    groups = access_groups(endpoints, lanes, per_leaf)
+    hosts_per_group = lanes // per_leaf
 
     leaves: list[Switch] = []
     wires: list[Wire] = []
@@ -151,10 +152,7 @@ def build_plane(
         leaf_groups.append(tuple(names))
         for slot, ep in enumerate(group):
             for p, port in enumerate(ep.ports):
-                if rails == 1:
-                    leaf_name, lane_index = names[0], slot * ports_per_host + p
-                else:
-                    leaf_name, lane_index = names[p], slot
+                leaf_name, lane_index = names[p % rails], slot * per_leaf + p // rails
                 lane, parent = plan.lanes[lane_index]
                 wires.append(
                     Wire(
