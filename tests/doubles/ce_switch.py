@@ -14,6 +14,11 @@ candidate (two-stage commit), and prints what Huawei documents:
   (the VRP error format);
 - `display lldp neighbor brief` prints the V300 header and rule of the command reference example
   (tests/data/captures/ce-v300-display-lldp-neighbor-brief.txt), one row per cabled port;
+- `display ai-ecn calculated state` prints the model version line, mode legend, header and rules
+  of the configuration guide's example (CE6800/8800 V300R023C00 "Example for Configuring AI
+  ECN"; tests/data/captures/ce-v300-display-ai-ecn-calculated-state.txt), one row per entry of
+  `Switch.ai_ecn` with the example's thresholds, mode and model; [unconfirmed] that a switch
+  where AI ECN does not run (no CE-LIC-AFRD licence) prints the same table with no rows;
 - `display current-configuration` prints the running configuration in saved format (`#`
   between sections, `return` at the end);
 - `abort` leaves the system view discarding uncommitted changes; `rollback configuration last 1`
@@ -49,6 +54,16 @@ LLDP_HEADER = (
     + "\n"
 )
 ERROR = "Error: Unrecognized command found at '^' position."
+AI_ECN_RULE = "-" * 125
+AI_ECN_HEADER = (
+    "AI-ECN Model Version : 1.0.1\n"
+    "Mode : NN - Model inference    BBR - Heuristic inference    STATIC - Static threshold\n"
+    f"{AI_ECN_RULE}\n"
+    "Interface       Queue   Low-Threshold   High-Threshold   Probability   Mode"
+    "                Active model       Actived time\n"
+    "                               (Byte)           (Byte)           (%)\n"
+    f"{AI_ECN_RULE}\n"
+)
 
 
 @dataclass
@@ -123,6 +138,7 @@ class Switch:
     ignore: list[str] = field(default_factory=list)  # regexes of lines accepted but not applied
     commits: list[Node] = field(default_factory=list)  # configuration before each commit
     log: list[str] = field(default_factory=list)  # every line received, for the tests
+    ai_ecn: list[tuple[str, int]] = field(default_factory=list)  # (interface, queue) AI ECN runs on
 
     def load(self, text: str) -> None:
         self.running = parse(text)
@@ -156,6 +172,13 @@ class Session:
         if cmd == "display lldp neighbor brief":
             rows = "".join(f"{a:<23} {101:<10} {p:<23} {d}\n" for a, d, p in sorted(self.sw.lldp))
             return LLDP_HEADER + rows
+        if cmd == "display ai-ecn calculated state":
+            rows = "".join(
+                f"{i:<20}{q:>1}{204800:>16}{614400:>17}{5:>14}    NN    AI_ECN_DistributedStorage"
+                "   2022-01-10 09:09:23\n"
+                for i, q in self.sw.ai_ecn
+            )
+            return AI_ECN_HEADER + rows + AI_ECN_RULE + "\n"
         return None
 
     def handle(self, cmd: str) -> bool:
