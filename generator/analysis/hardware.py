@@ -51,12 +51,20 @@ def lossless_class(cluster: Cluster) -> Iterator[Finding]:
                 where,
             )
             continue
+        running = sorted(
+            {
+                (d.model, cluster.ecn_of(d))
+                for d in cluster.devices
+                if d.plane == plane and d.platform
+            }
+        )
+        ecn = ", ".join(f"{e} on {m}" for m, e in running) or lossless.ecn
         yield Finding(
             INFO,
             "lossless",
             f"{plane} plane lossless class: priority {lossless.priority}, DSCP {lossless.dscp} "
             f"(RDMA traffic class {lossless.hccl_rdma_tc}), NIC TC {lossless.tc}, "
-            f"ECN {lossless.ecn}, MTU {lossless.mtu}",
+            f"ECN asked {lossless.ecn} (configured: {ecn}), MTU {lossless.mtu}",
             where,
         )
 
