@@ -257,6 +257,11 @@ def all_vars(cluster: Cluster) -> dict[str, Any]:
         "wanka_cluster": cluster.name,
         "wanka_site": cluster.site,
         "wanka_files": "{{ inventory_dir }}/files",
+        # Where roles keep what they write at run time (acceptance report, switch backups, NPU
+        # facts) and read what the site collects (display version captures): the site overlay
+        # <folder>.site/ beside this folder (README, output.py), never this folder, which generate
+        # replaces. The implicit localhost has no inventory_dir: it takes the first host's.
+        "wanka_site_dir": "{{ inventory_dir | default(hostvars[groups.all[0]].inventory_dir, true) }}.site",
         "software_versions": dict(hs.software_versions),
         "npu_per_server": cluster.npu_servers[0].npus if cluster.npu_servers else 0,
         "lossless": classes.get("parameter", {}),
