@@ -1,6 +1,8 @@
-"""The npu_acceptance role, run for real: ansible-playbook playbooks/acceptance.yml against the
-generated pod-128 inventory with a local connection and the test doubles of mpirun and HCCL Test
-(tests/fakes, named as such; the HCCL Test double prints the documented table layout)."""
+"""The npu_acceptance and ops_checklist roles, run for real: ansible-playbook against pod-128
+generated into a temporary folder, with a local connection and the test doubles of mpirun, HCCL
+Test, ethtool and npu-smi (tests/fakes, named as such; the HCCL Test double prints the documented
+table layout). Report and captures stay at their defaults, in the site overlay <folder>.site/
+beside the generated folder, so generating again afterwards still succeeds."""
 
 from __future__ import annotations
 
@@ -17,7 +19,6 @@ import yaml
 pytestmark = pytest.mark.slow  # real ansible-playbook runs
 
 ROOT = Path(__file__).resolve().parents[1]
-INVENTORY = ROOT / "inventories" / "pod-128"
 FAKES = ROOT / "tests" / "fakes"
 
 
@@ -25,8 +26,30 @@ def _tool(name: str) -> str:
     return shutil.which(name) or str(Path(sys.executable).parent / name)
 
 
+def _generate(out: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "generator", "generate", "blueprints/pod-128.yaml", "-o", str(out), "-q"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+
+
+def _records(inventory: Path) -> Path:
+    """Where the roles keep what they write and read at run time by default (group_vars
+    wanka_site_dir = the generated folder's path + .site, then records/)."""
+    return inventory.with_name(inventory.name + ".site") / "records"
+
+
 @pytest.fixture(scope="module")
-def acceptance(tmp_path_factory):
+def pod(tmp_path_factory) -> Path:
+    """pod-128 generated as a user does; the roles run against this folder's hosts.yml."""
+    out = tmp_path_factory.mktemp("pod") / "pod-128"
+    res = _generate(out)
+    assert res.returncode == 0, res.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def acceptance(tmp_path_factory, pod):
     tmp = tmp_path_factory.mktemp("acceptance")
     overrides = tmp / "test-doubles.yml"
     overrides.write_text(
@@ -40,7 +63,6 @@ def acceptance(tmp_path_factory):
                         "npu_acceptance_mpirun": str(FAKES / "bin" / "mpirun"),
                         "npu_acceptance_workdir": str(tmp / "work"),
                         "npu_acceptance_textfile_dir": str(tmp),
-                        "npu_acceptance_report": str(tmp / "acceptance.md"),
                     }
                 }
             }
@@ -61,11 +83,12 @@ def acceptance(tmp_path_factory):
             "WANKA_FAKE_FABRIC": str(fabric),
         }
         res = subprocess.run(
-            [_tool("ansible-playbook"), "-i", str(INVENTORY / "hosts.yml"), "-i", str(overrides),
+            [_tool("ansible-playbook"), "-i", str(pod / "hosts.yml"), "-i", str(overrides),
              "playbooks/acceptance.yml"],
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
         )  # fmt: skip
-        report = (tmp / "acceptance.md").read_text() if (tmp / "acceptance.md").exists() else ""
+        md = _records(pod) / "acceptance.md"  # the role's default
+        report = md.read_text() if md.exists() else ""
         prom = (tmp / "wanka_acceptance.prom").read_text()
         return res, report, prom
 
@@ -116,9 +139,10 @@ HUAWEI CE9860-4C-EI uptime is 12 days, 3 hours, 4 minutes
 """  # VRP layout of ntc-templates' huawei_vrp display version captures; CE release names [S]
 
 
-def _checklist_fleet(tmp: Path, broken: bool) -> Path:
-    """Fake roots for CHECKED (A3 nodes in A3, the others A2); when `broken`, each of npu-002..006
-    misses one checklist item and one leaf runs other software."""
+def _checklist_fleet(tmp: Path, captures: Path, broken: bool) -> Path:
+    """Fake roots for CHECKED (A3 nodes in A3, the others A2) and the switches' `display version`
+    in `captures`; when `broken`, each of npu-002..006 misses one checklist item and one leaf runs
+    other software."""
     roots = tmp / ("broken" if broken else "healthy")
     for name in CHECKED:
         root = roots / name
@@ -129,8 +153,8 @@ def _checklist_fleet(tmp: Path, broken: bool) -> Path:
         lines = [f"npu{i}.{k}" for i in range(8) for k in ("health=OK", "temp=45")]
         lines += [f"npu{i}.dies=2" for i in range(8) if name in A3]
         (state / "npu.conf").write_text("\n".join(lines) + "\n")
-    captures = roots / "captures"
-    captures.mkdir()
+    shutil.rmtree(captures, ignore_errors=True)
+    captures.mkdir(parents=True)
     for leaf in ("par-leaf-0001", "par-leaf-0002", "par-leaf-0003"):
         release = "V300R022C10SPC100" if broken and leaf == "par-leaf-0003" else "V300R023C00SPC500"
         (captures / f"{leaf}.txt").write_text(VERSION.format(release=release))
@@ -148,9 +172,9 @@ def _checklist_fleet(tmp: Path, broken: bool) -> Path:
 
 
 @pytest.fixture(scope="module")
-def checklist(tmp_path_factory):
+def checklist(tmp_path_factory, pod):
     tmp = tmp_path_factory.mktemp("checklist")
-    plan = yaml.safe_load((INVENTORY / "files/acceptance/plan.yml").read_text())
+    plan = yaml.safe_load((pod / "files/acceptance/plan.yml").read_text())
     plan["checklist"]["compile_cache"]["max_gb"] = 0.002  # 2 MB
     plan["checklist"]["checkpoint_write_gbps"] = 0.001  # any disk: the failing host has no mount
     (tmp / "plan.yml").write_text(yaml.safe_dump(plan))
@@ -167,13 +191,14 @@ def checklist(tmp_path_factory):
             "ANSIBLE_NOCOLOR": "1",
         }
         return subprocess.run(
-            [_tool("ansible-playbook"), "-i", str(INVENTORY / "hosts.yml"), "-i", str(overrides),
+            [_tool("ansible-playbook"), "-i", str(pod / "hosts.yml"), "-i", str(overrides),
              "--limit", ",".join((*CHECKED, "localhost")), "playbooks/ops_checklist.yml", *args],
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
         )  # fmt: skip
 
     for broken in (False, True):
-        roots = _checklist_fleet(tmp, broken)
+        # the captures the site collects, where the role reads them by default
+        roots = _checklist_fleet(tmp, _records(pod) / "display-version", broken)
         overrides = tmp / f"vars-{broken}.yml"
         overrides.write_text(yaml.safe_dump({"all": {"vars": {
             "ansible_connection": "local",
@@ -183,7 +208,6 @@ def checklist(tmp_path_factory):
             "ops_checklist_ethtool": str(FAKES / "bin/ethtool"),
             "ops_checklist_npu_smi": str(FAKES / "bin/npu-smi"),
             "ops_checklist_write_mb": 4,
-            "ops_checklist_switch_captures": str(roots / "captures"),
         }}}))  # fmt: skip
         runs[broken] = play(overrides)
         runs[broken, "roots"] = roots
@@ -214,3 +238,18 @@ def test_checklist_fails_each_item_naming_the_host_and_why(checklist):
     assert "npu-004 checklist: compile caches hold 0.0 GB > 0.002 GB" in out
     assert "npu-005 checklist: checkpoint path /data: writes 0 GB/s < 0.001 GB/s" in out
     assert "npu-001 checklist" not in out
+
+
+def test_generate_again_after_the_roles_ran_with_their_defaults(pod, acceptance, checklist):
+    """The roles wrote and read their files in the site overlay, not in the generated folder: the
+    next generate replaces the folder (exit 0) and leaves those files alone."""
+    records = _records(pod)
+    reports = sorted(p.relative_to(records).as_posix() for p in records.rglob("*") if p.is_file())
+    leaves = [f"display-version/par-leaf-000{i}.txt" for i in (1, 2, 3)]
+    assert reports == ["acceptance.md", *leaves], reports
+    report = (records / "acceptance.md").read_text()
+    assert "par-leaf-0002: all_reduce busbw 11.5 GB/s" in report  # the last (degraded) run's
+    res = _generate(pod)
+    assert res.returncode == 0, res.stderr
+    assert (records / "acceptance.md").read_text() == report
+    assert not list(pod.rglob("acceptance.md")) and not list(pod.rglob("display-version"))
