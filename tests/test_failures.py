@@ -309,11 +309,13 @@ def test_seed_001_reliability_arithmetic():
     assert failure_review.interruptions_per_day(1.2 / 8, 10240) == pytest.approx(4.2, abs=0.05)
 
 
-def test_multi_rail_leaf_cuts_one_port_of_every_server_in_its_rail_group():
+def test_multi_rail_leaf_cuts_its_ports_of_every_server_in_its_rail_group():
+    """The legacy Atlas 800 (9000) rail leaf k carries NPU k and k+4 of each of its 16 servers
+    (4-subnet rule), so it cuts 2 ports of each and interrupts every card."""
     c = generated("legacy-100card.yaml").cluster
     leaf = next(d for d in c.devices if d.plane == "parameter" and d.role == "leaf")
     i = failure_domains.impact(c, failure_domains.Failure("x", leaf.name, frozenset((leaf.name,))))
-    assert i.npu_ports_cut == 16 and i.cards_interrupted == 128
+    assert i.npu_ports_cut == 2 * 16 and i.cards_interrupted == 128
 
 
 def test_design_check_warns_over_the_share_and_the_blueprint_sets_it(tmp_path):

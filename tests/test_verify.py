@@ -89,8 +89,8 @@ def test_a_firewall_cabled_to_the_parameter_plane_is_refused(copy, capsys):
     cabling = copy / "files" / "cabling.csv"
     with cabling.open("a") as fh:
         fh.write(
-            "BRD-999999,border,fw-01,100GE1/0/9,M01-02,12,par-leaf-0001,400GE1/0/17,"
-            "T01-01,17,100GE,AOC,7\n"
+            "BRD-999999,border,fw-01,100GE1/0/9,M01-02,12,par-leaf-0001,400GE1/3/1,"
+            "T01-01,17,100GE,AOC,7,,,,0,0\n"
         )
     code, text = _verify(capsys, copy)
     assert code == 1

@@ -45,9 +45,9 @@ HCCN_CONF="${HCCN_CONF:-/etc/hccn.conf}"
 "$HCCN_TOOL" -i 3 -send_arp -s enable 1
 "$HCCN_TOOL" -i 3 -dcqcn -s enable 1 alg_mode 0
 "$HCCN_TOOL" -i 3 -dcqcn -s cnp_dscp 48
-"$HCCN_TOOL" -i 4 -ip -s address 10.64.1.2 netmask 255.255.255.192
-"$HCCN_TOOL" -i 4 -gateway -s gateway 10.64.1.1
-"$HCCN_TOOL" -i 4 -netdetect -s address 10.64.1.1
+"$HCCN_TOOL" -i 4 -ip -s address 10.64.0.3 netmask 255.255.255.192
+"$HCCN_TOOL" -i 4 -gateway -s gateway 10.64.0.1
+"$HCCN_TOOL" -i 4 -netdetect -s address 10.64.0.1
 "$HCCN_TOOL" -i 4 -mtu -s size 4200
 "$HCCN_TOOL" -i 4 -pfc -s bitmap 0,0,0,0,1,0,0,0
 "$HCCN_TOOL" -i 4 -prio_tc -s map 0,0,0,0,3,0,0,0
@@ -55,9 +55,9 @@ HCCN_CONF="${HCCN_CONF:-/etc/hccn.conf}"
 "$HCCN_TOOL" -i 4 -send_arp -s enable 1
 "$HCCN_TOOL" -i 4 -dcqcn -s enable 1 alg_mode 0
 "$HCCN_TOOL" -i 4 -dcqcn -s cnp_dscp 48
-"$HCCN_TOOL" -i 5 -ip -s address 10.64.1.66 netmask 255.255.255.192
-"$HCCN_TOOL" -i 5 -gateway -s gateway 10.64.1.65
-"$HCCN_TOOL" -i 5 -netdetect -s address 10.64.1.65
+"$HCCN_TOOL" -i 5 -ip -s address 10.64.0.67 netmask 255.255.255.192
+"$HCCN_TOOL" -i 5 -gateway -s gateway 10.64.0.65
+"$HCCN_TOOL" -i 5 -netdetect -s address 10.64.0.65
 "$HCCN_TOOL" -i 5 -mtu -s size 4200
 "$HCCN_TOOL" -i 5 -pfc -s bitmap 0,0,0,0,1,0,0,0
 "$HCCN_TOOL" -i 5 -prio_tc -s map 0,0,0,0,3,0,0,0
@@ -65,9 +65,9 @@ HCCN_CONF="${HCCN_CONF:-/etc/hccn.conf}"
 "$HCCN_TOOL" -i 5 -send_arp -s enable 1
 "$HCCN_TOOL" -i 5 -dcqcn -s enable 1 alg_mode 0
 "$HCCN_TOOL" -i 5 -dcqcn -s cnp_dscp 48
-"$HCCN_TOOL" -i 6 -ip -s address 10.64.1.130 netmask 255.255.255.192
-"$HCCN_TOOL" -i 6 -gateway -s gateway 10.64.1.129
-"$HCCN_TOOL" -i 6 -netdetect -s address 10.64.1.129
+"$HCCN_TOOL" -i 6 -ip -s address 10.64.0.131 netmask 255.255.255.192
+"$HCCN_TOOL" -i 6 -gateway -s gateway 10.64.0.129
+"$HCCN_TOOL" -i 6 -netdetect -s address 10.64.0.129
 "$HCCN_TOOL" -i 6 -mtu -s size 4200
 "$HCCN_TOOL" -i 6 -pfc -s bitmap 0,0,0,0,1,0,0,0
 "$HCCN_TOOL" -i 6 -prio_tc -s map 0,0,0,0,3,0,0,0
@@ -75,9 +75,9 @@ HCCN_CONF="${HCCN_CONF:-/etc/hccn.conf}"
 "$HCCN_TOOL" -i 6 -send_arp -s enable 1
 "$HCCN_TOOL" -i 6 -dcqcn -s enable 1 alg_mode 0
 "$HCCN_TOOL" -i 6 -dcqcn -s cnp_dscp 48
-"$HCCN_TOOL" -i 7 -ip -s address 10.64.1.194 netmask 255.255.255.192
-"$HCCN_TOOL" -i 7 -gateway -s gateway 10.64.1.193
-"$HCCN_TOOL" -i 7 -netdetect -s address 10.64.1.193
+"$HCCN_TOOL" -i 7 -ip -s address 10.64.0.195 netmask 255.255.255.192
+"$HCCN_TOOL" -i 7 -gateway -s gateway 10.64.0.193
+"$HCCN_TOOL" -i 7 -netdetect -s address 10.64.0.193
 "$HCCN_TOOL" -i 7 -mtu -s size 4200
 "$HCCN_TOOL" -i 7 -pfc -s bitmap 0,0,0,0,1,0,0,0
 "$HCCN_TOOL" -i 7 -prio_tc -s map 0,0,0,0,3,0,0,0

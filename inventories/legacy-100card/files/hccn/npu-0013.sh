@@ -5,7 +5,7 @@ set -eu
 HCCN_TOOL="${HCCN_TOOL:-/usr/local/Ascend/driver/tools/hccn_tool}"
 HCCN_CONF="${HCCN_CONF:-/etc/hccn.conf}"
 [ -e "$HCCN_CONF" ] || : > "$HCCN_CONF"  # hccn_tool refuses every set without it
-"$HCCN_TOOL" -i 0 -ip -s address 10.64.0.14 netmask 255.255.255.192
+"$HCCN_TOOL" -i 0 -ip -s address 10.64.0.26 netmask 255.255.255.192
 "$HCCN_TOOL" -i 0 -gateway -s gateway 10.64.0.1
 "$HCCN_TOOL" -i 0 -netdetect -s address 10.64.0.1
 "$HCCN_TOOL" -i 0 -mtu -s size 4200
@@ -15,7 +15,7 @@ HCCN_CONF="${HCCN_CONF:-/etc/hccn.conf}"
 "$HCCN_TOOL" -i 0 -send_arp -s enable 1
 "$HCCN_TOOL" -i 0 -dcqcn -s enable 1 alg_mode 0
 "$HCCN_TOOL" -i 0 -dcqcn -s cnp_dscp 48
-"$HCCN_TOOL" -i 1 -ip -s address 10.64.0.78 netmask 255.255.255.192
+"$HCCN_TOOL" -i 1 -ip -s address 10.64.0.90 netmask 255.255.255.192
 "$HCCN_TOOL" -i 1 -gateway -s gateway 10.64.0.65
 "$HCCN_TOOL" -i 1 -netdetect -s address 10.64.0.65
 "$HCCN_TOOL" -i 1 -mtu -s size 4200
@@ -25,7 +25,7 @@ HCCN_CONF="${HCCN_CONF:-/etc/hccn.conf}"
 "$HCCN_TOOL" -i 1 -send_arp -s enable 1
 "$HCCN_TOOL" -i 1 -dcqcn -s enable 1 alg_mode 0
 "$HCCN_TOOL" -i 1 -dcqcn -s cnp_dscp 48
-"$HCCN_TOOL" -i 2 -ip -s address 10.64.0.142 netmask 255.255.255.192
+"$HCCN_TOOL" -i 2 -ip -s address 10.64.0.154 netmask 255.255.255.192
 "$HCCN_TOOL" -i 2 -gateway -s gateway 10.64.0.129
 "$HCCN_TOOL" -i 2 -netdetect -s address 10.64.0.129
 "$HCCN_TOOL" -i 2 -mtu -s size 4200
@@ -35,7 +35,7 @@ HCCN_CONF="${HCCN_CONF:-/etc/hccn.conf}"
 "$HCCN_TOOL" -i 2 -send_arp -s enable 1
 "$HCCN_TOOL" -i 2 -dcqcn -s enable 1 alg_mode 0
 "$HCCN_TOOL" -i 2 -dcqcn -s cnp_dscp 48
-"$HCCN_TOOL" -i 3 -ip -s address 10.64.0.206 netmask 255.255.255.192
+"$HCCN_TOOL" -i 3 -ip -s address 10.64.0.218 netmask 255.255.255.192
 "$HCCN_TOOL" -i 3 -gateway -s gateway 10.64.0.193
 "$HCCN_TOOL" -i 3 -netdetect -s address 10.64.0.193
 "$HCCN_TOOL" -i 3 -mtu -s size 4200
@@ -45,9 +45,9 @@ HCCN_CONF="${HCCN_CONF:-/etc/hccn.conf}"
 "$HCCN_TOOL" -i 3 -send_arp -s enable 1
 "$HCCN_TOOL" -i 3 -dcqcn -s enable 1 alg_mode 0
 "$HCCN_TOOL" -i 3 -dcqcn -s cnp_dscp 48
-"$HCCN_TOOL" -i 4 -ip -s address 10.64.1.14 netmask 255.255.255.192
-"$HCCN_TOOL" -i 4 -gateway -s gateway 10.64.1.1
-"$HCCN_TOOL" -i 4 -netdetect -s address 10.64.1.1
+"$HCCN_TOOL" -i 4 -ip -s address 10.64.0.27 netmask 255.255.255.192
+"$HCCN_TOOL" -i 4 -gateway -s gateway 10.64.0.1
+"$HCCN_TOOL" -i 4 -netdetect -s address 10.64.0.1
 "$HCCN_TOOL" -i 4 -mtu -s size 4200
 "$HCCN_TOOL" -i 4 -pfc -s bitmap 0,0,0,0,1,0,0,0
 "$HCCN_TOOL" -i 4 -prio_tc -s map 0,0,0,0,3,0,0,0
@@ -55,9 +55,9 @@ HCCN_CONF="${HCCN_CONF:-/etc/hccn.conf}"
 "$HCCN_TOOL" -i 4 -send_arp -s enable 1
 "$HCCN_TOOL" -i 4 -dcqcn -s enable 1 alg_mode 0
 "$HCCN_TOOL" -i 4 -dcqcn -s cnp_dscp 48
-"$HCCN_TOOL" -i 5 -ip -s address 10.64.1.78 netmask 255.255.255.192
-"$HCCN_TOOL" -i 5 -gateway -s gateway 10.64.1.65
-"$HCCN_TOOL" -i 5 -netdetect -s address 10.64.1.65
+"$HCCN_TOOL" -i 5 -ip -s address 10.64.0.91 netmask 255.255.255.192
+"$HCCN_TOOL" -i 5 -gateway -s gateway 10.64.0.65
+"$HCCN_TOOL" -i 5 -netdetect -s address 10.64.0.65
 "$HCCN_TOOL" -i 5 -mtu -s size 4200
 "$HCCN_TOOL" -i 5 -pfc -s bitmap 0,0,0,0,1,0,0,0
 "$HCCN_TOOL" -i 5 -prio_tc -s map 0,0,0,0,3,0,0,0
@@ -65,9 +65,9 @@ HCCN_CONF="${HCCN_CONF:-/etc/hccn.conf}"
 "$HCCN_TOOL" -i 5 -send_arp -s enable 1
 "$HCCN_TOOL" -i 5 -dcqcn -s enable 1 alg_mode 0
 "$HCCN_TOOL" -i 5 -dcqcn -s cnp_dscp 48
-"$HCCN_TOOL" -i 6 -ip -s address 10.64.1.142 netmask 255.255.255.192
-"$HCCN_TOOL" -i 6 -gateway -s gateway 10.64.1.129
-"$HCCN_TOOL" -i 6 -netdetect -s address 10.64.1.129
+"$HCCN_TOOL" -i 6 -ip -s address 10.64.0.155 netmask 255.255.255.192
+"$HCCN_TOOL" -i 6 -gateway -s gateway 10.64.0.129
+"$HCCN_TOOL" -i 6 -netdetect -s address 10.64.0.129
 "$HCCN_TOOL" -i 6 -mtu -s size 4200
 "$HCCN_TOOL" -i 6 -pfc -s bitmap 0,0,0,0,1,0,0,0
 "$HCCN_TOOL" -i 6 -prio_tc -s map 0,0,0,0,3,0,0,0
@@ -75,9 +75,9 @@ HCCN_CONF="${HCCN_CONF:-/etc/hccn.conf}"
 "$HCCN_TOOL" -i 6 -send_arp -s enable 1
 "$HCCN_TOOL" -i 6 -dcqcn -s enable 1 alg_mode 0
 "$HCCN_TOOL" -i 6 -dcqcn -s cnp_dscp 48
-"$HCCN_TOOL" -i 7 -ip -s address 10.64.1.206 netmask 255.255.255.192
-"$HCCN_TOOL" -i 7 -gateway -s gateway 10.64.1.193
-"$HCCN_TOOL" -i 7 -netdetect -s address 10.64.1.193
+"$HCCN_TOOL" -i 7 -ip -s address 10.64.0.219 netmask 255.255.255.192
+"$HCCN_TOOL" -i 7 -gateway -s gateway 10.64.0.193
+"$HCCN_TOOL" -i 7 -netdetect -s address 10.64.0.193
 "$HCCN_TOOL" -i 7 -mtu -s size 4200
 "$HCCN_TOOL" -i 7 -pfc -s bitmap 0,0,0,0,1,0,0,0
 "$HCCN_TOOL" -i 7 -prio_tc -s map 0,0,0,0,3,0,0,0
