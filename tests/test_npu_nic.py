@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 MODULE = ROOT / "roles" / "npu_nic" / "library" / "wanka_hccn.py"
 HCCN_TOOL = ROOT / "tests" / "fakes" / "bin" / "hccn_tool"
@@ -90,25 +92,35 @@ def _conf_at(root: Path) -> set[str]:
     return set((root / "etc" / "hccn.conf").read_text().splitlines())
 
 
-def test_an_a3_script_runs_to_its_end_on_ports_of_roh_type(tmp_path):
-    """Review 2: hccn_tool caps a RoH port's MTU at 4192 (hccn_tool/tool.h TOOL_ROH_MAX_MTU_SIZE),
-    and which type an A3 port reports is the firmware's; a5a7f7e set 4200 and the script stopped
-    at NPU 0. supernode-768's first script, on an A3 SuperPoD node (2 dies per NPU) whose every
-    port is RoH, ends with rc 0 and every die holds the file's keys."""
+EXAMPLES = sorted(p.name for p in (ROOT / "blueprints").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_the_first_and_last_script_of_every_example_run_to_their_end(example, tmp_path):
+    """Issue #29's Done-when: every example's scripts (first and last host: the same template,
+    other addresses) run to their last line against the hccn_tool double on a host whose NPUs
+    start with nothing and no /etc/hccn.conf. An A3 node's ports are all of RoH type, whose MTU
+    cap (4192, hccn_tool/tool.h TOOL_ROH_MAX_MTU_SIZE) a5a7f7e's 4200 passed."""
     from tests.conftest import generated
 
-    out = {f.path: f.data for f in generated("supernode-768.yaml").files}
-    script = tmp_path / "npu-001.sh"
-    script.write_bytes(out["files/hccn/npu-001.sh"])
-    state = tmp_path / "var" / "lib" / "wanka-fake"
-    state.mkdir(parents=True)
-    npus = [f"npu{n}.{k}" for n in range(8) for k in ("health=OK", "dies=2", "link=UP")]
-    roh = [f"npu{n}.chip{c}.mac_type=roh" for n in range(8) for c in (0, 1)]
-    (state / "npu.conf").write_text("\n".join(["product=a3-superpod", *npus, *roh]) + "\n")
-    (tmp_path / "etc").mkdir()
-    env = {"WANKA_ROOT": str(tmp_path), "PATH": "/usr/bin:/bin", "HCCN_TOOL": str(HCCN_TOOL),
-           "HCCN_CONF": str(tmp_path / "etc" / "hccn.conf")}  # fmt: skip
-    done = subprocess.run(["sh", str(script)], env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout + done.stderr
-    want = out["files/hccn/npu-001.conf"].decode().splitlines()
-    assert "mtu_15=4192" in want and set(want) <= _conf_at(tmp_path)
+    result = generated(example)
+    out = {f.path: f.data for f in result.files}
+    scripts = sorted(p for p in out if p.startswith("files/hccn/") and p.endswith(".sh"))
+    a3 = result.cluster.npu_servers[0].dies_per_npu == 2  # an A3 node: 2 dies per NPU
+    for path in dict.fromkeys((scripts[0], scripts[-1])):
+        root = tmp_path / Path(path).stem
+        state = root / "var" / "lib" / "wanka-fake"
+        state.mkdir(parents=True)
+        if a3:
+            npus = [f"npu{n}.{k}" for n in range(8) for k in ("health=OK", "dies=2", "link=UP")]
+            roh = [f"npu{n}.chip{c}.mac_type=roh" for n in range(8) for c in (0, 1)]
+            (state / "npu.conf").write_text("\n".join(["product=a3-superpod", *npus, *roh]) + "\n")
+        (root / "etc").mkdir()
+        script = root / "run.sh"
+        script.write_bytes(out[path])
+        env = {"WANKA_ROOT": str(root), "PATH": "/usr/bin:/bin", "HCCN_TOOL": str(HCCN_TOOL),
+               "HCCN_CONF": str(root / "etc" / "hccn.conf")}  # fmt: skip
+        done = subprocess.run(["sh", str(script)], env=env, capture_output=True, text=True)
+        assert done.returncode == 0, (path, done.stdout + done.stderr)
+        want = out[path.replace(".sh", ".conf")].decode().splitlines()
+        assert set(want) <= _conf_at(root), path
