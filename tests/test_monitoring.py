@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from generator.artifacts import monitoring
-from tests.conftest import EXAMPLES, emitted, expanded, generated
+from tests.conftest import EXAMPLES, ROOT, emitted, expanded, generated
 
 
 def promtool() -> str:
@@ -172,5 +172,17 @@ def test_rules_use_the_seed_thresholds_and_the_exporters_metric_names():
     assert "npu_chip_mac_rx_pfc_pkt_num" in exprs["NpuPfcPauseStorm"]
     assert "npu_chip_optical_rx_power_" in exprs["NpuOpticalRxPowerLow"]
     assert "ifOperStatus" in exprs["SwitchPortFlapping"]
-    assert exprs["LeafSuspected"].startswith("count by (leaf, pod)")
+    assert exprs["LeafSuspected"].startswith("count by (leaf, rail_group, pod)")
     assert exprs["CduSuspected"].startswith("count by (cdu)")
+
+
+@pytest.mark.parametrize("example", ["pod-128", "legacy-100card"])
+def test_every_npu_target_leaf_label_names_a_device(example):
+    """A `leaf` label is a switch that exists (issue #32: the multi-rail example labelled every
+    target par-leaf-0001-0008); a multi-rail server's group of leaves is its `rail_group`."""
+    folder = ROOT / "inventories" / example
+    targets = json.loads((folder / "files/monitoring/targets/npu-exporter.json").read_text())
+    switches = {p.stem for p in (folder / "files" / "switches").glob("*.cfg")}
+    leaves = {t["labels"]["leaf"] for t in targets if "leaf" in t["labels"]}
+    assert leaves <= switches
+    assert all("leaf" in t["labels"] or "rail_group" in t["labels"] for t in targets)

@@ -66,10 +66,10 @@ def npu_targets(cluster: Cluster) -> list[dict[str, Any]]:
             "rack": d.rack,
             "pod": _spine_group(s),
         }
-        for kind in ("leaf", "supernode", "cdu"):  # leaf: one leaf, or the multi-rail group
+        for kind in ("leaf", "supernode", "cdu"):
             domain = s.domain(kind)
-            if domain is not None:
-                labels[kind] = domain.name
+            if domain is not None:  # a multi-rail server's access unit is its group of leaves
+                labels["rail_group" if kind == "leaf" and len(s.leaves) > 1 else kind] = domain.name
         out.append({"targets": [f"{ip(address)}:{NPU_EXPORTER_PORT}"], "labels": labels})
     return out
 
@@ -340,10 +340,12 @@ def rules() -> dict[str, Any]:
     topology = [
         _alert(
             "LeafSuspected",
-            f"count by (leaf, pod) (npu_chip_info_link_status == 0) >= {LEAF_PORTS_DOWN}",
+            # a multi-rail server has no one leaf: its ports are counted by rail group
+            f"count by (leaf, rail_group, pod) (npu_chip_info_link_status == 0) >= {LEAF_PORTS_DOWN}",
             "1m",
             "critical",
-            "{{ $value }} NPU ports down under leaf {{ $labels.leaf }} ({{ $labels.pod }})",
+            "{{ $value }} NPU ports down under {{ if $labels.leaf }}leaf {{ $labels.leaf }}"
+            "{{ else }}rail group {{ $labels.rail_group }}{{ end }} ({{ $labels.pod }})",
             "Many cards lost their port on the same leaf at once: check the leaf, its power and "
             "its rack before the servers.",
         ),
