@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 
@@ -17,13 +18,18 @@ description:
     hier_config (C(Platform.HUAWEI_VRP), C(undo) negation, C(quit) to leave a view), writes a
     backup of the running configuration, enters the remediation in one system-view session and
     commits it once.
-  - A line the switch rejects leaves the session with C(abort), so the uncommitted candidate is
-    discarded and nothing reaches the running configuration. If the configuration read back after
-    the commit still differs from the intended one, C(rollback configuration last 1) restores the
+  - The intended text is first put into the form the switch displays (masks dotted, documented
+    defaults left out), so a converged switch shows no difference.
+  - A line the switch rejects leaves the session with C(clear configuration candidate) and
+    C(return), so the uncommitted candidate is discarded and nothing reaches the running
+    configuration. If the configuration read back after the commit still differs from the intended
+    one, C(rollback configuration last 1) (answered C(y) at its C([Y/N]) prompt) restores the
     configuration from before the commit (VRP8 configuration rollback).
-  - Lines that carry secrets (C(cipher), C(irreversible-cipher)) are left out of the comparison,
-    because the switch prints them encrypted; they are set by zero-touch provisioning or with
-    O(secrets=true).
+  - Lines that carry secrets (a password or key argument: C(local-user ... password
+    irreversible-cipher), C(snmp-agent usm-user ... cipher), DFS/OSPF C(authentication-mode ...),
+    BGP C(peer ... password cipher)) are left out of the comparison, because the switch prints them
+    encrypted; they are set by zero-touch provisioning or with O(secrets=true). Other lines with
+    the word cipher (C(ssh server cipher ...)) are compared like any other.
   - In check mode the remediation is returned (and shown with --diff) and nothing is changed.
 options:
   host: {type: str, required: true, description: Management address of the switch.}
@@ -38,7 +44,66 @@ options:
 """
 
 
-SECRET = re.compile(r"\b(irreversible-cipher|cipher)\s+\S+")
+# A secret is the argument after a password/key keyword, never the word cipher alone (`ssh server
+# cipher aes128_ctr ...` lists algorithms: CE V300R023C00 cmd ref ssh_server_cipher.json). Forms:
+# `local-user <u> password irreversible-cipher <p>` (local-user_password*.json), `peer <ip> password
+# {cipher|simple} <p>` (peer_password_*.json), `snmp-agent usm-user v3 <u> authentication-mode|
+# privacy-mode <proto> [localized-configuration] cipher <key>` (snmp-agent_usm-user.json),
+# `authentication-mode hmac-sha256 password <p>` (authentication-mode_(DFS_group_view).json),
+# `authentication-mode {md5|hmac-md5|hmac-sha256} <key-id> [cipher] <p>` and `authentication-mode
+# simple [cipher] <p>` (authentication-mode_(OSPF_area_view).json).
+SECRET = re.compile(
+    r"\b(password (?:irreversible-cipher|cipher|simple)"
+    r"|(?:authentication-mode|privacy-mode) \S+(?: \S+)? (?:cipher|password|plain))\s+\S+"
+)
+
+
+# How `display current-configuration` prints a line (CE V300R023C00):
+# - `ip address A <len>` is shown `ip address A <dotted mask>`: configuration guide, Example for
+#   Configuring Intermediate File-based ZTP (entered `ip address 10.1.1.1 24`, Configuration Scripts
+#   `ip address 10.1.1.1 255.255.255.0`); the guide's configuration scripts print 1,448 interface
+#   addresses with dotted masks against 12 with a length (ip_address_(interface_view).json takes
+#   `{ <mask> | <mask-length> }`).
+# - `ip route-static [vpn-instance V] D <len> ...` is shown with a dotted mask and D cut to its
+#   network: Example for Configuring IPv4 Layer 3 Multicast over VXLAN (Inter-AS) (entered
+#   `ip route-static vpn-instance mcast1 192.168.40.1 24 100ge 1/0/3`, script `... 192.168.40.0
+#   255.255.255.0 100GE1/0/3`); ip_route-static_vpn-instance.json `{ <mask> | <mask-length> }`.
+# - BGP `network A <len>` is shown `network A <dotted mask>`: Example for Configuring BGP
+#   Hierarchical Routing (entered `network 2.2.2.2 32`, script `network 2.2.2.2 255.255.255.255`).
+#   OSPF `network A <wildcard>` is always dotted and does not match (one or two digits only).
+MASKED = (
+    re.compile(r"^(?P<head>\s*ip address [\d.]+) (?P<len>\d{1,2})(?P<tail>(?: .*)?)$"),
+    re.compile(
+        r"^(?P<head>\s*ip route-static(?: vpn-instance \S+)?) (?P<dest>[\d.]+) (?P<len>\d{1,2})"
+        r"(?P<tail> .*)$"
+    ),
+    re.compile(r"^(?P<head>\s*network [\d.]+) (?P<len>\d{1,2})(?P<tail>(?: .*)?)$"),
+)
+# "This command does not display parameters that use default settings."
+# (display_current-configuration_(All_views).json). Defaults the reference documents:
+DEFAULTS = {
+    "jumboframe enable 9216",  # jumboframe_enable.json: "By default, ... 9216 bytes"
+    "ssh server dh-exchange min-len 3072",  # ssh_server_dh-exchange_min-len.json: "3072 bits"
+}
+
+
+def device_form(text: str) -> str:
+    """The configuration as the switch displays it: masks dotted, documented defaults left out."""
+    out = []
+    for line in text.splitlines():
+        if line.strip() in DEFAULTS:
+            continue
+        for rx in MASKED:
+            m = rx.match(line)
+            if m:
+                net = ipaddress.ip_network(
+                    f"{m.groupdict().get('dest', '0.0.0.0')}/{m['len']}", False
+                )
+                dest = f"{net.network_address} " if "dest" in rx.groupindex else ""
+                line = f"{m['head']} {dest}{net.netmask}{m['tail']}"
+                break
+        out.append(line)
+    return "\n".join(out) + "\n"
 
 
 def _config(text: str, secrets: bool):
@@ -46,7 +111,7 @@ def _config(text: str, secrets: bool):
 
     lines = [
         line
-        for line in text.splitlines()
+        for line in device_form(text).splitlines()
         if line.strip() and line.strip() != "return" and (secrets or not SECRET.search(line))
     ]
     return get_hconfig(Platform.HUAWEI_VRP, "\n".join(lines))
@@ -85,6 +150,23 @@ def _rejected(output: str) -> list[str]:
 
 def _masked(lines: list[str]) -> str:
     return "".join(SECRET.sub(r"\1 ******", line) + "\n" for line in lines)
+
+
+def _discard(conn) -> None:
+    """Drop the uncommitted candidate and go back to the user view. `clear configuration
+    candidate` "clears an uncommitted configuration" in all views except the user view
+    (clear_configuration_candidate.json; configuration guide, Selecting a Mode for the
+    Configuration to Take Effect). Plain `abort` is no V300R023C00 command: only `abort trial`,
+    which ends a `commit trial` (abort_trial.json)."""
+    conn.send_command("clear configuration candidate", expect_string=r"\]")
+    conn.send_command("return", expect_string=r">")
+
+
+def _rollback(conn) -> None:
+    """`rollback configuration last 1` in the user view asks "... Continue? [Y/N]:" and waits
+    for the answer (rollback_configuration.json, examples: "Continue? [Y/N]:y")."""
+    conn.send_command("rollback configuration last 1", expect_string=r"\[Y/N\]")
+    conn.send_command("y", expect_string=r">", cmd_verify=False)
 
 
 def main() -> None:
@@ -138,29 +220,32 @@ def main() -> None:
         output = conn.send_config_set(commands)
         errors = _rejected(output)
         if errors:
-            conn.send_command("abort", expect_string=r">")
+            _discard(conn)
             after = conn.send_command("display current-configuration")
             state = "unchanged" if after == running else "CHANGED, check it"
             module.fail_json(
-                msg=f"{p['host']} rejected a line; the uncommitted change was discarded (abort), "
-                f"running configuration {state}: " + "; ".join(errors),
+                msg=f"{p['host']} rejected a line; the uncommitted change was discarded (clear "
+                f"configuration candidate), running configuration {state}: " + "; ".join(errors),
                 rolled_back=True,
                 **result,
             )
         try:
             conn.commit()
         except ValueError as exc:
-            conn.send_command("abort", expect_string=r">")
+            _discard(conn)
             module.fail_json(msg=f"commit failed, change discarded: {exc}", **result)
 
         left = remediation(
             conn.send_command("display current-configuration"), p["intended"], p["secrets"]
         )
         if left:
-            conn.send_command("rollback configuration last 1", expect_string=r">")
+            _rollback(conn)
+            after = conn.send_command("display current-configuration")
+            state = "restored" if after == running else "NOT restored, check it"
             module.fail_json(
                 msg="after the commit the switch still differs from the intended configuration; "
-                "rolled back to the configuration before the commit: " + "; ".join(left[:5]),
+                f"rolled back to the configuration before the commit ({state}): "
+                + "; ".join(_masked(left[:5]).splitlines()),
                 rolled_back=True,
                 **result,
             )
