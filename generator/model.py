@@ -400,6 +400,9 @@ class Cluster:
     growth: Growth = field(default_factory=lambda: Growth())
     acceptance: Acceptance = field(default_factory=Acceptance)
     storage_nics: tuple[StorageNic, ...] = ()  # per host model in use that names one, by model
+    # switches between the ZTP relays and the ZTP servers (name, relay | server-gateway | transit),
+    # in device order (expand/services.py ztp_path): ZTP cannot build them; console first
+    ztp_path: tuple[tuple[str, str], ...] = ()
     device_by_name: Mapping[str, Device] = field(init=False, repr=False, compare=False)
     rack_by_name: Mapping[str, Rack] = field(init=False, repr=False, compare=False)
 

@@ -21,6 +21,7 @@ from generator.artifacts import (
     acceptance,
     bom,
     border,
+    bring_up,
     cabling,
     docs,
     failure_report,
@@ -53,11 +54,14 @@ MODEL_EMITTERS = (
     border.emit,
     ztp.emit,
     acceptance.emit,
+    bring_up.emit,
 )
 # The small ones are queued behind the analysis emitters' tasks instead: they fill the workers'
 # last moments rather than delay the design review, the last task to end (at 10,240 cards a
 # worker sat idle for 0.1-0.15 s while the other finished it).
-LATE = frozenset((monitoring.emit, scheduler.emit, border.emit, ztp.emit, acceptance.emit))
+LATE = frozenset(
+    (monitoring.emit, scheduler.emit, border.emit, ztp.emit, acceptance.emit, bring_up.emit)
+)
 # Emitters that show the analysis, `emit(cluster, analysis)`: they join the workers once it
 # exists, the design review alone (the largest), the rest as one task (one copy of the analysis
 # each).

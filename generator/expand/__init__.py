@@ -43,7 +43,13 @@ from generator.expand.ranks import (
     npu_servers,
     rank_table_version,
 )
-from generator.expand.services import host_settings, scheduler_settings, services, ztp_relay
+from generator.expand.services import (
+    host_settings,
+    scheduler_settings,
+    services,
+    ztp_path,
+    ztp_relay,
+)
 from generator.expand.settings import resolve_settings
 from generator.model import Cluster, Fabric, Growth
 
@@ -194,6 +200,7 @@ def _expand(
     version = rank_table_version(bp, servers)
     servers, missing = apply_facts(servers, facts, version)
     svc = services(devs, pools)
+    subnets = ztp_relay(tuple(s for a in addrs.values() for s in a.subnets), svc)
     return Cluster(
         name=bp["metadata"]["name"],
         site=bp["metadata"]["site"],
@@ -201,7 +208,7 @@ def _expand(
         racks=racks,
         devices=devs,
         links=links,
-        subnets=ztp_relay(tuple(s for a in addrs.values() for s in a.subnets), svc),
+        subnets=subnets,
         addresses=tuple(x for a in addrs.values() for x in a.addresses),
         pools=pools,
         fabrics=fabrics,
@@ -228,6 +235,7 @@ def _expand(
         settings=resolve_settings(bp, catalog),
         growth=grown,
         storage_nics=storage_nics(hosts.model.values()),
+        ztp_path=ztp_path(devs, links, subnets, svc),
         acceptance=acceptance_plan(
             bp,
             servers,

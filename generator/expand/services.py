@@ -11,10 +11,12 @@ from generator.model import (
     Device,
     Fabric,
     HostSettings,
+    Link,
     Pool,
     SchedulerSettings,
     Services,
     Subnet,
+    network_of,
 )
 
 SERVICE_ROLE = {
@@ -48,6 +50,42 @@ def ztp_relay(subnets: tuple[Subnet, ...], svc: Services) -> tuple[Subnet, ...]:
     if not svc.ztp:
         return subnets
     return tuple(replace(s, dhcp_relay=svc.ztp) if s.plane == "oob" else s for s in subnets)
+
+
+def ztp_path(
+    devices: tuple[Device, ...],
+    links: tuple[Link, ...],
+    subnets: tuple[Subnet, ...],
+    svc: Services,
+) -> tuple[tuple[str, str], ...]:
+    """The switches a relayed ZTP request and the SFTP download cross between a factory-default
+    switch and the ZTP servers: the out-of-band gateways that relay (Subnet.dhcp_relay), the
+    in-band gateways of the ZTP servers, and every switch above either toward the firewalls (the
+    uplinks of their plane; the firewalls join the planes). ZTP cannot build these: nothing
+    answers a switch's DHCP request until they route, and the out-of-band gateways are managed on
+    their loopback, with no port asking for a lease. In device order, each with why it is on the
+    path: relay (an out-of-band gateway that relays), server-gateway (the ZTP servers' in-band
+    gateway) or transit (a switch above either)."""
+    relays = {o for s in subnets if s.dhcp_relay for o in s.owners}
+    server_gateways = {
+        o
+        for s in subnets
+        if s.plane == "inband" and any(network_of(a, s.prefix) == s.network for a in svc.ztp)
+        for o in s.owners
+    }
+    up: dict[str, set[str]] = {}
+    for x in links:
+        if x.kind == "uplink" and x.plane in ("oob", "inband"):
+            up.setdefault(x.a_device, set()).add(x.b_device)
+    path: set[str] = set()
+    todo = [*relays, *server_gateways]
+    while todo:
+        name = todo.pop()
+        if name not in path:
+            path.add(name)
+            todo.extend(up.get(name, ()))
+    kind = dict.fromkeys(server_gateways, "server-gateway") | dict.fromkeys(relays, "relay")
+    return tuple((d.name, kind.get(d.name, "transit")) for d in devices if d.name in path)
 
 
 def scheduler_settings(bp: Mapping[str, Any], fabric: Fabric | None) -> SchedulerSettings:
