@@ -17,6 +17,7 @@ examples:
   wanka size --params 1e12 --tokens 1e13 --days 30 --mfu 0.5 --write blueprints/my.yaml
 
   wanka diff origin/main:blueprints/pod-128.yaml blueprints/pod-128.yaml   # for a PR comment
+  wanka site init inventories/pod-128                 # -> inventories/pod-128.site/ to fill
 
 exit codes: 0 ok, 1 --check found drift or diff found changes, 2 invalid blueprint (FILE:LINE:COL: yaml.path: problem (hint))
 """
@@ -188,6 +189,24 @@ def parser() -> argparse.ArgumentParser:
         "wanka did not write.",
     )
     vf.add_argument("folders", nargs="+", metavar="folder", help="e.g. inventories/pod-128")
+
+    st = sub.add_parser(
+        "site",
+        help="write the site overlay <folder>.site/: the variables a real run needs",
+        description="The site overlay beside a generated folder holds what no generated file "
+        "provides; `init` writes it from the folder (not the blueprint).",
+    )
+    si = st.add_subparsers(dest="site_command", required=True, metavar="init").add_parser(
+        "init",
+        help="write <folder>.site/ with every site variable a real run needs, empty",
+        description="Write <folder>.site/group_vars/all/site.yml (ZTP identities per switch with "
+        "rack and U, host interface names per model, the list the first play of site.yml "
+        "checks) and vault.yml (every Vault secret the configurations and roles reference, to "
+        "encrypt with ansible-vault), and an empty hosts.yml; never touches the folder. Exit 2 "
+        "for a folder wanka did not write or an overlay file that exists (without --force).",
+    )
+    si.add_argument("folder", help="a generated folder, e.g. inventories/pod-128")
+    si.add_argument("--force", action="store_true", help="replace overlay files that exist")
 
     tw = sub.add_parser(
         "twin",

@@ -391,19 +391,19 @@ def _verify(args: argparse.Namespace) -> int:
             status = max(status, EXIT_DRIFT)
             print(f"{folder}: {len(report.problems)} problems", file=sys.stderr)
         else:
-            print(
-                f"{folder}: verified ({report.switches} device configs, {report.hosts} hosts, "
-                f"{report.nodes:,} graph nodes; {report.flows} required flows proven over "
-                f"{report.flow_pairs:,} endpoint pairs"
-                + (
-                    f", {', '.join(report.flows_idle)} without endpoints"
-                    if report.flows_idle
-                    else ""
-                )
-                + "; planes isolated, management ACLs, "
-                "every cabled device configured, no clear secrets, no NFS)"
-            )
+            print(f"{folder}: {report.summary()}")
     return status
+
+
+def _site(args: argparse.Namespace) -> int:
+    from generator.site import SiteError, init
+
+    try:
+        site, files = init(Path(args.folder), force=args.force)
+    except SiteError as err:
+        return _fail(err)
+    print(f"{site}: {len(files)} files written; fill the empty values", file=sys.stderr)
+    return EXIT_OK
 
 
 def _schema(args: argparse.Namespace) -> int:
@@ -443,6 +443,7 @@ _COMMANDS = {
     "diff": _diff,
     "schema": _schema,
     "verify": _verify,
+    "site": _site,
     "catalog": _catalog,
     "ansible-path": _ansible_path,
     "twin": lambda args: __import__("generator.twin").twin.main(args),

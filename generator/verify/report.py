@@ -34,3 +34,13 @@ class Report:
 
     def __bool__(self) -> bool:
         return not self.problems
+
+    def summary(self) -> str:
+        """What a clean run proved, for `wanka verify`'s one line."""
+        idle = f", {', '.join(self.flows_idle)} without endpoints" if self.flows_idle else ""
+        return (
+            f"verified ({self.switches} device configs, {self.hosts} hosts, {self.nodes:,} "
+            f"graph nodes; {self.flows} required flows proven over {self.flow_pairs:,} endpoint "
+            f"pairs{idle}; planes isolated, management ACLs, every cabled device configured, "
+            "no clear secrets, no NFS)"
+        )
