@@ -10,8 +10,10 @@ candidate (two-stage commit), and prints what Huawei documents:
 - `system-view` answers "Enter system view, return user view with return command." and
   `screen-length 0 temporary` an Info line (as in the NE8000/CE session transcripts quoted in
   public Huawei documents);
-- a rejected line prints a caret line and `Error: Unrecognized command found at '^' position.`
-  (the VRP error format);
+- a rejected line (one the test lists in `reject`, or a control command a CE V300R023C00 does
+  not have, such as plain `abort`) prints a caret under the first character of the command and
+  `Error: Unrecognized command found at '^' position.` (captured CE6881 session,
+  tests/data/captures/ce-unrecognized-command.txt);
 - `display lldp neighbor brief` prints the V300 header and rule of the command reference example
   (tests/data/captures/ce-v300-display-lldp-neighbor-brief.txt), one row per cabled port;
 - `display ai-ecn calculated state` prints the model version line, mode legend, header and rules
@@ -20,19 +22,24 @@ candidate (two-stage commit), and prints what Huawei documents:
   `Switch.ai_ecn` with the example's thresholds, mode and model; [unconfirmed] that a switch
   where AI ECN does not run (no CE-LIC-AFRD licence) prints the same table with no rows;
 - `display current-configuration` prints the running configuration in saved format (`#`
-  between sections, `return` at the end);
-- `abort` leaves the system view discarding uncommitted changes; `rollback configuration last 1`
-  (user view) restores the configuration before the last commit (VRP8 configuration rollback).
+  between sections, `return` at the end), masks dotted and defaults left out (see DISPLAY);
+- `clear configuration candidate` (any view but the user view) discards the uncommitted
+  changes (clear_configuration_candidate.json); `rollback configuration last 1` (user view) asks
+  `... Continue? [Y/N]:`, waits for the answer and on `y` restores the configuration before the
+  last commit (rollback_configuration.json, example "Continue? [Y/N]:y").
 
 How lines change the configuration is this double's simplification, not the device's: a line is
 stored in the current view; `undo X` removes the lines equal to X or starting with "X ", and is
-stored itself for the state toggles (`undo shutdown`, `undo portswitch`). Which commands open a
-view is the list VIEWS below (the views the generated configurations use).
+stored itself for the state toggles (`undo shutdown`, `undo portswitch`); a line in KEYED
+replaces the earlier value of the same command. Which commands open a view is the list VIEWS
+below (the views the generated configurations use). Configuration lines are not checked against
+the command reference (the double has no grammar); only the control commands are.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import re
 import threading
 from dataclasses import dataclass, field
@@ -53,7 +60,57 @@ LLDP_HEADER = (
     + "-" * 74
     + "\n"
 )
+# CE error text and caret (under the first unknown character, after the prompt): captured CE6881
+# session in ansible-collections/community.network#323, tests/data/captures/ce-unrecognized-command.txt
 ERROR = "Error: Unrecognized command found at '^' position."
+# TEST DOUBLE of how a CE V300R023C00 stores and displays lines (CE6800/8800 V300R023C00 command
+# reference and configuration guide, WheaterW/INTA-project nassim-main/corpus/hw/):
+# - `ip address A <len>` -> `ip address A <dotted>`: Example for Configuring Intermediate
+#   File-based ZTP (entered `ip address 10.1.1.1 24`, Configuration Scripts `... 255.255.255.0`);
+# - `ip route-static [vpn-instance V] D <len> ...` -> dotted mask, D cut to its network: Example for
+#   Configuring IPv4 Layer 3 Multicast over VXLAN (Inter-AS) (`... 192.168.40.1 24 100ge 1/0/3`
+#   shown `... 192.168.40.0 255.255.255.0 100GE1/0/3`);
+# - BGP `network A <len>` -> dotted: Example for Configuring BGP Hierarchical Routing
+#   (`network 2.2.2.2 32` shown `network 2.2.2.2 255.255.255.255`).
+MASKED = (
+    re.compile(r"^(ip address [\d.]+) (\d{1,2})((?: .*)?)$"),
+    re.compile(r"^(ip route-static(?: vpn-instance \S+)?) ([\d.]+) (\d{1,2})( .*)$"),
+    re.compile(r"^(network [\d.]+) (\d{1,2})((?: .*)?)$"),
+)
+# display current-configuration "does not display parameters that use default settings"
+# (display_current-configuration_(All_views).json); the defaults the reference documents:
+DISPLAY_HIDES = {
+    "jumboframe enable 9216",  # jumboframe_enable.json: "By default ... 9216 bytes"
+    "ssh server dh-exchange min-len 3072",  # ssh_server_dh-exchange_min-len.json: "3072 bits"
+}
+# Commands that hold one value: a new line replaces the old one (double's simplification of
+# "configures the maximum length ..." (jumboframe_enable.json), "configures encryption
+# algorithms" (ssh_server_cipher.json), an interface's one primary address).
+KEYED = re.compile(
+    r"^(jumboframe enable|mtu|description|ssh server cipher|ssh server dh-exchange min-len|"
+    r"ip address(?!.* sub$))\b"
+)
+ROLLBACK_PROMPT = (  # rollback_configuration.json, Examples
+    "Warning: This operation will revert configuration changes to the previous status. During "
+    "the rollback configuration process, some configurations involving differences may be "
+    "temporarily invalid. Continue? [Y/N]:"
+)
+
+
+def stored(text: str) -> str:
+    """A configuration line as the switch stores it (masks dotted, see MASKED)."""
+    for i, rx in enumerate(MASKED):
+        m = rx.match(text)
+        if not m:
+            continue
+        if i == 1:
+            net = ipaddress.ip_network(f"{m[2]}/{m[3]}", strict=False)
+            return f"{m[1]} {net.network_address} {net.netmask}{m[4]}"
+        net = ipaddress.ip_network(f"0.0.0.0/{m[2]}")
+        return f"{m[1]} {net.netmask}{m[3]}"
+    return text
+
+
 AI_ECN_RULE = "-" * 125
 AI_ECN_HEADER = (
     "AI-ECN Model Version : 1.0.1\n"
@@ -85,17 +142,19 @@ def parse(text: str) -> Node:
         depth = len(line) - len(line.lstrip(" "))
         while stack[-1][0] >= depth:
             stack.pop()
-        node = Node(line.strip())
+        node = Node(stored(line.strip()))
         stack[-1][1].children.append(node)
         stack.append((depth, node))
     return root
 
 
-def dump(root: Node) -> str:
+def dump(root: Node, hide: set[str] = frozenset()) -> str:
     out = ["!Software Version V300R023C00 (TEST DOUBLE)", "#"]
 
     def walk(node: Node, depth: int) -> None:
         for c in node.children:
+            if c.text in hide:
+                continue
             out.append(" " * depth + c.text)
             walk(c, depth + 1)
 
@@ -117,8 +176,15 @@ def apply(view: Node, text: str) -> Node | None:
         if what in TOGGLES and text not in [c.text for c in view.children]:
             view.children.append(Node(text))
         return None
+    text = stored(text)
     if text in TOGGLES:
         view.children = [c for c in view.children if c.text != "undo " + text]
+    key = KEYED.match(text)
+    for c in view.children if key else []:
+        old = KEYED.match(c.text)
+        if old and old[1] == key[1]:
+            c.text = text  # the new value, where the display puts that command
+            return c
     for c in view.children:
         if c.text == text:
             return c
@@ -144,7 +210,8 @@ class Switch:
         self.running = parse(text)
 
     def config(self) -> str:
-        return dump(self.running)
+        """What `display current-configuration` prints (documented defaults left out)."""
+        return dump(self.running, DISPLAY_HIDES)
 
 
 class Session:
@@ -152,6 +219,7 @@ class Session:
         self.sw, self.p = switch, process
         self.candidate: Node | None = None  # system view when set
         self.views: list[Node] = []
+        self.asking: str | None = None  # the command waiting for its [Y/N] answer
 
     def prompt(self) -> str:
         if self.candidate is None:
@@ -181,9 +249,17 @@ class Session:
             return AI_ECN_HEADER + rows + AI_ECN_RULE + "\n"
         return None
 
-    def handle(self, cmd: str) -> bool:
-        """Run one line; False ends the session."""
+    def reject(self) -> None:
+        self.write(f"{' ' * len(self.prompt())}^\n{ERROR}\n")
+
+    def handle(self, cmd: str) -> bool | None:
+        """Run one line; False ends the session, None waits for an answer without a prompt."""
         self.sw.log.append(cmd)
+        if self.asking is not None:  # the answer to "Continue? [Y/N]:"
+            if cmd.lower() == "y" and self.sw.commits:
+                self.sw.running = self.sw.commits.pop()
+            self.asking = None
+            return True
         if not cmd:
             return True
         shown = self.display(cmd)
@@ -201,22 +277,27 @@ class Session:
                 self.candidate = self.sw.running.copy()
                 self.views = []
             elif cmd == "rollback configuration last 1" and self.sw.commits:
-                self.sw.running = self.sw.commits.pop()
-                self.write("Info: Rollback succeeded.\n")
+                self.write(ROLLBACK_PROMPT)
+                self.asking = cmd
+                return None  # no prompt: the switch waits for the answer
             elif cmd == "quit":
                 return False
             else:
-                self.write(f"{' ' * (len(self.prompt()) + 1)}^\n{ERROR}\n")
+                self.reject()
             return True
-        if any(re.search(r, cmd) for r in self.sw.reject):
-            self.write(f"{' ' * (len(self.prompt()) + 1)}^\n{ERROR}\n")
+        if cmd == "abort" or any(re.search(r, cmd) for r in self.sw.reject):
+            self.reject()  # plain `abort` is no V300R023C00 command (abort_trial.json: `abort trial`)
             return True
         if any(re.search(r, cmd) for r in self.sw.ignore):
             return True
         if cmd == "commit":
             self.sw.commits.append(self.sw.running)
             self.sw.running = self.candidate.copy()
-        elif cmd == "abort" or (cmd in ("return", "quit") and (cmd == "return" or not self.views)):
+        elif cmd == "clear configuration candidate":
+            # the view after clearing is [unconfirmed] (the page's example is in the system view):
+            # the double goes back to the system view
+            self.candidate, self.views = self.sw.running.copy(), []
+        elif cmd in ("return", "quit") and (cmd == "return" or not self.views):
             self.candidate, self.views = None, []
         elif cmd == "quit":
             self.views.pop()
@@ -236,9 +317,11 @@ class Session:
                 if not line:
                     break
                 self.write(line.rstrip("\r\n") + "\n")  # the terminal's echo, line by line
-                if not self.handle(line.strip()):
+                done = self.handle(line.strip())
+                if done is False:
                     break
-                self.write(self.prompt())
+                if done:
+                    self.write(self.prompt())
         except (asyncssh.BreakReceived, asyncssh.TerminalSizeChanged, ConnectionError):
             pass
         self.p.exit(0)
