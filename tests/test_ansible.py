@@ -111,11 +111,16 @@ def _seed(roots: Path) -> dict[str, Switch]:
                     f"npu{i}.lldp_port={port}",
                 ]
             (state / "npu.conf").write_text("\n".join(lines) + "\n")
-    return {
-        name: Switch(name, lldp=[(local, dev, port) for local, (dev, port) in rows.items()])
-        for name, rows in switch_lldp.items()
-        if not name.startswith(("rtr-", "fw-"))
-    }
+    switches = {}
+    for name, rows in switch_lldp.items():
+        if name.startswith(("rtr-", "fw-")):
+            continue
+        sw = Switch(name, lldp=[(local, dev, port) for local, (dev, port) in rows.items()])
+        plan = yaml.safe_load((INVENTORY / "files" / "switches" / f"{name}.yml").read_text())
+        if (plan.get("lossless") or {}).get("ecn") == "ai-ecn":  # licensed: AI ECN runs
+            sw.ai_ecn = [(port, plan["lossless"]["queue"]) for port in rows]
+        switches[name] = sw
+    return switches
 
 
 @pytest.fixture(scope="module")
