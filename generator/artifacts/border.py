@@ -5,8 +5,9 @@ Firewall (USG6000E): one security zone per plane it faces (business, inband, oob
 toward the routers, default deny between zones, one rule per required flow that crosses zones
 (addresses and service from the model's flow table), logging on every rule; static routes from
 the model. Router (NE8000): the firewall links and the provider hand-off, static routes from
-the model. Both: management port in the management VRF with its gateway, SSH only, AAA on the
-console and VTY, management ACL. Every fact is the model's; this module only spells it.
+the model. Both: management port in the management VRF with its gateway, SSH only with hardened
+algorithms, AAA on the console and VTY, management ACL, SNMPv3 only with traps to the monitoring
+nodes. Every fact is the model's; this module only spells it.
 """
 
 from __future__ import annotations
@@ -227,6 +228,17 @@ def structured_config(dev: Device, cluster: Cluster, links: list[Link], rules: l
             "ntp": [ip(a) for a in svc.ntp],
             "syslog": [ip(a) for a in svc.syslog],
             "service_manage": service_manage,
+            # SNMPv3 as on the switches (the model's Services): the user, its group and view, its
+            # authentication and privacy modes without keys (roles/border_deploy enters the keys
+            # at the device's prompts), and the trap targets, the monitoring nodes
+            "snmp": {
+                "user": svc.snmp_user,
+                "group": svc.snmp_group,
+                "view": svc.snmp_view,
+                "auth": svc.snmp_auth,
+                "priv": svc.snmp_priv,
+                "targets": [ip(a) for a in svc.snmp],
+            },
         },
         "interfaces": interfaces,
         "zones": [
