@@ -1,0 +1,278 @@
+"""TEST DOUBLE of the border devices: Huawei NetEngine 8000 routers (VRP8) and HiSecEngine
+USG6000E firewalls, reached over SSH.
+
+Not a router: an asyncssh server on 127.0.0.1, one port per device, that the real netmiko and the
+real role (roles/border_deploy) talk to. What it does, and where that is documented:
+
+- it accepts a configuration line only when generator/catalog/commands.yaml has its form for the
+  platform and the current view (each form cites its NE40E V800R012C10 page, or says
+  [unconfirmed] for the USG), and answers any other line with the VRP error
+  `Error: Unrecognized command found at '^' position.` under a caret; a line whose form opens a
+  view (`enters`) enters it, `quit` leaves it;
+- NE8000: two-stage commit, prompts `[~name]` / `[*name]` (uncommitted changes), `commit`,
+  `clear configuration candidate` ("The uncommitted configuration will be deleted, and the
+  system view will be displayed", NE40E Disard(CFGOM) page); USG6000E: every line takes effect
+  at once, prompt `[name]` ([unconfirmed]: the USG6000E V600 session format);
+- `snmp-agent usm-user v3 U authentication-mode M` / `privacy-mode M` ask "Please configure the
+  authentication password (8-255)" (privacy: "privacy password"), "Enter Password:", "Confirm
+  Password:", and save `... cipher %#%#...%#%#` (NE40E SNMPUSMUser page example; configuration
+  guide "Example for Configuring a Device to Communicate with an NMS Through a USM SNMPv3 User"
+  for the privacy prompt and the saved form); the keys received are kept for the tests;
+- `display current-configuration` prints the saved format: `ip address A LEN` as the dotted mask,
+  passwords as ciphertext (that example's Configuration Files), and no `undo telnet server
+  enable`, the default (NE40E telnet-server-enable page);
+- `save` asks "Are you sure to continue?[Y/N]" and saves on `y` (NE40E SaveCfgFile page).
+How a line changes the configuration is this double's simplification: it is stored once in its
+view; `undo X` is not modelled (the role never sends it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import re
+import threading
+from dataclasses import dataclass, field
+
+import asyncssh
+
+from generator.analysis.command_table import interface_kind, load_table
+
+ERROR = "Error: Unrecognized command found at '^' position."
+KEYED = re.compile(r"^snmp-agent usm-user v3 \S+ (authentication|privacy)-mode \S+$")
+SECRET = re.compile(r"^(.*\b(?:irreversible-cipher|cipher)) \S+$")
+MASK = re.compile(r"^(ip address \S+) (\d+)$")
+CIPHER = "%#%#DOUBLE-ENCRYPTED%#%#"
+TABLE = load_table()
+
+
+@dataclass
+class Device:
+    name: str
+    platform: str  # huawei-ne or huawei-usg
+    running: dict = field(default_factory=dict)  # line -> {child line -> {...}}, in order
+    keys: dict[str, str] = field(default_factory=dict)  # "authentication"/"privacy" -> key
+    log: list[str] = field(default_factory=list)
+    saved: int = 0
+    commits: int = 0
+
+    def config(self) -> str:
+        out = ["!Software Version (TEST DOUBLE)", "#"]
+
+        def walk(node: dict, depth: int) -> None:
+            for text, children in node.items():
+                out.append(" " * depth + text)
+                walk(children, depth + 1)
+                if depth == 0:
+                    out.append("#")
+
+        walk(self.running, 0)
+        return "\n".join([*out, "return"]) + "\n"
+
+
+def _copy(node: dict) -> dict:
+    return {k: _copy(v) for k, v in node.items()}
+
+
+def _saved(line: str) -> str:
+    if m := MASK.match(line):
+        return f"{m.group(1)} {ipaddress.ip_network(f'0.0.0.0/{m.group(2)}').netmask}"
+    if m := SECRET.match(line):
+        return f"{m.group(1)} {CIPHER}"
+    return line
+
+
+class Session:
+    def __init__(self, dev: Device, process: asyncssh.SSHServerProcess) -> None:
+        self.dev, self.p = dev, process
+        self.candidate: dict | None = None  # the system view when set
+        self.views: list[tuple[str, str, dict, str | None]] = []  # (view, line, node, kind)
+        self.pending: tuple[str, str, list[str]] | None = None  # a keyed line being answered
+        self.pending_save = False  # `save` asked [Y/N]
+
+    @property
+    def two_stage(self) -> bool:
+        return self.dev.platform == "huawei-ne"
+
+    def prompt(self) -> str:
+        if self.candidate is None:
+            return f"<{self.dev.name}>"
+        label = "-" + self.views[-1][1].split()[-1] if self.views else ""
+        if not self.two_stage:
+            return f"[{self.dev.name}{label}]"
+        mark = "*" if self.candidate != self.dev.running else "~"
+        return f"[{mark}{self.dev.name}{label}]"
+
+    def write(self, text: str) -> None:
+        self.p.stdout.write(text.replace("\n", "\r\n"))
+
+    def error(self) -> None:
+        self.write(f"{' ' * (len(self.prompt()) + 1)}^\n{ERROR}\n")
+
+    def store(self, line: str) -> dict:
+        node = self.views[-1][2] if self.views else self.candidate
+        node = node.setdefault(_saved(line), {})
+        if not self.two_stage:
+            self.dev.running = self.candidate
+        return node
+
+    def answer(self, text: str) -> None:
+        """A key typed at "Enter Password:" / "Confirm Password:"."""
+        line, kind, typed = self.pending
+        typed.append(text)
+        if len(typed) == 1:
+            self.write("Confirm Password:")
+            return
+        self.pending = None
+        if typed[0] != typed[1] or not 8 <= len(typed[0]) <= 255:
+            self.write("Error: The two passwords are different or out of range.\n")  # [unconfirmed]
+            return
+        self.dev.keys[kind] = typed[0]
+        self.store(f"{line} cipher {typed[0]}")
+
+    def handle(self, cmd: str) -> bool:
+        """One line; False ends the session."""
+        self.dev.log.append("******" if self.pending else cmd)
+        if self.pending:
+            self.answer(cmd)
+            return True
+        if not cmd:
+            return True
+        if cmd in ("display current-configuration", "display current-configuration | no-more"):
+            self.write(self.dev.config())
+        elif cmd == "screen-length 0 temporary":
+            self.write("Info: The configuration takes effect on the current user terminal.\n")
+        elif self.candidate is None:
+            return self.user_view(cmd)
+        else:
+            self.system_view(cmd)
+        return True
+
+    def user_view(self, cmd: str) -> bool:
+        if cmd == "system-view":
+            self.write("Enter system view, return user view with return command.\n")
+            self.candidate, self.views = _copy(self.dev.running), []
+        elif cmd == "save":
+            self.write("Warning: all configuration will be written to the device.\n")
+            self.write("Are you sure to continue?[Y/N]")
+            self.pending_save = True
+        elif cmd.lower() == "y" and self.pending_save:
+            self.pending_save = False
+            self.dev.saved += 1
+            self.write("Info: Save the configuration successfully.\n")
+        elif cmd == "quit":
+            return False
+        else:
+            self.error()
+        return True
+
+    def system_view(self, cmd: str) -> None:
+        if cmd == "commit" and self.two_stage:
+            self.dev.running, self.dev.commits = _copy(self.candidate), self.dev.commits + 1
+        elif cmd == "clear configuration candidate" and self.two_stage:
+            self.candidate, self.views = _copy(self.dev.running), []
+        elif cmd == "return" or (cmd == "quit" and not self.views):
+            self.candidate, self.views = None, []
+        elif cmd == "quit":
+            self.views.pop()
+        elif cmd == "undo telnet server enable":  # the default: nothing saved
+            self.match(cmd)
+        elif m := KEYED.match(cmd):
+            if self.match(cmd) is None:
+                return
+            kind = m.group(1)
+            self.write(f"Please configure the {kind} password (8-255)\nEnter Password:")
+            self.pending = (cmd, kind, [])
+        elif (c := self.match(cmd)) is not None:
+            node = self.store(cmd)
+            if c.enters:
+                kind = None
+                if c.enters == "interface":
+                    kind = interface_kind(cmd.split()[1])
+                self.views.append((c.enters, cmd, node, kind))
+
+    def match(self, cmd: str):
+        view, kind = (self.views[-1][0], self.views[-1][3]) if self.views else ("system", None)
+        c, _ = TABLE.match(self.dev.platform, view, cmd, kind)
+        if c is None:
+            self.error()
+        return c
+
+    async def run(self) -> None:
+        self.write(f"Info: The max number of VTY users is 21 (TEST DOUBLE).\n{self.prompt()}")
+        try:
+            while True:
+                line = await self.p.stdin.readline()
+                if not line:
+                    break
+                hidden = self.pending is not None
+                self.write("\n" if hidden else line.rstrip("\r\n") + "\n")  # keys are not echoed
+                if not self.handle(line.strip()):
+                    break
+                if self.pending is None and not self.pending_save:
+                    self.write(self.prompt())
+        except (asyncssh.BreakReceived, asyncssh.TerminalSizeChanged, ConnectionError):
+            pass
+        self.p.exit(0)
+
+
+class _Server(asyncssh.SSHServer):
+    def __init__(self, password: str) -> None:
+        self.password = password
+
+    def begin_auth(self, username: str) -> bool:
+        return True
+
+    def password_auth_supported(self) -> bool:
+        return True
+
+    def validate_password(self, username: str, password: str) -> bool:
+        return username == "admin" and password == self.password
+
+
+class Fleet:
+    """Border doubles on 127.0.0.1, served from a background thread until stop()."""
+
+    def __init__(self, devices: list[Device], password: str) -> None:
+        self.devices = {d.name: d for d in devices}
+        self.password = password
+        self.ports: dict[str, int] = {}
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.servers: list[asyncssh.SSHAcceptor] = []
+
+    def start(self) -> Fleet:
+        self.thread.start()
+        asyncio.run_coroutine_threadsafe(self._start(), self.loop).result(30)
+        return self
+
+    async def _start(self) -> None:
+        key = asyncssh.generate_private_key("ssh-ed25519")
+        for name, dev in self.devices.items():
+
+            async def handler(process: asyncssh.SSHServerProcess, dev: Device = dev) -> None:
+                await Session(dev, process).run()
+
+            server = await asyncssh.create_server(
+                lambda: _Server(self.password),
+                "127.0.0.1",
+                0,
+                server_host_keys=[key],
+                process_factory=handler,
+                line_editor=False,
+            )
+            self.servers.append(server)
+            self.ports[name] = server.sockets[0].getsockname()[1]
+
+    def stop(self) -> None:
+        async def close() -> None:
+            for s in self.servers:
+                s.close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(close(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
