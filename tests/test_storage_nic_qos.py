@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from generator.catalog import shipped_data
+from generator.structured_yaml import VariablesLoader
 from tests.ansible_run import recap, tool
 
 pytestmark = pytest.mark.slow  # real ansible-playbook runs
@@ -64,8 +65,10 @@ def inventories(tmp_path_factory) -> dict[str, Path]:
 
 
 def _vars(inventory: Path) -> dict:
-    shared = yaml.safe_load((inventory / "group_vars/all.yml").read_text())
-    return {**shared, **yaml.safe_load((inventory / f"host_vars/{HOST}.yml").read_text())}
+    def read(path: str) -> dict:  # `!unsafe` values as Ansible reads them (structured_yaml)
+        return yaml.load((inventory / path).read_text(), VariablesLoader)
+
+    return {**read("group_vars/all.yml"), **read(f"host_vars/{HOST}.yml")}
 
 
 def seed_storage_nic_sysfs(root: Path, ports: list[str], driver: str = "mlx5_core") -> None:

@@ -19,13 +19,15 @@ from typing import Any, TypeVar
 import yaml
 
 from generator.blueprint.readfile import ReadRefused, read_regular
+from generator.structured_yaml import FastVariablesLoader, VariablesLoader
 from generator.verify.report import NotAnOutput
 
 T = TypeVar("T")
 # libyaml, when it is there, reads the 10k inventory in a fraction of the pure-Python time, but
 # its composer recurses in C and crashes the process on deeply nested input; such text goes to the
 # pure-Python loader, whose recursion ends in a RecursionError.
-FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# Both read the `!unsafe` tag of Ansible variable files as plain data (structured_yaml).
+FAST_LOADER = FastVariablesLoader
 SHALLOW = 100  # bracket depth and indentation the fast loader is given
 _BRACKETS = re.compile(r"[\[\]{}]")
 _INDENT = re.compile(rf"^[ -]{{{SHALLOW},}}", re.M)
@@ -64,7 +66,7 @@ def file_yaml(folder: Path, path: Path) -> Any:
 def yaml_text(where: str, text: str) -> Any:
     """YAML text's data (`where` names it in errors); Damaged for a syntax error, an alias
     (an alias bomb would make every walk over the data exponential), or nesting too deep."""
-    loader = (FAST_LOADER if _shallow(text) else yaml.SafeLoader)(text)
+    loader = (FAST_LOADER if _shallow(text) else VariablesLoader)(text)
     try:
         node = loader.get_single_node()
         if node is not None and _has_alias(node):
