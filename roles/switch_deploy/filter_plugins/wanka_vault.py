@@ -1,0 +1,1 @@
+../../ztp_server/filter_plugins/wanka_vault.py
