@@ -11,16 +11,15 @@ extension it is given.
 Templates receive plain data (dicts and lists). `x.key` on a dict looks the key up first: Jinja2's
 default tries an attribute first and reaches the item through an AttributeError, which made the
 switch configurations render almost 3x slower. Templates keep the readable dot form.
+
+Compiled templates are kept in memory only (the environment's cache, one compile per process; the
+forked workers inherit it): never loaded from disk, where Jinja2's FileSystemBytecodeCache unpickles
+what it finds, so a file planted in the cache folder would run code inside `wanka generate`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import os
-import pickle
 import re
-import sys
 from collections.abc import Callable
 from functools import cache
 from importlib import resources
@@ -83,47 +82,8 @@ def environment() -> Environment:
         ),
         auto_reload=False,
     )
-    env.bytecode_cache = _bytecode_cache(env)
     env.filters["code"] = markdown_code  # free text in Markdown: a code span, never markup
     return env
-
-
-class _QuietBytecodeCache(jinja2.FileSystemBytecodeCache):
-    """Jinja2's file cache of compiled templates (written atomically; a template whose source
-    changed is compiled again), that goes without a cache file it cannot write (full disk) and
-    compiles again over one it cannot read (damaged: Jinja2 would raise from pickle)."""
-
-    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        with contextlib.suppress(OSError):
-            super().dump_bytecode(bucket)
-
-    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        try:
-            super().load_bytecode(bucket)
-        except (OSError, EOFError, ValueError, TypeError, pickle.UnpicklingError):
-            bucket.reset()
-
-
-def _bytecode_cache(env: jinja2.Environment) -> jinja2.BytecodeCache | None:
-    """Templates compiled by an earlier run, from the user's cache folder
-    ($XDG_CACHE_HOME/wanka, else ~/.cache/wanka, beside the Ansible fact cache): compiling them
-    costs a quarter of a second of CPU in every run, and again in every worker process. The
-    folder's name holds what the compiled code depends on besides the template source (Jinja2
-    and Python versions, the environment's whitespace and escaping settings). None, and the
-    templates are compiled each run, when there is no home or the folder cannot be made."""
-    home = os.path.expanduser("~")
-    base = os.environ.get("XDG_CACHE_HOME") or (os.path.join(home, ".cache") if home != "~" else "")
-    if not os.path.isabs(base):
-        return None
-    settings = (env.trim_blocks, env.lstrip_blocks, env.keep_trailing_newline, AUTOESCAPED)
-    key = hashlib.sha256(repr(settings).encode()).hexdigest()[:12]
-    name = f"templates-jinja{jinja2.__version__}-{sys.implementation.cache_tag}-{key}"
-    folder = os.path.join(base, "wanka", name)
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError:
-        return None
-    return _QuietBytecodeCache(folder)
 
 
 def template(name: str) -> jinja2.Template:
