@@ -365,7 +365,9 @@ def secrets(folder, path, report: Report) -> None:
         text = safe.file_text(folder, path)
     except safe.NotText:
         return
-    secrets_in(read.rel(folder, path), text, report)
+    rel = read.rel(folder, path)
+    secrets_in(rel, text, report)
+    templates_in(rel, text, report)
 
 
 def secrets_in(rel: str, text: str, report: Report) -> None:
@@ -385,6 +387,31 @@ def secrets_in(rel: str, text: str, report: Report) -> None:
             value = value.split(" #")[0].strip().strip("\"'")
             if value and value not in ("null", "~") and not REFERENCE.fullmatch(value):
                 report.problems.append(Problem(rel, n, f"{key} in clear"))
+
+
+TEMPLATE = ("{{", "{%", "{#")  # what starts Jinja2 (an expression, a statement, a comment)
+TEMPLATED = ("ansible_python_interpreter:", "ansible_user:", "wanka_files:", "wanka_site_dir:")
+
+
+def templates_in(rel: str, text: str, report: Report) -> None:
+    """Template syntax Ansible would run: in a device configuration anything but a Vault
+    placeholder (roles ztp_server/switch_deploy fill only those, filter_plugins/wanka_vault.py);
+    in an Ansible variable file (host_vars/, group_vars/) a value not tagged `!unsafe` other
+    than the generator's own expressions (generator/artifacts/inventory.py, Template)."""
+    variables = rel.startswith(("host_vars/", "group_vars/"))
+    if not (rel.endswith(".cfg") or variables):
+        return
+    for n, line in _suspect_lines(text, TEMPLATE):
+        if variables:
+            value = line.partition(": ")[2]
+            inert = value.startswith("!unsafe ") or line.lstrip().startswith("- !unsafe ")
+            if inert or (rel.startswith("group_vars/") and line.startswith(TEMPLATED)):
+                continue
+        elif not any(t in VAULT.sub("", line) for t in TEMPLATE):
+            continue
+        report.problems.append(
+            Problem(rel, n, f"template syntax Ansible would evaluate: {line.strip()[:120]!r}")
+        )
 
 
 def _suspect_lines(text: str, words: tuple[str, ...]):
