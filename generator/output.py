@@ -9,6 +9,12 @@ our marker file: `-o ~/` cannot delete a home directory. The marker lists every 
 run wrote; when the folder holds a file in neither that list nor the new output (a user's own
 `group_vars/site.yml`), the write stops naming it instead of deleting it: site files belong in the
 overlay `<name>.site/` beside the folder, which generate never touches (README, Ansible).
+
+Beside the folder a run keeps only names it made itself: the lock `.<name>.lock` is opened with
+O_NOFOLLOW | O_NONBLOCK (a symlink there is not followed, a FIFO does not block) and must be a
+regular file that is empty or holds wanka's lock text; the staging folder `.<name>.tmp-XXXXXXXX`
+is made by mkdtemp (a name unique per run) and carries the file STAGED, and a later run removes
+(or restores) only such folders, never a user's folder that merely matches the pattern.
 """
 
 from __future__ import annotations
@@ -16,15 +22,16 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import errno
 import fcntl
 import glob
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 from generator import forking
 from generator.artifacts import OutputFile
@@ -36,6 +43,10 @@ LISTED = (
     b"while the folder holds any other file: site files belong in the overlay <name>.site/\n"
     b"beside this folder (README, Ansible).\n"
 )
+LOCK_TEXT = b"wanka's lock for generating the folder beside it; safe to delete when no run is on.\n"
+STAGED = ".wanka-staging"  # in a staging folder: it and everything in it are wanka's
+STAGED_TEXT = b"wanka's staging folder; the next generate of the folder beside it removes it.\n"
+_OPEN_SAFE = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 SHOWN = 10  # user files named in the refusal; the rest are counted
 
 
@@ -195,29 +206,33 @@ class Staging:
         _no_folder_in_the_way(folder)
         self.folder = folder
         self.root = ""  # the temporary folder, until it is committed or deleted
-        self._lock: IO[str] | None = None
+        self._holder = ""  # the staging folder: STAGED and the tree (later the old copy)
+        self._lock: int | None = None
 
     def __enter__(self) -> Staging:
         folder = self.folder
         try:
             with self.os_errors():
                 folder.parent.mkdir(parents=True, exist_ok=True)
-                self._lock = open(folder.parent / f".{folder.name}.lock", "w")
+                self._lock = _open_lock(folder.parent / f".{folder.name}.lock")
                 fcntl.flock(self._lock, fcntl.LOCK_EX)
                 _ensure_ours(folder)
                 _clean_leftovers(folder)
-                self.root = tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent)
+                self._holder = tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent)
+                _write_files(self._holder, [(STAGED, STAGED_TEXT)])
+                self.root = f"{self._holder}/tree"
+                os.mkdir(self.root, 0o755)
         except BaseException:
             self.__exit__()
             raise
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.root:
-            shutil.rmtree(self.root, ignore_errors=True)
-            self.root = ""
+        if self._holder:
+            shutil.rmtree(self._holder, ignore_errors=True)
+            self._holder = self.root = ""
         if self._lock is not None:
-            self._lock.close()  # releases the lock
+            os.close(self._lock)  # releases the lock
             self._lock = None
 
     @contextlib.contextmanager
@@ -238,16 +253,12 @@ class Staging:
             os.chmod(tmp, 0o755)
             if not folder.exists():
                 os.rename(tmp, folder)
-                self.root = ""
-            elif _exchange(tmp, folder):
-                self.root = ""
-                shutil.rmtree(tmp)  # it holds the previous output now
-            else:
-                old = folder.parent / f".{folder.name}.old-{os.getpid()}"
-                os.rename(folder, old)
+            elif not _exchange(tmp, folder):  # else the staging folder holds the previous output
+                os.rename(folder, f"{self._holder}/old")  # restored by _clean_leftovers if killed
                 os.rename(tmp, folder)
-                self.root = ""
-                shutil.rmtree(old)
+            self.root = ""
+            shutil.rmtree(self._holder)
+            self._holder = ""
             _fsync_dir(folder.parent)
         return len(paths) + 1
 
@@ -348,15 +359,52 @@ def _write_file(path: Path, data: bytes) -> None:
         raise
 
 
+def _open_lock(path: Path) -> int:
+    """The lock file's descriptor: never through a symlink, never blocking on a FIFO, never
+    truncating; a regular file that is empty (then given wanka's text) or holds that text."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | _OPEN_SAFE, 0o644)
+    except OSError as err:
+        if err.errno in (errno.ELOOP, errno.EISDIR):  # O_NOFOLLOW on a symlink; a folder
+            what = "a symlink" if err.errno == errno.ELOOP else "a folder"
+            raise OutputError(f"{path} is {what}, not wanka's lock file; move it away") from err
+        raise
+    info = os.fstat(fd)
+    text = os.pread(fd, len(LOCK_TEXT) + 1, 0) if stat.S_ISREG(info.st_mode) else b""
+    if not stat.S_ISREG(info.st_mode) or text not in (b"", LOCK_TEXT):
+        os.close(fd)
+        what = "holds other text" if stat.S_ISREG(info.st_mode) else "is not a regular file"
+        raise OutputError(f"{path} {what}: not wanka's lock file; move it away and run again")
+    if not text:
+        os.pwrite(fd, LOCK_TEXT, 0)
+    return fd
+
+
+def _is_staging(path: Path) -> bool:
+    """True when `path` is a real folder (not a symlink) holding wanka's STAGED file."""
+    if path.is_symlink() or not path.is_dir():
+        return False
+    try:
+        fd = os.open(path / STAGED, os.O_RDONLY | _OPEN_SAFE)
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and os.read(fd, 4096) == STAGED_TEXT
+    finally:
+        os.close(fd)
+
+
 def _clean_leftovers(folder: Path) -> None:
-    """Remove temporary folders a killed run left beside `folder`; restore a half-swapped one."""
+    """Remove the staging folders a killed run left beside `folder`, restoring the previous
+    output when a run was killed between its two renames. A folder that only matches the
+    pattern (no STAGED file) is the user's and stays as it is."""
     name = glob.escape(folder.name)  # `-o 'out*'` must not match another run's folders
-    for p in folder.parent.glob(f".{name}.old-*"):
-        if not folder.exists():
-            os.rename(p, folder)
-        else:
-            shutil.rmtree(p, ignore_errors=True)
     for p in folder.parent.glob(f".{name}.tmp-*"):
+        if not _is_staging(p):
+            continue
+        old = p / "old"
+        if not folder.exists() and old.is_dir() and not old.is_symlink():
+            os.rename(old, folder)
         shutil.rmtree(p, ignore_errors=True)
 
 

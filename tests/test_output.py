@@ -235,3 +235,92 @@ def test_the_site_overlay_survives_generate_and_ansible_reads_it_second(tmp_path
     assert seen["burn_in"] == ["npu-0001"]
     # the roles' files stay the generated folder's (first -i wins)
     assert npu["wanka_files"] == f"{out}/files", npu["wanka_files"]
+
+
+# --- names beside the folder: the lock and the staging folders are wanka's own -------------------
+
+
+def _lock_in_the_way(parent: Path, kind: str) -> Path:
+    """Puts a user's thing named `.out.lock`; returns the file it would let wanka overwrite."""
+    lock, victim = parent / ".out.lock", parent / "precious.txt"
+    victim.write_text("user data\n")
+    if kind == "symlink to a file":
+        lock.symlink_to(victim)
+    elif kind == "dangling symlink":
+        victim = parent / "made-by-open"  # open(O_CREAT) through the link would make it
+        lock.symlink_to(victim)
+    elif kind == "fifo":
+        os.mkfifo(lock)
+    elif kind == "folder":
+        lock.mkdir()
+    else:  # a regular file of the user's
+        lock.write_text("user data\n")
+        victim = lock
+    return victim
+
+
+@pytest.mark.parametrize(
+    "kind", ["symlink to a file", "dangling symlink", "fifo", "folder", "user's file"]
+)
+def test_a_lock_name_taken_by_a_user_is_refused_and_nothing_is_written(tmp_path, kind):
+    victim = _lock_in_the_way(tmp_path, kind)
+    before = victim.read_bytes() if victim.exists() else None
+    run = subprocess.run(  # a FIFO opened for writing without O_NONBLOCK would hang: time it out
+        [sys.executable, "-c", f"from generator import output; from generator.artifacts import "
+         f"OutputFile; output.write(__import__('pathlib').Path({str(tmp_path / 'out')!r}), "
+         f"[OutputFile('a.txt', b'a')])"],
+        capture_output=True, text=True, timeout=20, cwd=ROOT,
+    )  # fmt: skip
+    assert run.returncode != 0 and "not wanka's lock file" in run.stderr, run.stderr
+    assert not (tmp_path / "out").exists()
+    assert (victim.read_bytes() if victim.exists() else None) == before
+    assert sorted(p.name for p in tmp_path.iterdir() if ".tmp-" in p.name) == []
+
+
+def test_the_lock_wanka_made_is_reused(tmp_path):
+    output.write(tmp_path / "out", [OutputFile("a.txt", b"a\n")])
+    assert (tmp_path / ".out.lock").read_bytes() == output.LOCK_TEXT
+    output.write(tmp_path / "out", [OutputFile("a.txt", b"b\n")])
+    assert (tmp_path / "out" / "a.txt").read_bytes() == b"b\n"
+
+
+@pytest.mark.parametrize("name", [".out.tmp-abc123", ".out.tmp-", ".out.old-4242", ".out.tmp-link"])
+def test_a_user_folder_named_like_a_staging_folder_is_neither_moved_nor_deleted(tmp_path, name):
+    out, mine = tmp_path / "out", tmp_path / name
+    target = tmp_path / "keep" if name.endswith("link") else mine
+    target.mkdir()
+    (target / "notes.txt").write_text("mine\n")
+    (target / output.STAGED).symlink_to(tmp_path / "keep-marker")  # a link is not the marker
+    (tmp_path / "keep-marker").write_bytes(output.STAGED_TEXT)
+    if target != mine:
+        mine.symlink_to(target)
+    for data in (b"one\n", b"two\n"):  # a first run (no output yet) and a replacing one
+        output.write(out, [OutputFile("a.txt", data)])
+        assert (mine / "notes.txt").read_text() == "mine\n"
+    assert (out / "a.txt").read_bytes() == b"two\n"
+    assert sorted(p.name for p in tmp_path.iterdir() if ".tmp-" in p.name or ".old-" in p.name) == [
+        name
+    ]
+
+
+def test_a_run_killed_between_its_renames_is_restored_by_the_next(tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    output.write(out, [OutputFile("a.txt", b"old\n")])
+    monkeypatch.setattr(output, "_exchange", lambda a, b: False)  # the two-rename path
+    real_rename, calls = os.rename, []
+
+    def killed_after_the_first(src, dst):
+        calls.append(dst)
+        real_rename(src, dst)
+        if len(calls) == 1:
+            raise KeyboardInterrupt  # stands for SIGKILL: nothing after this line runs
+
+    monkeypatch.setattr(output.os, "rename", killed_after_the_first)
+    monkeypatch.setattr(output.shutil, "rmtree", lambda *a, **k: None)  # a kill cleans nothing
+    with pytest.raises(KeyboardInterrupt):
+        output.write(out, [OutputFile("a.txt", b"new\n")])
+    monkeypatch.undo()
+    assert not out.exists()
+    output.write(out, [OutputFile("b.txt", b"b\n")])
+    assert _tree(out) == {"b.txt": b"b\n", output.MARKER: (out / output.MARKER).read_bytes()}
+    assert sorted(p.name for p in tmp_path.iterdir() if ".tmp-" in p.name) == []
