@@ -6,6 +6,11 @@
   range 100.64/10 that data centres use for fabrics.
 - Mount points are absolute, normalised paths (no `.`/`..` parts, no `//`, no trailing `/`),
   not `/` itself, and each file system is mounted at its own place, under its own name.
+- Host paths the roles mount over (zones.storage.filesystems mountpoints, roles/dpc_client) or
+  delete under (acceptance.compile_cache.paths: a daily root `find PATH ... -delete`,
+  roles/ops_checklist) are normalised too and are neither a system folder nor inside a system
+  tree; a cache path is not a DPC mount or a folder holding one. The roles refuse the same paths
+  (roles/dpc_client/filter_plugins/wanka_mount_unit.py, roles/ops_checklist/library/).
 """
 
 from __future__ import annotations
@@ -29,6 +34,21 @@ _SPECIAL = (
     ("is_reserved", "a reserved range (240.0.0.0/4)"),
 )
 _FILESYSTEMS = ("zones", "storage", "filesystems")
+_CACHES = ("acceptance", "compile_cache", "paths")
+# The system's own trees, after the Filesystem Hierarchy Standard 3.0 ch. 3 (/bin /boot /dev
+# /etc /lib<qual> /sbin /usr: programs, libraries, configuration, boot files, devices) and
+# ch. 6.1 (Linux: /proc, /sys); /run holds runtime data (ch. 3.15). Nothing belongs under them.
+SYSTEM_TREES = (
+    "/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32",
+    "/proc", "/run", "/sbin", "/sys", "/usr",
+)  # fmt: skip
+# Folders that hold other people's data (FHS 3.0 ch. 3: /home /media /mnt /opt /root /srv /tmp;
+# ch. 5: /var and its own folders): a path may lie under one, never be one.
+SYSTEM_FOLDERS = (
+    "/", "/home", "/media", "/mnt", "/opt", "/root", "/srv", "/tmp", "/var",
+    "/var/cache", "/var/lib", "/var/local", "/var/log", "/var/mail", "/var/opt",
+    "/var/spool", "/var/tmp",
+)  # fmt: skip
 
 
 def pool_kind_problems(pools: Iterable[tuple[YamlPath, Any]]) -> list[Problem]:
@@ -54,25 +74,66 @@ def pool_kind_problems(pools: Iterable[tuple[YamlPath, Any]]) -> list[Problem]:
     return problems
 
 
+def _normal_problem(path: YamlPath, value: str) -> Problem | None:
+    """`value` is not an absolute path in normal form (`/x/../` and `/x/` alike)."""
+    normal = posixpath.normpath(value).replace("//", "/")
+    if value == normal and value.startswith("/"):
+        return None
+    parts = value.split("/")
+    return Problem(
+        path,
+        f"{value!r} is not a normalised absolute path (it means {normal!r})",
+        f"write {normal!r}" if ".." not in parts else "remove '..' parts and write the real path",
+    )
+
+
+def system_path(value: str) -> str | None:
+    """Why the normalised path `value` is no place to mount over or delete under, or None."""
+    if value in SYSTEM_FOLDERS:
+        return "is a system folder" if value != "/" else "is the root file system"
+    tree = next((t for t in SYSTEM_TREES if value == t or value.startswith(t + "/")), None)
+    return f"is inside the system tree {tree}" if tree else None
+
+
+def cache_path_problems(data: Mapping[str, Any]) -> list[Problem]:
+    """Every compile-cache path is normalised, no system folder and no DPC mount or its parent:
+    the cleanup timer deletes every old file under it on every NPU server, daily, as root."""
+    mounts = [fs["mountpoint"] for fs in data["zones"]["storage"]["filesystems"]]
+    hint = "give the cache's own folder, e.g. /root/atc_data or /var/cache/ascend"
+    problems = []
+    for index, value in enumerate(data["acceptance"]["compile_cache"]["paths"]):
+        path = (*_CACHES, index)
+        if (bad := _normal_problem(path, value)) is not None:
+            problems.append(bad)
+        elif why := system_path(value):
+            problems.append(Problem(path, f"{value!r} {why}: the cleanup would delete it", hint))
+        elif held := [m for m in mounts if m == value or m.startswith(value + "/")]:
+            which = "is the DPC mount" if held[0] == value else "holds the DPC mount"
+            problems.append(
+                Problem(
+                    path,
+                    f"{value!r} {which} {held[0]} "
+                    f"(zones.storage.filesystems[{mounts.index(held[0])}].mountpoint): "
+                    "the cleanup would delete the file system's data",
+                    hint,
+                )
+            )
+    return problems
+
+
 def mountpoint_problems(data: Mapping[str, Any]) -> list[Problem]:
-    """Mount points are absolute, normalised, not `/`, and unique; names are unique."""
+    """Mount points are absolute, normalised, no system folder, and unique; names are unique."""
     problems = []
     seen: dict[str, dict[str, int]] = {"mountpoint": {}, "name": {}}
     for index, fs in enumerate(data["zones"]["storage"]["filesystems"]):
         path = (*_FILESYSTEMS, index, "mountpoint")
         mount = fs["mountpoint"]
-        normal = posixpath.normpath(mount).replace("//", "/")
-        if mount == "/" or normal == "/":
+        if (bad := _normal_problem(path, mount)) is not None:
+            problems.append(bad)
+        elif why := system_path(mount):
+            hidden = "the root file system" if mount == "/" else "it"
             problems.append(
-                Problem(path, f"{mount!r} would mount over the root file system", "e.g. /data")
-            )
-        elif mount != normal or ".." in mount.split("/") or "." in mount.split("/"):
-            problems.append(
-                Problem(
-                    path,
-                    f"{mount!r} is not a normalised absolute path",
-                    f"write {normal!r}" if ".." not in mount.split("/") else "remove '..' parts",
-                )
+                Problem(path, f"{mount!r} {why}: mounting over {hidden} hides it", "e.g. /data")
             )
         for key in ("mountpoint", "name"):
             value = fs[key]

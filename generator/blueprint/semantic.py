@@ -14,7 +14,11 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from generator.blueprint.refusals import mountpoint_problems, pool_kind_problems
+from generator.blueprint.refusals import (
+    cache_path_problems,
+    mountpoint_problems,
+    pool_kind_problems,
+)
 from generator.catalog import Catalog, HostModel, build_catalog, port_names
 from generator.errors import Problem, YamlPath, format_path
 
@@ -397,5 +401,6 @@ CHECKS: tuple[Check, ...] = (
     hccl_problems,
     lambda data, _: pool_kind_problems((p, get(data, p)) for p in POOL_PATHS),
     lambda data, _: mountpoint_problems(data),
+    lambda data, _: cache_path_problems(data),
     cnp_problems,
 )

@@ -9,7 +9,11 @@ compile-cache size (the caches hold no more than the limit) and checkpoint write
 each DPC mount (`dd ... oflag=direct conv=fsync` against the mount, GNU dd's summary line).
 check=switch_versions: every switch of a model runs the same software, from `display version`
 captures (one file per switch), parsed with ntc-templates' huawei_vrp_display_version template.
-Returns facts and problems; never fails itself (the role turns problems into one failure).
+Returns facts and problems; never fails itself (the role turns problems into one failure), except
+on a compile-cache path the cleanup timer must never delete under (`/`, a system folder, a DPC
+mount or a folder holding one): then it fails before the role installs the timer. The lists are
+wanka's blueprint validation's (generator/blueprint/refusals.py; tests/test_host_paths.py keeps
+them equal).
 """
 
 from __future__ import annotations
@@ -19,6 +23,19 @@ import re
 import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
+
+# FHS 3.0 ch. 3: the system's own trees (programs, libraries, configuration, boot files) and the
+# kernel's virtual file systems (/proc, /sys, /dev) and runtime data (/run): no cache lies in them.
+SYSTEM_TREES = (
+    "/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32",
+    "/proc", "/run", "/sbin", "/sys", "/usr",
+)  # fmt: skip
+# Folders holding other people's data (FHS 3.0 ch. 3, 5): a cache may lie under them, never be one.
+SYSTEM_FOLDERS = (
+    "/", "/home", "/media", "/mnt", "/opt", "/root", "/srv", "/tmp", "/var",
+    "/var/cache", "/var/lib", "/var/local", "/var/log", "/var/mail", "/var/opt",
+    "/var/spool", "/var/tmp",
+)  # fmt: skip
 
 DOCUMENTATION = r"""
 module: wanka_ops_checklist
@@ -127,6 +144,21 @@ def npu_power_problems(p: dict, env: dict) -> list[str]:
     return out
 
 
+def unsafe_cache_paths(paths: list[str], mounts: list[str]) -> list[str]:
+    """Why each compile-cache path is no place to delete files under (none: [])."""
+    out = []
+    for path in paths:
+        if not path.startswith("/") or os.path.normpath(path) != path or "//" in path:
+            out.append(f"{path!r} is not a normalised absolute path")
+        elif path in SYSTEM_FOLDERS:
+            out.append(f"{path!r} is a system folder")
+        elif any(path == t or path.startswith(t + "/") for t in SYSTEM_TREES):
+            out.append(f"{path!r} is inside a system tree")
+        elif any(m == path or m.startswith(path + "/") for m in mounts):
+            out.append(f"{path!r} is or holds a DPC mount")
+    return out
+
+
 def host_checks(p: dict) -> tuple[dict, list[str]]:
     env = {**os.environ, "WANKA_ROOT": p["root"]}
     problems, facts = [], {"write_gbps": {}, "cache_gb": 0.0}
@@ -183,6 +215,9 @@ def main() -> None:
         supports_check_mode=True,
     )
     p = module.params
+    unsafe = unsafe_cache_paths(p["cache_paths"], p["mounts"])
+    if unsafe:
+        module.fail_json(msg="refusing to clean compile caches at " + "; ".join(unsafe))
     if p["check"] == "switch_versions":
         facts, problems = switch_versions(p["captures"])
     else:
