@@ -21,34 +21,8 @@ from typing import Any
 from generator.analysis import Analysis
 from generator.artifacts import OutputFile
 from generator.model import Cluster, ip
+from generator.names import HOST_GROUP, PARENTS, SWITCH_GROUP, groups
 from generator.structured_yaml import Template, variables_file
-
-SWITCH_GROUP = {  # (plane, role) -> group
-    ("parameter", "leaf"): "parameter_leaves",
-    ("parameter", "spine"): "parameter_spines",
-    ("parameter", "core"): "parameter_cores",
-    ("storage", "leaf"): "storage_leaves",
-    ("storage", "spine"): "storage_spines",
-    ("storage", "core"): "storage_cores",
-    ("business", "leaf"): "business_leaves",
-    ("business", "spine"): "business_spines",
-    ("inband", "access"): "inband_access",
-    ("inband", "core"): "inband_cores",
-    ("oob", "access"): "oob_access",
-    ("oob", "core"): "oob_cores",
-    ("border", "border-router"): "border_routers",
-    ("border", "firewall"): "firewalls",
-}
-HOST_GROUP = {
-    "npu-server": "npu_servers",
-    "storage-node": "storage_nodes",
-    "management-node": "management_nodes",
-}
-
-
-def group_name(text: str) -> str:
-    """A valid Ansible group name: lower case, letters, digits and '_'."""
-    return re.sub(r"[^a-z0-9_]", "_", text.lower())
 
 
 def _cidr(addr: int, prefix: int) -> str:
@@ -125,39 +99,6 @@ def host_vars(cluster: Cluster) -> dict[str, dict[str, Any]]:
             v["npu_lldp"] = [" ".join(lldp[(d.name, x.port)]) for x in s.devices]
         out[d.name] = v
     return out
-
-
-def groups(cluster: Cluster) -> dict[str, list[str]]:
-    """Every group and its hosts (membership only), in a stable order."""
-    g: dict[str, list[str]] = defaultdict(list)
-    for d in cluster.devices:
-        if d.plane:
-            g[SWITCH_GROUP.get((d.plane, d.role), group_name(f"{d.plane}_{d.role}"))].append(d.name)
-        else:
-            g[HOST_GROUP[d.role]].append(d.name)
-            if d.role == "management-node":
-                g[group_name(d.name.rsplit("-", 1)[0])].append(d.name)
-        g[group_name(f"rack_{d.rack}")].append(d.name)
-    zone_of = {r.name: r.zone for r in cluster.racks}
-    for d in cluster.devices:
-        g[f"zone_{zone_of[d.rack]}"].append(d.name)
-    for s in cluster.npu_servers:
-        for leaf in s.leaves:
-            g[group_name(f"leaf_{leaf}")].append(s.name)
-        supernode = s.domain("supernode")
-        if supernode is not None:
-            g[group_name(supernode.name)].append(s.name)
-    return g
-
-
-PARENTS = {
-    "switches": [*dict.fromkeys(SWITCH_GROUP.values())],
-    "parameter_switches": ["parameter_leaves", "parameter_spines", "parameter_cores"],
-    "storage_switches": ["storage_leaves", "storage_spines", "storage_cores"],
-    "business_switches": ["business_leaves", "business_spines"],
-    "management_switches": ["inband_access", "inband_cores", "oob_access", "oob_cores"],
-    "border": ["border_routers", "firewalls"],
-}
 
 
 RANGE = re.compile(r"^(.*?)(\d+)$")

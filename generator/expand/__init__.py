@@ -52,6 +52,7 @@ from generator.expand.services import (
 )
 from generator.expand.settings import resolve_settings
 from generator.model import Cluster, Fabric, Growth
+from generator.names import host_name_problems, name_problems
 
 __all__ = ["PLANE_CODE", "expand", "plane_specs"]
 Progress = Callable[[str], None]
@@ -134,6 +135,13 @@ def _expand(
     specs = plane_specs(bp)
     floor = Floor()
     hosts = place_hosts(bp, catalog, floor)
+    named = {
+        "npu-server": hosts.servers,
+        "storage-node": hosts.storage_nodes,
+        "management-node": hosts.management_nodes,
+    }
+    if names := host_name_problems(named):  # records below are keyed by name
+        raise BlueprintError(names)
     progress(f"placed {len(hosts.model):,} hosts in {len(floor.racks):,} racks")
 
     npu_models = [m for m in hosts.model.values() if m.kind == "npu-server"]
@@ -201,7 +209,7 @@ def _expand(
     servers, missing = apply_facts(servers, facts, version)
     svc = services(devs, pools)
     subnets = ztp_relay(tuple(s for a in addrs.values() for s in a.subnets), svc)
-    return Cluster(
+    cluster = Cluster(
         name=bp["metadata"]["name"],
         site=bp["metadata"]["site"],
         blueprint=bp,
@@ -244,6 +252,9 @@ def _expand(
             {s.name: hosts.model[s.name] for s in servers},
         ),
     )
+    if names := name_problems(cluster):  # before any file is named after a device or group
+        raise BlueprintError(names)
+    return cluster
 
 
 def _acceptance(bp: Mapping[str, Any], c: Cluster, catalog: Catalog):
