@@ -220,8 +220,9 @@ def test_checklist_passes_a_healthy_fleet_and_installs_the_cache_cleanup_timer(c
     res = checklist[False]
     assert res.returncode == 0, res.stdout[-3000:]
     unit = checklist[False, "roots"] / "npu-001/etc/systemd/system/wanka-cache-cleanup.service"
-    assert "ExecStart=/usr/bin/find /root/atc_data -mindepth 1 -type f -mtime +7 -delete" in (
-        unit.read_text()
+    assert (
+        "ExecStart=/usr/bin/find -P /root/atc_data -xdev -mindepth 1 -type f -mtime +7 -delete"
+        in (unit.read_text())
     )
     again = checklist["again"]
     assert again.returncode == 0, again.stdout[-3000:]
