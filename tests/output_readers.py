@@ -17,7 +17,9 @@ from pathlib import Path
 import hostlist
 import yaml
 
-YAML = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+from generator.structured_yaml import FastVariablesLoader
+
+YAML = FastVariablesLoader  # libyaml where present; reads `!unsafe` as Ansible does
 SWITCH_CFG = re.compile(r"files/(?:switches|border)/(?P<name>[^/]+)\.cfg")
 
 

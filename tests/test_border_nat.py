@@ -17,6 +17,7 @@ import yaml
 
 from generator import cli, pipeline
 from generator.errors import BlueprintError
+from generator.structured_yaml import FastVariablesLoader
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ("pod-128", "cluster-1k", "legacy-100card")
@@ -48,7 +49,7 @@ def _routes(text: str) -> dict[str, str]:
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_each_firewall_translates_the_business_pool_to_its_section_routed_back_to_it(name):
     folder = ROOT / "inventories" / name
-    pools = yaml.safe_load((folder / "group_vars" / "all.yml").read_text())["pools"]
+    pools = yaml.load((folder / "group_vars" / "all.yml").read_text(), FastVariablesLoader)["pools"]
     business = ipaddress.ip_network(pools["business"])
     provider = ipaddress.ip_network(pools["provider"])
     handoffs, nat_pool = provider.subnets()  # default NAT pool: the provider block's upper half

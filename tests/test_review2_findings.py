@@ -160,9 +160,13 @@ def storage_roce_in_its_class(folder: Path, tmp: Path) -> list[str]:
     default TOS 0 lands in priority 0, lossy): 4 x the lossless DSCP, and the NIC model's driver."""
     import yaml
 
-    shared = yaml.safe_load((folder / "group_vars" / "all.yml").read_text())
+    from generator.structured_yaml import FastVariablesLoader
+
+    shared = yaml.load((folder / "group_vars" / "all.yml").read_text(), FastVariablesLoader)
     cls = shared.get("storage_lossless") or {}
-    host = yaml.safe_load(next((folder / "host_vars").glob("npu-*.yml")).read_text())
+    host = yaml.load(
+        next((folder / "host_vars").glob("npu-*.yml")).read_text(), FastVariablesLoader
+    )
     bad = [] if cls.get("tos") == 4 * cls.get("dscp", -1) else [f"storage_lossless {cls}"]
     return bad + ([] if host.get("storage_nic_driver") else ["no storage_nic_driver"])
 

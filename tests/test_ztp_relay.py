@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from generator import cli
+from generator.structured_yaml import FastVariablesLoader
 from tests.output_readers import ansible_hosts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,10 +21,12 @@ EXAMPLES = ("pod-128", "cluster-1k", "legacy-100card")
 
 
 def _controllers(folder: Path) -> list[str]:
-    groups = yaml.safe_load((folder / "hosts.yml").read_text())["all"]["children"]
+    groups = yaml.load((folder / "hosts.yml").read_text(), FastVariablesLoader)["all"]["children"]
     names = sorted(h for key in groups["controller"]["hosts"] for h in ansible_hosts(key))
     return [
-        yaml.safe_load((folder / "host_vars" / f"{h}.yml").read_text())["ansible_host"]
+        yaml.load((folder / "host_vars" / f"{h}.yml").read_text(), FastVariablesLoader)[
+            "ansible_host"
+        ]
         for h in names
     ]
 

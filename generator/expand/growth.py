@@ -67,11 +67,17 @@ def _keep(final: Cluster, present: set[str], built: set[str], growth: Growth) ->
         for c in final.cdus
         if (kept := tuple(r for r in c.racks if r in racks_used))
     )
+    legs: dict[str, int] = {}  # a trunk is installed with its first patched leg
+    for x in links:
+        if x.trunk_id:
+            legs[x.trunk_id] = legs.get(x.trunk_id, 0) + 1
     return replace(
         final,
         racks=tuple(r for r in final.racks if r.name in racks_used),
         devices=devices,
         links=links,
+        trunks=tuple(replace(t, legs=legs[t.trunk_id]) for t in final.trunks if t.trunk_id in legs),
+        ztp_path=tuple(p for p in final.ztp_path if p[0] in present),
         subnets=tuple(s for s in final.subnets if present.issuperset(s.owners)),
         addresses=tuple(a for a in final.addresses if a.device in present),
         cdus=cdus,
