@@ -12,7 +12,9 @@ files/ztp/configs/<name>.cfg: the same in saved format, the startup configuratio
 The .cfg files are CLI scripts for VRP V200/V300 two-stage commit: a first `system-view` session
 sets the host name and the port splits and commits (split sub-ports exist only once the split is
 committed), a second session configures everything else and commits. Secrets never appear: they
-are Ansible Vault variable references (`{{ vault_... }}`) that the deploying role fills in.
+are Ansible Vault variable references (`{{ vault_... }}`) that the deploying role fills in, except
+the SNMPv3 keys, which no configuration carries: roles/switch_deploy types them at the switch's
+password prompts.
 
 Every fact comes from the model (management address and VRF, routing protocol, ASNs, host
 VLAN and gateway interface, service addresses); what is computed here is only how the platform
@@ -49,7 +51,6 @@ USERS = (("admin", 3, "vault_switch_admin_password"),)  # (name, privilege level
 # configuration guide, port isolation example: `port-isolate enable group 1` in the interface view
 # of a portswitch port; ports of one group do not exchange frames, each still reaches the Vlanif).
 ISOLATE_GROUP = 1
-SNMP_AUTH_KEY, SNMP_PRIV_KEY = "vault_snmp_auth_key", "vault_snmp_priv_key"
 # M-LAG peers authenticate their DFS packets (CE V300R023C00 M-LAG configuration examples, DFS group
 # view: `authentication-mode hmac-sha256 password <password>` in plaintext, as typed there)
 DFS_KEY = "vault_dfs_password"
@@ -130,10 +131,10 @@ def management(dev: Device, cx: Context) -> Config:
             "user": svc.snmp_user,
             "group": svc.snmp_group,
             "view": svc.snmp_view,
+            # the modes without keys: roles/switch_deploy types the keys at the switch's
+            # prompts (the configuration never carries them, see services.j2)
             "auth": svc.snmp_auth,
-            "auth_key": f"{{{{ {SNMP_AUTH_KEY} }}}}",
             "priv": svc.snmp_priv,
-            "priv_key": f"{{{{ {SNMP_PRIV_KEY} }}}}",
             "targets": [ip(a) for a in svc.snmp],
         },
     }
