@@ -26,7 +26,17 @@ candidate (two-stage commit), and prints what Huawei documents:
 - `clear configuration candidate` (any view but the user view) discards the uncommitted
   changes (clear_configuration_candidate.json); `rollback configuration last 1` (user view) asks
   `... Continue? [Y/N]:`, waits for the answer and on `y` restores the configuration before the
-  last commit (rollback_configuration.json, example "Continue? [Y/N]:y").
+  last commit (rollback_configuration.json, example "Continue? [Y/N]:y");
+- `snmp-agent usm-user v3 U authentication-mode M` / `privacy-mode M` typed without a key ask
+  "Please configure the authentication password (8-255)" (privacy: "privacy password"), "Enter
+  Password:", "Confirm Password:", and the line is then displayed `... M cipher %+%#...%+%#`, with
+  the user on a line of its own (`snmp-agent usm-user v3 U`) (CE6800/8800 V300R023C00
+  configuration guide, "Example for Configuring a Device to Communicate with NMSs Using SNMPv3
+  USM Users", step 5 and Configuration Scripts); the keys are not echoed, and the ones received
+  are kept in `Switch.keys` for the tests. Two different keys, or one outside 8-255 characters
+  (snmp-agent_usm-user.json: "a string of 8 to 255 characters in plaintext"), are refused with
+  an error line whose text is [unconfirmed]. A startup file's keyless line sets no key (nobody
+  answers the prompt; [unconfirmed] what a CE does with it), so `load` leaves it out.
 
 How lines change the configuration is this double's simplification, not the device's: a line is
 stored in the current view; `undo X` removes the lines equal to X or starting with "X ", and is
@@ -88,8 +98,12 @@ DISPLAY_HIDES = {
 # algorithms" (ssh_server_cipher.json), an interface's one primary address).
 KEYED = re.compile(
     r"^(jumboframe enable|mtu|description|ssh server cipher|ssh server dh-exchange min-len|"
-    r"ip address(?!.* sub$))\b"
+    r"ip address(?!.* sub$)|snmp-agent usm-user v3 \S+ (?:authentication|privacy)-mode)\b"
 )
+# SNMPv3 mode lines (snmp-agent_usm-user.json), without a key (asks for it) or as displayed
+USM = re.compile(r"^(snmp-agent usm-user v3 \S+)(?: (authentication|privacy)-mode \S+( .+)?)?")
+KEY_PROMPT = "Please configure the {kind} password (8-255)\nEnter Password:"
+KEY_ERROR = "Error: The two passwords are different or out of range."  # [unconfirmed] text
 ROLLBACK_PROMPT = (  # rollback_configuration.json, Examples
     "Warning: This operation will revert configuration changes to the previous status. During "
     "the rollback configuration process, some configurations involving differences may be "
@@ -205,9 +219,14 @@ class Switch:
     commits: list[Node] = field(default_factory=list)  # configuration before each commit
     log: list[str] = field(default_factory=list)  # every line received, for the tests
     ai_ecn: list[tuple[str, int]] = field(default_factory=list)  # (interface, queue) AI ECN runs on
+    keys: dict[str, str] = field(default_factory=dict)  # "authentication"/"privacy" -> last key
+    keyed: int = 0  # keys set at the prompts (each gets its own ciphertext)
 
     def load(self, text: str) -> None:
         self.running = parse(text)
+        self.running.children = [
+            c for c in self.running.children if not ((m := USM.match(c.text)) and m[2] and not m[3])
+        ]
 
     def config(self) -> str:
         """What `display current-configuration` prints (documented defaults left out)."""
@@ -220,6 +239,7 @@ class Session:
         self.candidate: Node | None = None  # system view when set
         self.views: list[Node] = []
         self.asking: str | None = None  # the command waiting for its [Y/N] answer
+        self.pending: tuple[str, str, list[str]] | None = None  # a keyless SNMPv3 line, its keys
 
     def prompt(self) -> str:
         if self.candidate is None:
@@ -254,6 +274,9 @@ class Session:
 
     def handle(self, cmd: str) -> bool | None:
         """Run one line; False ends the session, None waits for an answer without a prompt."""
+        if self.pending is not None:
+            self.sw.log.append("******")
+            return self.answer(cmd)
         self.sw.log.append(cmd)
         if self.asking is not None:  # the answer to "Continue? [Y/N]:"
             if cmd.lower() == "y" and self.sw.commits:
@@ -301,12 +324,34 @@ class Session:
             self.candidate, self.views = None, []
         elif cmd == "quit":
             self.views.pop()
+        elif not self.views and (m := USM.match(cmd)) and m[2] and not m[3]:
+            self.write(KEY_PROMPT.format(kind=m[2]))
+            self.pending = (cmd, m[2], [])
+            return None  # no prompt: the switch waits for the key
         else:
             view = self.views[-1] if self.views else self.candidate
+            if (m := USM.match(cmd)) and cmd != m[1]:
+                apply(view, m[1])  # the user's own line, displayed before its settings
             opened = apply(view, cmd)
             depth = len(self.views)
             if opened is not None and depth in VIEWS and VIEWS[depth].match(cmd):
                 self.views.append(opened)
+        return True
+
+    def answer(self, key: str) -> bool | None:
+        """A key typed at "Enter Password:" / "Confirm Password:"."""
+        line, kind, typed = self.pending
+        typed.append(key)
+        if len(typed) == 1:
+            self.write("Confirm Password:")
+            return None
+        self.pending = None
+        if typed[0] != typed[1] or not 8 <= len(key) <= 255:
+            self.write(f"{KEY_ERROR}\n")
+            return True
+        self.sw.keys[kind], self.sw.keyed = key, self.sw.keyed + 1
+        apply(self.candidate, USM.match(line)[1])
+        apply(self.candidate, f"{line} cipher %+%##DOUBLE-ENCRYPTED-{self.sw.keyed:04d}%+%#")
         return True
 
     async def run(self) -> None:
@@ -316,7 +361,8 @@ class Session:
                 line = await self.p.stdin.readline()
                 if not line:
                     break
-                self.write(line.rstrip("\r\n") + "\n")  # the terminal's echo, line by line
+                hidden = self.pending is not None  # a key is not echoed
+                self.write("\n" if hidden else line.rstrip("\r\n") + "\n")  # the terminal's echo
                 done = self.handle(line.strip())
                 if done is False:
                     break

@@ -30,6 +30,14 @@ description:
     BGP C(peer ... password cipher)) are left out of the comparison, because the switch prints them
     encrypted; they are set by zero-touch provisioning or with O(secrets=true). Other lines with
     the word cipher (C(ssh server cipher ...)) are compared like any other.
+  - SNMPv3 keys are never typed as C(cipher <key>) (that takes device-encrypted text). The intended
+    configuration names C(snmp-agent usm-user v3 U authentication-mode M) and C(privacy-mode M)
+    without a key; after the remediation, in the same commit, each such line is typed and the key
+    (O(snmp_auth_key), O(snmp_priv_key)) answered at "Enter Password:" and "Confirm Password:"
+    (CE V300R023C00 configuration guide, Example for Configuring a Device to Communicate with NMSs
+    Using SNMPv3 USM Users, step 5) when the switch shows no key of that mode for the user, or for
+    every such line with O(snmp_rotate=true). These lines (keyless or C(... cipher %+%#...%+%#)
+    as the switch displays them) are never part of the hier_config comparison.
   - In check mode the remediation is returned (and shown with --diff) and nothing is changed.
 options:
   host: {type: str, required: true, description: Management address of the switch.}
@@ -41,6 +49,9 @@ options:
   intended: {type: str, required: true, description: Intended configuration, saved format.}
   backup: {type: path, required: true, description: File the running configuration is saved to.}
   secrets: {type: bool, default: false, description: Also converge lines that carry secrets.}
+  snmp_auth_key: {type: str, no_log: true, description: SNMPv3 authentication key (8-255).}
+  snmp_priv_key: {type: str, no_log: true, description: SNMPv3 privacy key (8-255).}
+  snmp_rotate: {type: bool, default: false, description: Type the SNMPv3 keys even if set.}
 """
 
 
@@ -56,6 +67,19 @@ SECRET = re.compile(
     r"\b(password (?:irreversible-cipher|cipher|simple)"
     r"|(?:authentication-mode|privacy-mode) \S+(?: \S+)? (?:cipher|password|plain))\s+\S+"
 )
+
+
+# An SNMPv3 key line: intended without a key (the plaintext form, "the password is delivered in
+# interactive mode", snmp-agent_usm-user.json <authKey>), displayed `... <mode> cipher %+%#...%+%#`
+# (configuration guide, Example for Configuring a Device to Communicate with NMSs Using SNMPv3 USM
+# Users, Configuration Scripts). Neither goes through hier_config: set_keys types them.
+USM_KEY = re.compile(
+    r"^\s*snmp-agent usm-user v3 (?P<user>\S+) (?P<kind>authentication|privacy)-mode (?P<mode>\S+)"
+    r"(?P<key> .+)?$"
+)
+# The prompts after a keyless mode line (that example, step 5: "Please configure the authentication
+# password (8-255)" / "Enter Password:" / "Confirm Password:"); the key is not echoed.
+PROMPTS = ("Enter Password:", "Confirm Password:")
 
 
 # How `display current-configuration` prints a line (CE V300R023C00):
@@ -112,7 +136,10 @@ def _config(text: str, secrets: bool):
     lines = [
         line
         for line in device_form(text).splitlines()
-        if line.strip() and line.strip() != "return" and (secrets or not SECRET.search(line))
+        if line.strip()
+        and line.strip() != "return"
+        and (secrets or not SECRET.search(line))
+        and not USM_KEY.match(line)
     ]
     return get_hconfig(Platform.HUAWEI_VRP, "\n".join(lines))
 
@@ -134,6 +161,35 @@ def remediation(running: str, intended: str, secrets: bool) -> list[str]:
             want.add_child(section.text)
     wf = WorkflowRemediation(have, want)
     return list(wf.remediation_config.dump_simple(sectional_exiting=True))
+
+
+def key_lines(running: str, intended: str, rotate: bool) -> list[tuple[str, str]]:
+    """(line, authentication|privacy): the intended keyless SNMPv3 mode lines to type, those the
+    switch shows with no key of that mode for the user (all of them when rotating)."""
+    keyed = {
+        (m["user"], m["kind"], m["mode"])
+        for m in map(USM_KEY.match, running.splitlines())
+        if m and m["key"]
+    }
+    return [
+        (m[0].strip(), m["kind"])
+        for m in map(USM_KEY.match, intended.splitlines())
+        if m and not m["key"] and (rotate or (m["user"], m["kind"], m["mode"]) not in keyed)
+    ]
+
+
+def _set_keys(conn, keys: list[tuple[str, str]], secret: dict[str, str]) -> str:
+    """Type each keyless mode line and answer its two password prompts (not echoed). A line the
+    switch rejects prints an error instead of the first prompt: its key is not sent."""
+    output = ""
+    for line, kind in keys:
+        asked = conn.send_command(line, expect_string=rf"{PROMPTS[0]}|\]")
+        output += asked
+        if PROMPTS[0] not in asked:
+            continue
+        output += conn.send_command(secret[kind], expect_string=PROMPTS[1], cmd_verify=False)
+        output += conn.send_command(secret[kind], expect_string=r"\]", cmd_verify=False)
+    return output
 
 
 def _rejected(output: str) -> list[str]:
@@ -181,6 +237,9 @@ def main() -> None:
             "intended": {"type": "str", "required": True},
             "backup": {"type": "path", "required": True},
             "secrets": {"type": "bool", "default": False},
+            "snmp_auth_key": {"type": "str", "no_log": True},
+            "snmp_priv_key": {"type": "str", "no_log": True},
+            "snmp_rotate": {"type": "bool", "default": False},
         },
         supports_check_mode=True,
     )
@@ -204,11 +263,17 @@ def main() -> None:
     try:
         running = conn.send_command("display current-configuration")
         lines = remediation(running, p["intended"], p["secrets"])
-        result = {"changed": bool(lines), "commands": _masked(lines).splitlines()}
-        if lines:
-            result["diff"] = {"prepared": _masked(lines)}
-        if not lines or module.check_mode:
+        keys = key_lines(running, p["intended"], p["snmp_rotate"])
+        shown = _masked(lines) + "".join(f"{line}  (key typed at the prompt)\n" for line, _ in keys)
+        result = {"changed": bool(lines or keys), "commands": shown.splitlines()}
+        if lines or keys:
+            result["diff"] = {"prepared": shown}
+        if not (lines or keys) or module.check_mode:
             module.exit_json(**result)
+        secret = {"authentication": p["snmp_auth_key"], "privacy": p["snmp_priv_key"]}
+        absent = [f"snmp_{k[:4]}_key" for _, k in keys if not secret[k]]
+        if absent:
+            module.fail_json(msg=f"SNMPv3 keys to set and no {', '.join(absent)}", **result)
 
         os.makedirs(os.path.dirname(p["backup"]) or ".", exist_ok=True)
         fd = os.open(p["backup"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -217,7 +282,8 @@ def main() -> None:
         result["backup"] = p["backup"]
 
         commands = [line.strip() for line in lines]
-        output = conn.send_config_set(commands)
+        output = conn.send_config_set(commands, exit_config_mode=False)
+        output += _set_keys(conn, keys, secret)
         errors = _rejected(output)
         if errors:
             _discard(conn)
@@ -235,9 +301,9 @@ def main() -> None:
             _discard(conn)
             module.fail_json(msg=f"commit failed, change discarded: {exc}", **result)
 
-        left = remediation(
-            conn.send_command("display current-configuration"), p["intended"], p["secrets"]
-        )
+        after = conn.send_command("display current-configuration")
+        left = remediation(after, p["intended"], p["secrets"])
+        left += [f"{line} (no key shown)" for line, _ in key_lines(after, p["intended"], False)]
         if left:
             _rollback(conn)
             after = conn.send_command("display current-configuration")
