@@ -6,7 +6,8 @@ Read like `verify`: only the generated folder (never the blueprint) and the coll
   (files/switches, files/border, files/ztp/configs) and group_vars, and in the roles' argument_specs
   defaults; they go into `group_vars/all/vault.yml`, to be encrypted with `ansible-vault encrypt`;
 - role options that are required, have no default and that no generated file defines;
-- `ztp_server_identities`: one entry per switch of files/ztp/switches.yml (what ztp_server serves),
+- `ztp_server_identities`: one entry per switch of files/ztp/switches.yml (the switches ZTP
+  builds, switch_ports.ztp_switches: none of the console-built ZTP path, docs/bring-up.md step 1),
   rack and U from its host_vars, an empty ESN to fill from the delivery list;
 - `wanka_site_interfaces`: per host model, the OS interface name of every port files/cabling.csv
   cables on the business, in-band and storage planes (the ports host_network configures).

@@ -38,7 +38,8 @@ def site_yml(folder: Path, site: Path, n: Needs) -> str:
         _head("Zero-touch provisioning: roles/ztp_server (playbooks/ztp.yml)"),
         "# Every switch ZTP serves (files/ztp/switches.yml), by the ESN of its delivery list or label",
         '# ({esn: "..."}), or else by its management MAC ({mac: "..."}), never both. Rack and U are',
-        "# where the cabling plan puts it: match them with the delivery list.",
+        "# where the cabling plan puts it: match them with the delivery list. The switches built",
+        "# from the console (docs/bring-up.md step 1) are not here: they never fetch by ZTP.",
         "ztp_server_identities:" + ("" if n.switches else " {}"),
     ]
     width = max((len(s["name"]) for s in n.switches), default=0)

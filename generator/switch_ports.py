@@ -15,6 +15,19 @@ from generator.model import Cluster, Device, Link, Management, Subnet, port_sort
 PLATFORMS = ("huawei-ce",)
 
 
+def configured_switches(cluster: Cluster) -> tuple[Device, ...]:
+    """The switches with a rendered configuration (files/switches/), in device order."""
+    return tuple(d for d in cluster.devices if d.platform in PLATFORMS and d.mgmt is not None)
+
+
+def ztp_switches(cluster: Cluster) -> tuple[Device, ...]:
+    """The switches ZTP builds (files/ztp/): every configured switch but the ZTP path
+    (`Cluster.ztp_path`), which must route before any ZTP request is answered and is therefore
+    configured from the console (docs/bring-up.md step 1)."""
+    path = {name for name, _kind in cluster.ztp_path}
+    return tuple(d for d in configured_switches(cluster) if d.name not in path)
+
+
 @dataclass(slots=True)  # not frozen: a frozen dataclass is built 4x slower, and there are many
 class End:
     """One cabled port of a switch, seen from that switch."""

@@ -435,10 +435,14 @@ def playbook_targets_have_a_reachable_ansible_host(o: Outputs, _result) -> Probl
 
 def switches_are_reachable_provisioned_and_rolled_out_once(o: Outputs, _result) -> Problems:
     """Every CloudEngine switch (files/switches/; the border routers and firewalls of
-    files/border/ are provisioned by hand) has a saved-format startup configuration, is in the ZTP
-    list with the management address the inventory reaches it on, and is in exactly one batch of
-    the day-2 rolling order."""
+    files/border/ are provisioned by hand) has a saved-format startup configuration (day 2
+    deploys from it), is built either from the console (docs/bring-up.md step 1) or by ZTP (in
+    the ZTP list with the management address the inventory reaches it on and a gateway to lease
+    through), never both, and is in exactly one batch of the day-2 rolling order."""
     ztp = {s["name"]: s for s in yaml.load(o.text("files/ztp/switches.yml"), YAML)["switches"]}
+    console = set(
+        re.findall(r"^\| (\S+) \|.*\| files/switches/\1\.cfg \|", o.text("docs/bring-up.md"), re.M)
+    )
     order = yaml.load(o.text("files/switch-rollout.yml"), YAML)["switch_rollout_order"]
     problems = []
     switches = sorted(n for n in o.configs if f"files/switches/{n}.cfg" in o.files)
@@ -446,9 +450,14 @@ def switches_are_reachable_provisioned_and_rolled_out_once(o: Outputs, _result) 
         if f"files/ztp/configs/{name}.cfg" not in o.files:
             problems.append(f"{name}: no startup configuration")
         address = o.host_vars.get(name, {}).get("ansible_host")
-        if name not in ztp or ztp[name]["address"] != address:
+        if (name in console) == (name in ztp):
             problems.append(
-                f"{name}: ansible_host {address}, ZTP {ztp.get(name, {}).get('address')}"
+                f"{name}: console-built {name in console}, in the ZTP list {name in ztp}"
+            )
+        elif name in ztp and (ztp[name]["address"] != address or not ztp[name]["gateway"]):
+            problems.append(
+                f"{name}: ansible_host {address}, ZTP {ztp[name]['address']} via "
+                f"{ztp[name]['gateway'] or 'no gateway'}"
             )
         if order.count(name) != 1:
             problems.append(f"{name}: {order.count(name)} times in the rolling order")

@@ -34,12 +34,17 @@ INTERFACES = {  # cabled business, in-band and storage ports per host model of p
     "oceanstor-pacific-9550": {"mgmt0", "stor0", "stor1"},
     "taishan-200-2280": {"mgmt0"},
 }
-SWITCHES = {  # pod-128's CloudEngine switches, each served by ZTP
+SWITCHES = {  # pod-128's CloudEngine switches that ZTP builds, each needing an ESN or MAC
     *(f"{p}-leaf-000{i}" for p in ("par", "sto") for i in range(1, 5)),
     *(f"{p}-spine-00{i}" for p in ("par", "sto") for i in range(1, 5)),
     *(f"biz-{kind}{i}" for kind in ("leaf-000", "spine-00") for i in (1, 2)),
-    *(f"inb-access-000{i}" for i in (1, 2, 3)),
+    *(f"inb-access-000{i}" for i in (1, 2)),
+}
+# ...and not those built from the console (docs/bring-up.md step 1): the out-of-band relays and
+# cores, the controllers' in-band gateway inb-access-0003 and the in-band cores above it
+CONSOLE = {
     *(f"oob-access-000{i}" for i in (1, 2, 3)),
+    "inb-access-0003",
     *(f"{p}-core-00{i}" for p in ("inb", "oob") for i in (1, 2)),
 }
 EXPECTED = (
@@ -116,6 +121,9 @@ def test_init_writes_the_overlay_and_never_the_folder(pod, capsys):
     assert vault == dict.fromkeys(SECRETS, "")
     assert (site / "group_vars/all/vault.yml").stat().st_mode & 0o077 == 0
     assert values["ztp_server_identities"] == {s: {"esn": ""} for s in SWITCHES}
+    # the switches the runbook builds from the console have no identity to fill
+    runbook = (pod / "docs/bring-up.md").read_text()
+    assert set(re.findall(r"^\| (\S+) \|.*\| files/switches/\1\.cfg \|", runbook, re.M)) == CONSOLE
     assert {m: set(p) for m, p in values["wanka_site_interfaces"].items()} == INTERFACES
     assert set(values["wanka_site_required"]) == EXPECTED
     # each identity line states the rack and U the generated folder puts the switch in

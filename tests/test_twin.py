@@ -144,6 +144,32 @@ def test_one_pod_of_wanka_10k_is_its_fabric_and_servers_with_the_cores_at_the_bo
         plan.plan(folder, _keyfiles(), pod=9)
 
 
+def test_the_ztp_drill_stands_in_for_a_switch_ztp_builds_behind_each_relay(tmp_path):
+    from generator.cli import main
+    from generator.twin import ztp
+
+    folder = tmp_path / "pod-128"
+    assert main(["generate", str(ROOT / "blueprints/pod-128.yaml"), "-o", str(folder), "-q"]) == 0
+    p = plan.plan(folder, _keyfiles())
+    built = {
+        s["name"]
+        for s in yaml.safe_load((folder / "files/ztp/switches.yml").read_text())["switches"]
+    }
+    meth = {
+        r[f"{e}_device"]
+        for _, r in plan.cabling(folder)
+        for e in "ab"
+        if r[f"{e}_port"].startswith("MEth")
+    }
+    assert meth - built  # console-built switches (the ZTP path) have a MEth on a relay too
+    p.links.reverse()  # so that a console-built in-band core comes first behind a relay
+    assert {p.namespaces[ns].device for ns, _ in ztp._meth(p).values()} - built
+    stand_in = ztp._meth(p, built)
+    relays = {dev.name for dev, *_ in checks.relays(p)}
+    assert relays and set(stand_in) == relays
+    assert {p.namespaces[ns].device for ns, _ in stand_in.values()} <= built
+
+
 def test_vrp_tree_keeps_line_numbers():
     dev = vrp.device(POD, POD / "files" / "switches" / "oob-core-001.cfg")
     lines = (POD / "files" / "switches" / "oob-core-001.cfg").read_text().splitlines()

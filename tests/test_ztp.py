@@ -10,9 +10,10 @@ import sys
 import pytest
 import yaml
 
+from generator.cli import main
+from generator.model import ip
 from tests.ansible_run import ROOT, VAULT, Runner, recap
 
-INVENTORY = ROOT / "inventories" / "pod-128"
 INTERACTIVE = re.compile(r"^(system-view|commit|quit)\s*$", re.M)
 
 
@@ -38,8 +39,6 @@ def test_startup_configs_are_saved_format_and_say_what_the_script_says(example):
         p: f for p, f in files.items() if p.startswith("files/switches/") and p.endswith(".cfg")
     }
     assert scripts
-    listed = yaml.safe_load(files["files/ztp/switches.yml"])["switches"]
-    assert sorted(s["name"] for s in listed) == sorted(p.rsplit("/", 1)[1][:-4] for p in scripts)
     for path, script in scripts.items():
         name = path.rsplit("/", 1)[1]
         startup = files[f"files/ztp/configs/{name}"].decode()
@@ -55,6 +54,35 @@ def test_startup_configs_are_saved_format_and_say_what_the_script_says(example):
             for line in startup.splitlines()
             if line not in ("#", "return") and not line.startswith("!")
         ], name
+
+
+def test_ztp_lists_the_switches_behind_a_relay_and_none_it_needs_to_route(example):
+    """files/ztp/switches.yml (what roles/ztp_server stages, names in the intermediate file and leases to) holds
+    the switches with a configuration that can get a relayed lease, and none of the switches that
+    must route first (the ZTP path, docs/bring-up.md step 1): not a relay, not a switch without a
+    gateway, not the controllers' in-band gateway."""
+    files = _files(example)
+    configs = {
+        p.rsplit("/", 1)[1][:-4]: f.decode()
+        for p, f in files.items()
+        if p.startswith("files/switches/") and p.endswith(".cfg")
+    }
+    listed = yaml.safe_load(files["files/ztp/switches.yml"])["switches"]
+    names = {s["name"] for s in listed}
+    path = {name for name, _kind in example.cluster.ztp_path}
+    assert names and path and names == set(configs) - path
+    relays = {n for n, text in configs.items() if "dhcp relay server-ip" in text}
+    assert relays and not relays & names
+    relay_addresses = {
+        a for n in relays for a in re.findall(r"^ ip address (\S+) ", configs[n], re.M)
+    }
+    for s in listed:  # each leases through a relaying gateway (dnsmasq's router option)
+        assert s["gateway"] in relay_addresses, s
+    # the controllers' in-band gateway is built from the console, not served by itself
+    controllers = example.cluster.devices_with("management-node")
+    gateways = {ip(d.mgmt.gateway) for d in controllers if d.mgmt and d.mgmt.gateway}
+    owners = {n for n in configs for g in gateways if f" ip address {g} " in configs[n]}
+    assert owners and not owners & names
 
 
 def test_routed_ports_do_not_trust_dscp_and_host_ports_do(example):
@@ -116,9 +144,11 @@ def _identities(names: list[str]) -> dict:
 @pytest.fixture(scope="module")
 def ztp(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("ztp")
+    folder = tmp / "pod-128"  # today's output, not the committed example
+    assert main(["generate", str(ROOT / "blueprints/pod-128.yaml"), "-o", str(folder), "-q"]) == 0
     names = [
         s["name"]
-        for s in yaml.safe_load((INVENTORY / "files/ztp/switches.yml").read_text())["switches"]
+        for s in yaml.safe_load((folder / "files/ztp/switches.yml").read_text())["switches"]
     ]
     overrides = {
         "all": {
@@ -132,8 +162,9 @@ def ztp(tmp_path_factory):
             }
         }
     }
-    runner = Runner(tmp, INVENTORY / "hosts.yml", overrides)
+    runner = Runner(tmp, folder / "hosts.yml", overrides)
     return {
+        "folder": folder,
         "runner": runner,
         "root": tmp / "root",
         "names": names,
@@ -154,7 +185,7 @@ def test_ztp_server_stages_rendered_configs_and_an_intermediate_file_that_lists_
     first = ztp["first"]
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-2000:]
     root = ztp["root"] / "srv/ztp"
-    staged = sorted(root.glob("*.cfg"))  # in the SFTP root, beside ztp.ini (CE guide's example)
+    staged = sorted(root.glob("*.cfg"))  # in the SFTP root, beside the intermediate file
     assert [p.stem for p in staged] == sorted(ztp["names"])
     for p in staged:
         text = p.read_text()
@@ -169,7 +200,7 @@ def test_ztp_server_stages_rendered_configs_and_an_intermediate_file_that_lists_
     # nothing secret reached the output folder
     assert not any(
         v in p.read_text()
-        for p in (INVENTORY / "files/ztp/configs").glob("*.cfg")
+        for p in (ztp["folder"] / "files/ztp/configs").glob("*.cfg")
         for v in VAULT.values()
     )
     sums = dict(
@@ -179,7 +210,7 @@ def test_ztp_server_stages_rendered_configs_and_an_intermediate_file_that_lists_
     url = f"sftp://wanka-ztp:{VAULT['vault_ztp_sftp_password']}@"
 
     # default: the CE V300R023C00 guide's ;BEGIN ZTP CONFIG form, bare file names in the root
-    ini = (root / "ztp.ini").read_text()
+    ini = (root / "ztp_script.ini").read_text()  # the CE guide example's name
     assert ini.startswith(";BEGIN ZTP CONFIG\n[GLOBAL CONFIG]\n") and ini.endswith(
         ";END ZTP CONFIG\n"
     )
@@ -208,11 +239,11 @@ def test_ztp_server_stages_rendered_configs_and_an_intermediate_file_that_lists_
     dhcp = (ztp["root"] / "etc/dnsmasq.d/wanka-ztp.conf").read_text()
     assert "tftp" not in "\n".join(ln for ln in dhcp.splitlines() if not ln.startswith("#"))
     assert f'dhcp-option-force=66,"{fileserver}"' in dhcp
-    assert 'dhcp-option-force=67,"ztp.ini"' in dhcp
-    switches = yaml.safe_load((INVENTORY / "files/ztp/switches.yml").read_text())["switches"]
+    # option 67: path/filename in the root, as the guide's /script/ztp_script.py
+    assert 'dhcp-option-force=67,"/ztp_script.ini"' in dhcp
+    switches = yaml.safe_load((ztp["folder"] / "files/ztp/switches.yml").read_text())["switches"]
     for s in switches:
-        if not s["gateway"]:
-            continue
+        assert s["gateway"], s  # every switch ZTP builds leases through a relay
         ident = identities[s["name"]]
         if "mac" in ident:
             mac = ":".join(re.findall("..", ident["mac"].replace("-", "")))
@@ -237,7 +268,7 @@ def test_ztp_server_stages_rendered_configs_and_an_intermediate_file_that_lists_
         "playbooks/ztp.yml", "--tags", "ztp_ini", "-e", "ztp_server_ini_format=vrp8"
     )
     assert third.returncode == 0, third.stdout[-3000:]
-    header, rest = (root / "ztp.ini").read_bytes().split(b"\n", 1)
+    header, rest = (root / "ztp_script.ini").read_bytes().split(b"\n", 1)
     assert header == f'#sha256sum="{hashlib.sha256(rest).hexdigest()}"'.encode()
     ini = rest.decode()
     assert ini.startswith(";BEGIN ROUTER\n[GLOBAL CONFIG]\n") and ini.endswith(";END ROUTER\n")
@@ -259,3 +290,12 @@ def test_ztp_server_names_the_switches_whose_identity_is_missing(ztp):
     )
     assert res.returncode != 0
     assert f"none is known for 2 switch(es): {', '.join(gone)}" in " ".join(res.stdout.split())
+
+
+@pytest.mark.slow
+def test_ztp_server_refuses_an_intermediate_file_name_the_ce_guide_does_not_allow(ztp):
+    # option 67: "ztp***.ini or ztp***.py ... maximum length of 64 characters" (CE guide Table 2)
+    for name in ("boot.ini", f"ztp{'x' * 58}.ini", "ztp#1.ini"):
+        res = ztp["runner"].play("playbooks/ztp.yml", "-e", f"ztp_server_ini_name={name}")
+        assert res.returncode != 0, name
+        assert f"ztp_server_ini_name {name}" in " ".join(res.stdout.split()), res.stdout[-2000:]

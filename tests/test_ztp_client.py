@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from generator.cli import main
 from tests.ansible_run import ROOT, VAULT, Runner
 
-INVENTORY = ROOT / "inventories" / "pod-128"
 CLIENT = ROOT / "generator" / "twin" / "ztp_client.py"
 SSHD = "/usr/sbin/sshd"
 TAG = f"{os.getpid() % 100000}"
@@ -74,10 +74,10 @@ def _stop(proc: subprocess.Popen) -> None:
             proc.wait(timeout=5)
 
 
-def _identities() -> dict:
+def _identities(folder: Path) -> dict:
     names = [
         s["name"]
-        for s in yaml.safe_load((INVENTORY / "files/ztp/switches.yml").read_text())["switches"]
+        for s in yaml.safe_load((folder / "files/ztp/switches.yml").read_text())["switches"]
     ]
     out = {n: {"mac": f"00e0-fc00-{i:04x}"} for i, n in enumerate(sorted(names), 1)}
     out["par-leaf-0001"] = {"esn": ESN}  # one switch known by its ESN, the others by MAC
@@ -87,6 +87,8 @@ def _identities() -> dict:
 @pytest.fixture(scope="module")
 def ztp(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("ztp-client")
+    folder = tmp / "pod-128"  # today's output, not the committed example
+    assert main(["generate", str(ROOT / "blueprints/pod-128.yaml"), "-o", str(folder), "-q"]) == 0
     # sshd's ChrootDirectory needs every path component root-owned and not group/world-writable:
     # not under /tmp (1777), so the role's folder is under /run.
     base = Path(tempfile.mkdtemp(prefix="zt-", dir="/run"))
@@ -97,7 +99,7 @@ def ztp(tmp_path_factory):
            "--shell", "/usr/sbin/nologin", USER)  # fmt: skip
         subprocess.run(["chpasswd"], input=f"{USER}:{VAULT['vault_ztp_sftp_password']}\n",
                        text=True, check=True, timeout=30)  # fmt: skip
-        ids = _identities()
+        ids = _identities(folder)
         overrides = {
             "all": {
                 "vars": {
@@ -114,7 +116,7 @@ def ztp(tmp_path_factory):
                 }
             }
         }
-        played = Runner(tmp, INVENTORY / "hosts.yml", overrides).play("playbooks/ztp.yml")
+        played = Runner(tmp, folder / "hosts.yml", overrides).play("playbooks/ztp.yml")
         assert played.returncode == 0, played.stdout[-3000:] + played.stderr[-2000:]
         root, etc = base / "srv/ztp", base / "etc"
 
@@ -147,7 +149,7 @@ def ztp(tmp_path_factory):
         sh("ip", "netns", "exec", SRV, SSHD, "-t", "-f", str(run / "sshd_config"))
         procs.append(subprocess.Popen(sshd, stderr=subprocess.PIPE, text=True))
         _wait_for(run / "sshd.pid", procs[-1], "sshd")
-        yield {"root": root, "ids": ids, "procs": procs}
+        yield {"root": root, "ids": ids, "procs": procs, "folder": folder}
     finally:
         for proc in procs:
             _stop(proc)
@@ -172,8 +174,8 @@ def _switch(name: str, ids: dict, tmp: Path) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
 
 
-def _address(name: str) -> str:
-    switches = yaml.safe_load((INVENTORY / "files/ztp/switches.yml").read_text())["switches"]
+def _address(folder: Path, name: str) -> str:
+    switches = yaml.safe_load((folder / "files/ztp/switches.yml").read_text())["switches"]
     return next(s["address"] for s in switches if s["name"] == name)
 
 
@@ -189,12 +191,16 @@ def test_a_factory_switch_ends_with_exactly_its_staged_config(ztp, name, tmp_pat
     assert out["config_name"] == f"{name}.cfg"
     assert out["config_sha256"] == hashlib.sha256(staged).hexdigest()
     lease = out["lease"]
-    assert (lease["address"], lease["prefix"], lease["router"]) == (_address(name), 26, SERVER_IP)
+    assert (lease["address"], lease["prefix"], lease["router"]) == (
+        _address(ztp["folder"], name),
+        26,
+        SERVER_IP,
+    )
     assert bytes.fromhex(lease["options"]["66"]).decode().startswith(f"sftp://{USER}:")
     assert "150" not in lease["options"]
     # the double configured the lease itself, inside its namespace
     shown = sh("ip", "-n", SW, "-o", "addr", "show", "dev", SW_IF).stdout
-    assert f"{_address(name)}/26" in shown
+    assert f"{_address(ztp['folder'], name)}/26" in shown
 
 
 def test_a_config_whose_sha256_differs_from_the_intermediate_file_is_refused(ztp, tmp_path):

@@ -23,14 +23,9 @@ from collections.abc import Iterator
 from generator import render
 from generator.artifacts import OutputFile
 from generator.model import PLANES, Cluster, Device, ip, network_of
-from generator.switch_ports import PLATFORMS
+from generator.switch_ports import ztp_switches
 
 BORDER_ROLES = ("firewall", "border-router")
-
-
-def _switches(cluster: Cluster) -> list[Device]:
-    """Switches with a rendered configuration (files/switches/, the ZTP list's criterion)."""
-    return [d for d in cluster.devices if d.platform in PLATFORMS and d.mgmt is not None]
 
 
 def _why(cluster: Cluster, dev: Device, kind: str) -> str:
@@ -77,12 +72,10 @@ def console_rows(cluster: Cluster) -> list[list[str]]:
 
 
 def ztp_groups(cluster: Cluster) -> list[list[str]]:
-    """The switches ZTP builds, per plane and role: count and names."""
-    path = {name for name, _kind in cluster.ztp_path}
+    """The switches ZTP builds (files/ztp/switches.yml), per plane and role: count and names."""
     groups: dict[tuple[str, str], list[str]] = {}
-    for d in _switches(cluster):
-        if d.name not in path:
-            groups.setdefault((d.plane, d.role), []).append(d.name)
+    for d in ztp_switches(cluster):
+        groups.setdefault((d.plane, d.role), []).append(d.name)
     order = {p: i for i, p in enumerate(PLANES)}
     return [
         [plane, role, str(len(names)), ", ".join(names)]
@@ -93,11 +86,10 @@ def ztp_groups(cluster: Cluster) -> list[list[str]]:
 def dhcp_rows(cluster: Cluster) -> list[list[str]]:
     """The management subnets the ZTP server leases in (one dhcp-range each): network, gateway
     (the relay), switches."""
-    path = {name for name, _kind in cluster.ztp_path}
     count: Counter[tuple[int, int, int]] = Counter(
         (network_of(d.mgmt.ip, d.mgmt.prefix), d.mgmt.prefix, d.mgmt.gateway)
-        for d in _switches(cluster)
-        if d.mgmt.gateway and d.name not in path
+        for d in ztp_switches(cluster)
+        if d.mgmt.gateway
     )
     return [[f"{ip(n)}/{p}", ip(g), str(c)] for (n, p, g), c in sorted(count.items())]
 

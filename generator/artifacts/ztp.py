@@ -1,7 +1,11 @@
 """files/ztp/switches.yml: what zero-touch provisioning needs per switch, for roles/ztp_server.
 
 The startup configurations themselves (files/ztp/configs/<name>.cfg) are written by the switches
-emitter, which renders each configuration body once for the CLI script and the startup file.
+emitter, which renders each configuration body once for the CLI script and the startup file; it
+writes one for every switch, since roles/switch_deploy deploys day-2 changes from them. This list
+holds only the switches ZTP builds (switch_ports.ztp_switches), so roles/ztp_server stages, names
+in its intermediate file and leases to these alone: the ZTP path (`Cluster.ztp_path`) routes
+before any ZTP request is answered and is configured from the console (docs/bring-up.md step 1).
 Each switch's management address, prefix and gateway come from the model (`Device.mgmt`); the
 device identities (ESN or MAC) are not design facts and come from the site at staging time.
 """
@@ -13,14 +17,12 @@ from collections.abc import Iterator
 from generator import render
 from generator.artifacts import OutputFile
 from generator.model import Cluster, ip, netmask, network_of
-from generator.switch_ports import PLATFORMS
+from generator.switch_ports import ztp_switches
 
 
 def switches(cluster: Cluster) -> list[dict[str, object]]:
     out = []
-    for d in cluster.devices:
-        if d.platform not in PLATFORMS or d.mgmt is None:  # switches with a rendered config
-            continue
+    for d in ztp_switches(cluster):
         m = d.mgmt
         out.append(
             {

@@ -94,31 +94,49 @@ FILE_PORTS = {"tftp": ("udp", 69), "sftp": ("tcp", 22), "ftp": ("tcp", 21), "htt
               "https": ("tcp", 443)}  # fmt: skip
 
 
-def _meth(p: Plan) -> dict[str, tuple[str, str]]:
-    """Out-of-band gateway -> the first switch MEth end (namespace, interface) cabled to it."""
+def _ztp_built(p: Plan) -> list[str]:
+    """The switches ZTP builds, in files/ztp/switches.yml order (the ZTP path, built from the
+    console, is not in it)."""
+    return [
+        s["name"]
+        for s in yaml.safe_load((p.folder / "files/ztp/switches.yml").read_text())["switches"]
+    ]
+
+
+def _meth(p: Plan, only: set[str] | None = None) -> dict[str, tuple[str, str]]:
+    """Out-of-band gateway -> the MEth end (namespace, interface) of the first switch cabled to it
+    (of `only`, when given: the switches ZTP builds, one of which stands in for a factory-default
+    switch behind that relay)."""
     out: dict[str, tuple[str, str]] = {}
     for link in p.links:
         for near, far in ((link.a, link.b), (link.b, link.a)):
-            if near[1].startswith("meth") and p.namespaces[near[0]].device in p.devices:
+            switch = p.namespaces[near[0]].device
+            if (
+                near[1].startswith("meth")
+                and switch in p.devices
+                and (only is None or switch in only)
+            ):
                 out.setdefault(p.namespaces[far[0]].device, near)
     return out
 
 
 def _file_service(p: Plan, base: Path, controller: str, address: str) -> checks.Outcome:
-    """The file server URL the role wrote (ztp.ini's FILESERVER or *FILESERVER), probed with a
+    """The file server URL the role wrote (the intermediate file's FILESERVER or *FILESERVER,
+    ztp*.ini in the root, per the CE option 67 name form ztp***.ini), probed with a
     real packet from a switch's management address behind each out-of-band gateway to the
     controller on that protocol's port, before any server holds it: what the routes and the
     firewall do to the switches' file fetch."""
     out = checks.Outcome("ZTP: the switches' file fetch passes the routes and the firewall")
-    ini = (base / "srv" / "ztp" / "ztp.ini").read_text(encoding="utf-8")
+    written = sorted((base / "srv" / "ztp").glob("ztp*.ini"))
+    ini = written[0].read_text(encoding="utf-8") if written else ""
     found = re.search(r"^\*?FILESERVER=(\w+)://", ini, re.M)
     if not found or found.group(1) not in FILE_PORTS:
-        out.failures.append("ztp.ini (ztp_server role): no FILESERVER URL of a known protocol")
+        out.failures.append("ztp*.ini (ztp_server role): no FILESERVER URL of a known protocol")
         return out
     scheme = found.group(1)
     proto, port = FILE_PORTS[scheme]
     probes, names = [], []
-    for gw, (ns, ifn) in sorted(_meth(p).items()):
+    for gw, (ns, ifn) in sorted(_meth(p, set(_ztp_built(p))).items()):  # a switch that fetches
         src = next((str(ip) for ip, end in p.addresses.items() if end == (ns, ifn)), "")
         if src:
             probes.append(probe.Probe(ns, src, ns_name(controller), address, proto, port))
@@ -130,7 +148,7 @@ def _file_service(p: Plan, base: Path, controller: str, address: str) -> checks.
         else:
             out.failures.append(
                 f"{p.devices[switch].path}: {switch} fetches its day-0 files by {scheme.upper()} "
-                f"({scheme}://{address}, {proto}/{port}, as the ztp_server role's ztp.ini says) "
+                f"({scheme}://{address}, {proto}/{port}, as ztp_server's intermediate file says) "
                 f"from {pr.src} behind {gw}: {result.error}; {explain.diagnose(p, pr, result)}"
             )
     return out
@@ -162,18 +180,18 @@ def drill(p: Plan, collection: Path) -> list[checks.Outcome]:
            f"--pid-file={base}/relay-{dev.name}.pid",
            f"--log-facility={base}/relay-{dev.name}.log", "--log-dhcp")  # fmt: skip
     gateways = {dev.name: (dev, iface) for dev, iface, _, _ in relays}
-    meth = _meth(p)
+    meth, built = _meth(p), _meth(p, set(_ztp_built(p)))
     for gw, (dev, iface) in sorted(gateways.items()):
         if not serving:
             continue
-        if gw in meth:
-            _one(p, out, p.namespaces[meth[gw][0]].device, meth[gw], base)
-        else:
+        if gw in built:  # a switch ZTP builds, not one of the console-built ZTP path
+            _one(p, out, p.namespaces[built[gw][0]].device, built[gw], base)
+        elif gw not in meth:
             out.failures.append(
                 f"{dev.where(iface.relay_line)}: {dev.name} relays DHCP but no switch's MEth "
                 "is cabled to it"
             )
-    no_relay = sorted(set(meth) - set(gateways))
+    no_relay = sorted(set(built) - set(gateways))
     for gw in no_relay:
         out.total += 1
         dev = p.devices.get(gw)
@@ -194,8 +212,7 @@ def _one(p: Plan, out: checks.Outcome, switch: str, end: tuple[str, str], base: 
     sh("ip", "netns", "add", fresh)
     try:
         sh("ip", "-n", home, "link", "set", ifn, "netns", fresh)
-        switches = yaml.safe_load((p.folder / "files/ztp/switches.yml").read_text())["switches"]
-        index = [s["name"] for s in switches].index(switch) + 1
+        index = _ztp_built(p).index(switch) + 1
         mac = json.loads(sh("ip", "-n", fresh, "-j", "link", "show", ifn))[0]["address"]
         got = subprocess.run(
             ["ip", "netns", "exec", fresh, sys.executable, str(CLIENT), "--interface", ifn,
