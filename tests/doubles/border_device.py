@@ -28,15 +28,14 @@ view; `undo X` is not modelled (the role never sends it).
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import re
-import threading
 from dataclasses import dataclass, field
 
 import asyncssh
 
 from generator.analysis.command_table import interface_kind, load_table
+from tests.doubles import ce_switch
 
 ERROR = "Error: Unrecognized command found at '^' position."
 KEYED = re.compile(r"^snmp-agent usm-user v3 \S+ (authentication|privacy)-mode \S+$")
@@ -216,63 +215,12 @@ class Session:
         self.p.exit(0)
 
 
-class _Server(asyncssh.SSHServer):
-    def __init__(self, password: str) -> None:
-        self.password = password
-
-    def begin_auth(self, username: str) -> bool:
-        return True
-
-    def password_auth_supported(self) -> bool:
-        return True
-
-    def validate_password(self, username: str, password: str) -> bool:
-        return username == "admin" and password == self.password
-
-
-class Fleet:
-    """Border doubles on 127.0.0.1, served from a background thread until stop()."""
+class Fleet(ce_switch.Fleet):
+    """Border doubles on 127.0.0.1 (the CE double's SSH server, this module's sessions)."""
 
     def __init__(self, devices: list[Device], password: str) -> None:
-        self.devices = {d.name: d for d in devices}
-        self.password = password
-        self.ports: dict[str, int] = {}
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.servers: list[asyncssh.SSHAcceptor] = []
+        super().__init__(devices, password, session=Session)
 
-    def start(self) -> Fleet:
-        self.thread.start()
-        asyncio.run_coroutine_threadsafe(self._start(), self.loop).result(30)
-        return self
-
-    async def _start(self) -> None:
-        key = asyncssh.generate_private_key("ssh-ed25519")
-        for name, dev in self.devices.items():
-
-            async def handler(process: asyncssh.SSHServerProcess, dev: Device = dev) -> None:
-                await Session(dev, process).run()
-
-            server = await asyncssh.create_server(
-                lambda: _Server(self.password),
-                "127.0.0.1",
-                0,
-                server_host_keys=[key],
-                process_factory=handler,
-                line_editor=False,
-            )
-            self.servers.append(server)
-            self.ports[name] = server.sockets[0].getsockname()[1]
-
-    def stop(self) -> None:
-        async def close() -> None:
-            for s in self.servers:
-                s.close()
-            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-        asyncio.run_coroutine_threadsafe(close(), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
+    @property
+    def devices(self) -> dict[str, Device]:
+        return self.switches

@@ -390,9 +390,12 @@ class _Server(asyncssh.SSHServer):
 class Fleet:
     """Simulated switches on 127.0.0.1, served from a background thread until stop()."""
 
-    def __init__(self, switches: list[Switch], password: str = "double-admin-pw") -> None:
+    def __init__(
+        self, switches: list, password: str = "double-admin-pw", session: type | None = None
+    ) -> None:
         self.switches = {s.name: s for s in switches}
         self.password = password
+        self.session = session or Session  # what answers each device's SSH session
         self.ports: dict[str, int] = {}
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
@@ -408,7 +411,7 @@ class Fleet:
         for name, sw in self.switches.items():
 
             async def handler(process: asyncssh.SSHServerProcess, sw: Switch = sw) -> None:
-                await Session(sw, process).run()
+                await self.session(sw, process).run()
 
             server = await asyncssh.create_server(
                 lambda: _Server(self.password),
