@@ -375,12 +375,12 @@ def _diff(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from generator.verify import NotAnOutput, verify
+    from generator.verify import NotAnOutput, printable, verify
 
     status = EXIT_OK
-    for folder in args.folders:
+    for folder, given in ((printable(f), f) for f in args.folders):  # printed escaped
         try:
-            report = verify(Path(folder))
+            report = verify(Path(given))
         except NotAnOutput as err:
             print(f"wanka: {err}", file=sys.stderr)
             status = EXIT_INVALID

@@ -6,6 +6,7 @@ links to it in which only the files its fault touches are real copies."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -37,7 +38,7 @@ def _linked(base: Path, dest: Path, touched: set[str]) -> Path:
             shutil.copyfile(path, target)
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.symlink_to(path)
+            os.link(path, target)  # verify refuses symbolic links; a hard link is the file
     return dest
 
 

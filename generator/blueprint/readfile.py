@@ -8,6 +8,7 @@ swap after the check cannot matter), and read up to `limit + 1` bytes.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 
@@ -34,11 +35,21 @@ def kind_of(mode: int) -> str:
     return next((word for test, word in _KINDS if test(mode)), "not a regular file")
 
 
-def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
-    """The bytes of a regular file of at most `limit` bytes; ReadRefused for anything else."""
+def read_regular(
+    path: str | os.PathLike[str], limit: int, dir_fd: int | None = None, links: bool = True
+) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes; ReadRefused for anything else.
+    `dir_fd`: `path` is relative to that open folder; `links=False`: a symbolic link is
+    refused, not followed (open(2) O_NOFOLLOW: ELOOP when the last component is a link)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+        fd = os.open(path, flags | (0 if links else os.O_NOFOLLOW), dir_fd=dir_fd)
     except OSError as error:
+        if error.errno == errno.ELOOP and not links:
+            raise ReadRefused(
+                f"it is a symbolic link{_target(path, dir_fd)}, which is not followed",
+                "replace it with the file itself",
+            ) from None
         raise ReadRefused(f"cannot read the file: {error.strerror or error}") from None
     try:
         info = os.fstat(fd)
@@ -66,6 +77,13 @@ def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
     if size > limit:  # it grew while being read
         raise _too_large(size, limit)
     return b"".join(chunks)
+
+
+def _target(path: str | os.PathLike[str], dir_fd: int | None) -> str:
+    try:
+        return f" to {os.readlink(path, dir_fd=dir_fd)}"
+    except OSError:
+        return ""
 
 
 def _too_large(size: int, limit: int) -> ReadRefused:

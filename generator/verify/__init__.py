@@ -33,26 +33,47 @@ from pathlib import Path
 
 from generator import forking
 from generator.output import MARKER
-from generator.verify import adjacency, flows, inventory, read, rules
-from generator.verify.report import NotAnOutput, Problem, Report
+from generator.verify import adjacency, flows, inventory, read, rules, safe
+from generator.verify.report import NotAnOutput, Problem, Report, printable
 
-__all__ = ["NotAnOutput", "Problem", "Report", "verify"]
+__all__ = ["NotAnOutput", "Problem", "Report", "printable", "verify"]
+
+
+READS = 3  # tries when another run replaces the folder while it is read
 
 
 def verify(folder: Path) -> Report:
-    """Every check over one output folder. Raises NotAnOutput for a folder wanka did not write."""
+    """Every check over one output folder. Raises NotAnOutput for a folder wanka did not write.
+
+    The folder is opened once and every file read relative to that descriptor (safe.opened).
+    `wanka generate` replaces a folder by renaming a new one over it and then deletes the old
+    one (generator/output.py, Staging.commit): a read that overlapped it may have lost files,
+    so when the name points at another folder afterwards the read is thrown away and repeated
+    on the new folder, and a folder replaced on every try is refused rather than judged."""
+    folder = Path(folder)
     with forking.no_cycle_collection():
-        return _verify(Path(folder))
+        for _ in range(READS):
+            with safe.opened(folder) as fd:
+                try:
+                    report = _verify(folder)
+                except (NotAnOutput, OSError) as error:
+                    if not safe.replaced(folder, fd):
+                        if isinstance(error, OSError):
+                            raise safe.Damaged(f"{folder}: {error.strerror or error}") from None
+                        raise
+                    continue
+                if not safe.replaced(folder, fd):
+                    return report
+    raise NotAnOutput(f"{folder}: replaced by another run on each of {READS} reads; run again")
 
 
 def _verify(folder: Path) -> Report:
     needed = (MARKER, "hosts.yml", "group_vars/all.yml", "files/cabling.csv")
-    if not folder.is_dir() or not all((folder / p).is_file() for p in needed):
+    if not all(safe.is_file(folder, p) for p in needed):
         raise NotAnOutput(f"{folder} is not a wanka output folder (needs {', '.join(needed)})")
     report = Report()
-    configs = sorted((folder / "files" / "switches").glob("*.cfg")) + sorted(
-        (folder / "files" / "border").glob("*.cfg")
-    )
+    configs = safe.listing(folder, "files/switches", ".cfg")
+    configs += safe.listing(folder, "files/border", ".cfg")
     with _Beside(len(configs) >= PARALLEL_FROM_CONFIGS) as beside:
         # the other core reads the hccn files, the second half of the switch configs and scans
         # every file for secrets meanwhile; what it returns is added in the sequential order
@@ -82,7 +103,8 @@ def _verify(folder: Path) -> Report:
             g.edge(*edge)
         fold |= inventory.host_interfaces(g, hostvars, lines)
         report.hosts = len(hostvars)
-        cabled = read.cabling(g, folder, fold)
+        budget = safe.CABLE_BYTES_PER_DEVICE * (len(hostvars) + len(configs))
+        cabled = read.cabling(g, folder, fold, budget)
         hosts = set().union(*(groups.get(name, set()) for name in rules.HOST_GROUPS))
         rules.completeness(cabled, configured, hosts, report)
         rules.routing(routing, pools, g, report)
@@ -106,7 +128,7 @@ class _Edges(list):
 
 def _hccn_edges(folder: Path) -> list[tuple]:
     edges = _Edges()
-    for path in sorted((folder / "files" / "hccn").glob("*.conf")):
+    for path in safe.listing(folder, "files/hccn", ".conf"):
         read.hccn(edges, folder, path)
     return edges
 
@@ -124,7 +146,7 @@ def _switches(folder: Path, paths: list[Path], firewalls: set[str], g=None, rout
 def _scan(folder: Path) -> list[Problem]:
     """Clear secrets and NFS in every file (rules.secrets)."""
     report = Report()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+    for path in safe.walk(folder):
         rules.secrets(folder, path, report)
     return report.problems
 

@@ -45,7 +45,7 @@ class FlowRow:
 @safe.located("files/flows.csv")
 def read_flows(folder: Path) -> list[FlowRow]:
     path = folder / "files" / "flows.csv"
-    if not path.is_file():
+    if not safe.is_file(folder, "files/flows.csv"):
         return []
     with io.StringIO(safe.file_text(folder, path), newline="") as fh:
         return [

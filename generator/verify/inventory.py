@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from generator.verify import safe
 from generator.verify.read import Graph, gateway, network
 from generator.verify.safe import file_text, file_yaml, located, rel, yaml_text
 
@@ -24,14 +25,12 @@ def expand_hosts(pattern: str) -> list[str]:
     return [f"{head}{n:0{width}d}{tail}" for n in range(int(first), int(last) + 1)]
 
 
-def var_files(folder: Path, host: str) -> list[Path]:
-    """host_vars/<host>.yml (or .yaml, or a folder of them, as Ansible reads host_vars/)."""
-    base = folder / "host_vars" / host
-    if base.is_dir():
-        return sorted(p for p in base.rglob("*") if p.suffix in (".yml", ".yaml") and p.is_file())
-    return [
-        p for p in (base.with_name(host + ".yml"), base.with_name(host + ".yaml")) if p.is_file()
-    ]
+def var_files(folder: Path, host: str, names: set[str]) -> list[Path]:
+    """host_vars/<host>.yml (or .yaml, or a folder of them, as Ansible reads host_vars/);
+    `names`: the entries of host_vars/."""
+    if host in names and not safe.is_file(folder, f"host_vars/{host}"):
+        return [p for p in safe.walk(folder, f"host_vars/{host}") if p.suffix in (".yml", ".yaml")]
+    return [folder / "host_vars" / n for n in (host + ".yml", host + ".yaml") if n in names]
 
 
 @located("hosts.yml")
@@ -57,8 +56,9 @@ def hosts(folder: Path) -> tuple[dict[str, dict], dict[str, set[str]], Lines]:
 
     for name, group in data.items():
         walk(name, group or {})
+    names = {p.name for p in safe.listing(folder, "host_vars", folders=True)}
     for host, values in hostvars.items():
-        for path in var_files(folder, host):  # each a fast (libyaml) load: 2k hosts in < 1 s
+        for path in var_files(folder, host, names):  # each a fast (libyaml) load: 2k hosts in < 1 s
             text = file_text(folder, path)
             values.update(_mapping(folder, path, text))
             if host not in lines:  # the first file of a host_vars folder locates its keys

@@ -16,8 +16,9 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator.verify import vrp
 from generator.verify.policy import Rule, policy_line, rule_of
-from generator.verify.safe import file_text, file_yaml, located, rel
+from generator.verify.safe import Damaged, file_text, file_yaml, located, rel
 
 PLANES = ("parameter", "storage", "business", "inband", "oob", "border", "provider")
 DEFAULT_VRF = "_public_"
@@ -189,6 +190,9 @@ ROUTE = re.compile(
 )
 
 
+# (interface, VLAN) memberships one device may declare: 50 on the largest of wanka-10k; above
+# this, a hostile config of `port trunk allow-pass vlan 1 to 4094` lines would fill the memory
+MAX_MEMBERS = 65_536
 _INTERFACE = re.compile(r"interface (\S+)")
 _VLANIF = re.compile(r"Vlanif(\d+)")
 _VLAN_BATCH = re.compile(r"vlan batch (.+)")
@@ -196,7 +200,6 @@ _ACL = re.compile(r"acl (?:number |name )?(\S+)")
 _ZONE = re.compile(r"firewall zone (?:name )?(\S+)")
 _SSH_ACL = re.compile(r"ssh server acl (\S+)")
 _SNMP_ACL = re.compile(r"snmp-agent acl (\S+)")
-_SNMP_CLEAR = re.compile(r"snmp-agent (?:community|sys-info version (?:v1|v2c|all))")
 _VTY_ACL = re.compile(r"acl (\S+) inbound")
 _BGP_PEER = re.compile(r"peer (\S+) as-number")
 _ZONE_MEMBER = re.compile(r"add interface (\S+)")
@@ -225,6 +228,7 @@ def switch(
     iface: str | None = None
     vrf = DEFAULT_VRF
     all_vlan_ifaces: list[tuple[str, int]] = []
+    members = 0  # (interface, VLAN) edges
     access = Access(where, device)
     acls, uses = access.acls, access.uses
     acl: str | None = None
@@ -233,8 +237,12 @@ def switch(
     rule: dict | None = None
     rules = routing.rules.setdefault(device, []) if gateway else []
     into = rules  # the policy being read: security-policy (rules) or nat-policy
-    for n, line in enumerate(lines, 1):
-        if not line.startswith(" "):
+    for n, raw in enumerate(lines, 1):
+        if len(raw) > vrp.MAX_LINE:
+            raise Damaged(f"{where}:{n}: {len(raw):,} characters; {vrp.TOO_LONG}")
+        if not raw[:1].isspace():
+            parts = vrp.words(raw)[0] if raw != "#" else ("#",)
+            line = " ".join(parts)
             if rule is not None:
                 into.append(rule_of(rule))
                 rule = None
@@ -277,12 +285,16 @@ def switch(
                 acls.setdefault("@snmp", []).append((n, m.group(1)))
             elif line.startswith("snmp-agent"):
                 access.snmp = True
-                if _SNMP_CLEAR.match(line):
-                    access.clear_snmp.append(n)
-            elif line.startswith("telnet server enable"):
-                access.telnet.append(n)
+            if parts[0] in vrp.BREACHES:
+                _breach(access, parts, n)
             continue
-        s = line.strip()
+        view = "acl" if acl is not None else block or ("interface" if iface else None)
+        parts, known = vrp.words(raw, view)
+        if not known and raw.lstrip()[:1] in vrp.BREACH_INITIALS:
+            # a system-view command indented under another view: flagged as if the switch ran
+            # it there [unconfirmed: whether the CE falls back to the system view for it]
+            _breach(access, vrp.words(raw)[0], n)
+        s = " ".join(parts)
         if acl is not None:
             if s.startswith("rule "):
                 acls[acl].append((n, s))
@@ -332,14 +344,27 @@ def switch(
         elif m := _PORT_VLAN.match(s):
             for v in _vlan_list(m.group(1)):
                 g.edge(node, ("vlan", device, v), (where, n))
+                members += 1
         elif s.startswith("port vlan exclude") or s == "port trunk allow-pass vlan all":
             all_vlan_ifaces.append((iface, n))
+        if members + len(all_vlan_ifaces) * len(vlans) > MAX_MEMBERS:
+            raise ValueError(f"more than {MAX_MEMBERS:,} VLAN memberships in one device")
     if rule is not None:
         into.append(rule_of(rule))
+    if all_vlan_ifaces and members + len(all_vlan_ifaces) * len(vlans) > MAX_MEMBERS:
+        n = all_vlan_ifaces[0][1]
+        raise ValueError(f"more than {MAX_MEMBERS:,} VLAN memberships in one device")
     for name, n in all_vlan_ifaces:  # a peer-link carries every VLAN but the excluded ones
         for v in sorted(vlans):
             g.edge(("if", device, name), ("vlan", device, v), (where, n))
     return fold, access
+
+
+def _breach(access: Access, parts: tuple[str, ...], n: int) -> None:
+    if vrp.telnet_on(parts):
+        access.telnet.append(n)
+    elif vrp.clear_snmp(parts):
+        access.clear_snmp.append(n)
 
 
 def _vlan_list(text: str) -> set[int]:
@@ -350,12 +375,14 @@ def _vlan_list(text: str) -> set[int]:
         if not words[i].isdigit():
             i += 1
             continue
+        low = high = int(words[i])
         if i + 2 < len(words) and words[i + 1] == "to" and words[i + 2].isdigit():
-            out |= set(range(int(words[i]), int(words[i + 2]) + 1))
-            i += 3
-        else:
-            out.add(int(words[i]))
-            i += 1
+            high = int(words[i + 2])
+            i += 2
+        if not 1 <= low <= high <= 4094:  # a VLAN ID is 1-4094 (IEEE 802.1Q: 0, 4095 reserved)
+            raise ValueError(f"VLAN {low} to {high} is not within 1-4094")
+        out |= set(range(low, high + 1))
+        i += 1
     return out
 
 
@@ -398,11 +425,11 @@ class Cabling:
 
 
 @located()
-def cabling(g: Graph, folder: Path, fold: dict[str, str]) -> Cabling:
+def cabling(g: Graph, folder: Path, fold: dict[str, str], limit: int | None = None) -> Cabling:
     path = folder / "files" / "cabling.csv"
     where = rel(folder, path)
     out = Cabling()
-    with io.StringIO(file_text(folder, path), newline="") as fh:
+    with io.StringIO(file_text(folder, path, limit), newline="") as fh:
         rows = csv.reader(fh)
         header = next(rows, [])
         columns = [(header.index(f"{s}_device"), header.index(f"{s}_port")) for s in "ab"]

@@ -5,13 +5,22 @@ expands through aliases (wanka never writes anchors), values that are not addres
 renamed: every reader goes through `file_text`/`file_yaml`, and `located` turns what a reader
 raises on bad data into one `Damaged` error naming the file (and the line, where the reader
 numbers its lines `n`).
+
+Every file is read relative to the folder opened once (`opened`), each path component opened with
+O_NOFOLLOW: a symbolic link anywhere in the folder is refused at its path (wanka writes none, and
+one may point outside the folder), and a folder renamed over this one mid-read is detected
+(`replaced`). Each kind of file has a size limit checked before a byte is read (issue #31).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import functools
+import os
 import re
-from collections.abc import Callable
+import stat
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
@@ -32,7 +41,22 @@ SHALLOW = 100  # bracket depth and indentation the fast loader is given
 _BRACKETS = re.compile(r"[\[\]{}]")
 _INDENT = re.compile(rf"^[ -]{{{SHALLOW},}}", re.M)
 
-MAX_FILE_BYTES = 256 * 1024 * 1024
+# Largest files verify reads: a device config (.cfg) is 67 KB on the largest switch of
+# wanka-10k (par-core-16-01, 10,240 cards; a chassis' port count bounds it), an hccn file or a
+# host_vars file a few KB, the largest YAML 268 KB (node-labels.yaml, grows with the hosts) and
+# files/cabling.csv 3.2 MB (grows with the cables: ~32 MB at 102,400 cards). The limits keep
+# 10x and more above those and refuse a file over them by its size before reading a byte.
+# A hostile file under a limit costs what a real one of its size does: a 16 MB config of
+# interfaces took 29 s and 2.5 GB, a 15 MB hosts.yml 9 s and 0.8 GB, a 60 MB cabling.csv 96 s
+# and 4.9 GB (measured), so each limit is as tight as the real files allow.
+MAX_CONFIG_BYTES = 1024 * 1024  # .cfg, .conf: a switch's ports bound it, not the cluster
+MAX_TEXT_BYTES = 4 * 1024 * 1024  # YAML, scripts: ~2.7 MB at 102,400 cards (10x 10,240's)
+MAX_TABLE_BYTES = 64 * 1024 * 1024  # .csv tables
+# files/cabling.csv is ~1.2 KB per host and device config at 10,240 cards (3.2 MB for 2,617):
+# read.cabling is given this much per host and config, at most MAX_TABLE_BYTES
+CABLE_BYTES_PER_DEVICE = 8 * 1024
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_OPEN: dict[str, int] = {}  # folder -> its descriptor, while `opened` holds it
 
 
 class Damaged(NotAnOutput):
@@ -43,19 +67,142 @@ class NotText(Damaged):
     """A file that is not UTF-8 text."""
 
 
-def file_text(folder: Path, path: Path) -> str:
-    """A regular file of at most MAX_FILE_BYTES as UTF-8; Damaged otherwise (never blocks)."""
+@contextlib.contextmanager
+def opened(folder: Path) -> Iterator[int]:
+    """The folder opened once: every read below goes through this descriptor and opens each
+    component with O_NOFOLLOW (openat(2)), so a symbolic link inside is refused and a folder
+    renamed over this one mid-read (generate's atomic replace) cannot mix its files in."""
     try:
-        raw = read_regular(path, MAX_FILE_BYTES)
+        fd = os.open(folder, _DIR & ~os.O_NOFOLLOW)
+    except OSError as error:
+        raise NotAnOutput(f"{folder}: cannot open the folder: {error.strerror}") from None
+    _OPEN[str(folder)] = fd
+    try:
+        yield fd
+    finally:
+        del _OPEN[str(folder)]
+        os.close(fd)
+
+
+def replaced(folder: Path, fd: int) -> bool:
+    """True when `folder` no longer names the folder open as `fd` (renamed or deleted)."""
+    try:
+        now, then = os.stat(folder), os.fstat(fd)
+    except OSError:
+        return True
+    return (now.st_dev, now.st_ino) != (then.st_dev, then.st_ino)
+
+
+@contextlib.contextmanager
+def _folder_fd(folder: Path, sub: str) -> Iterator[int]:
+    """A descriptor of `sub` (a relative folder path, "" for the folder) inside the open
+    folder, every component opened without following a link; Damaged at a link."""
+    top = _OPEN.get(str(folder))
+    fd = os.open(folder, _DIR & ~os.O_NOFOLLOW) if top is None else os.dup(top)
+    try:
+        done = []
+        for part in (p for p in sub.split("/") if p):
+            done.append(part)
+            try:
+                inner = os.open(part, _DIR, dir_fd=fd)
+            except OSError as error:
+                if error.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(part, fd):
+                    where = "/".join(done)
+                    raise Damaged(
+                        f"{where}: it is a symbolic link, which is not followed"
+                    ) from None
+                raise
+            os.close(fd)
+            fd = inner
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _is_link(name: str, fd: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _limit(where: str) -> int:
+    if where.endswith((".cfg", ".conf")):
+        return MAX_CONFIG_BYTES
+    return MAX_TABLE_BYTES if where.endswith(".csv") else MAX_TEXT_BYTES
+
+
+def file_text(folder: Path, path: Path, limit: int | None = None) -> str:
+    """A regular file (never a link) inside `folder` of at most its limit (by its kind, or
+    `limit` when smaller) as UTF-8; Damaged otherwise (never blocks, never reads more)."""
+    where = rel(folder, path)
+    sub, _, name = where.rpartition("/")
+    limit = min(limit or _limit(where), _limit(where))
+    try:
+        with _folder_fd(folder, sub) as fd:
+            raw = read_regular(name, limit, dir_fd=fd, links=False)
     except ReadRefused as refused:
-        raise Damaged(f"{rel(folder, path)}: {refused.message}") from None
+        raise Damaged(f"{where}: {refused.message}") from None
+    except OSError as error:
+        raise Damaged(f"{where}: cannot read the file: {error.strerror or error}") from None
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as error:
         line = raw.count(b"\n", 0, error.start) + 1
-        raise NotText(
-            f"{rel(folder, path)}:{line}: byte 0x{raw[error.start]:02x} is not UTF-8"
-        ) from None
+        raise NotText(f"{where}:{line}: byte 0x{raw[error.start]:02x} is not UTF-8") from None
+
+
+def listing(folder: Path, sub: str, suffix: str = "", folders: bool = False) -> list[Path]:
+    """The entries of folder/sub (none when it is missing) whose name ends in `suffix`, sorted,
+    folders only with `folders`; Damaged when sub is, or passes through, a symbolic link."""
+    try:
+        with _folder_fd(folder, sub) as fd, os.scandir(fd) as entries:
+            names = [
+                e.name
+                for e in entries
+                if e.name.endswith(suffix) and (folders or not e.is_dir(follow_symlinks=False))
+            ]
+    except FileNotFoundError:
+        return []
+    except NotADirectoryError:
+        raise Damaged(f"{sub}: it is a file, where wanka writes a folder") from None
+    return [folder / sub / name for name in sorted(names)]
+
+
+def is_file(folder: Path, where: str) -> bool:
+    """True when folder/where is a regular file; Damaged when it is a symbolic link."""
+    sub, _, name = where.rpartition("/")
+    try:
+        with _folder_fd(folder, sub) as fd:
+            info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISLNK(info.st_mode):
+                target = os.readlink(name, dir_fd=fd)
+                raise Damaged(f"{where}: it is a symbolic link to {target}, which is not followed")
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode)
+
+
+def walk(folder: Path, sub: str = "") -> list[Path]:
+    """Every regular file under folder/sub, sorted; Damaged at the first symbolic link (wanka
+    writes none: a link may point outside the folder)."""
+    out: list[Path] = []
+    todo = [sub]
+    while todo:
+        here = todo.pop()
+        with _folder_fd(folder, here) as fd, os.scandir(fd) as entries:
+            for e in entries:
+                where = f"{here}/{e.name}" if here else e.name
+                if e.is_symlink():
+                    target = os.readlink(e.name, dir_fd=fd)
+                    raise Damaged(
+                        f"{where}: it is a symbolic link to {target}, which is not followed"
+                    )
+                if e.is_dir(follow_symlinks=False):
+                    todo.append(where)
+                elif e.is_file(follow_symlinks=False):
+                    out.append(folder / where)
+    return sorted(out)
 
 
 def file_yaml(folder: Path, path: Path) -> Any:
