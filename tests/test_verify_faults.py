@@ -146,8 +146,8 @@ FAULTS: list[Fault] = [
             HOST1,
             _replace(
                 f / HOST1,
-                'ansible_host: "10.101.0.2"\n',
-                'ansible_host: "10.101.0.2"\nansible_password: "hunter2"\n',
+                'ansible_host: !unsafe "10.101.0.2"\n',
+                'ansible_host: !unsafe "10.101.0.2"\nansible_password: "hunter2"\n',
             )
             + 1,
         ),
@@ -166,8 +166,8 @@ FAULTS: list[Fault] = [
             HOST2,
             _replace(
                 f / HOST2,
-                'bmc_address: "10.102.0.3/26"\n',
-                'bmc_address: "10.102.0.3/26"\nbmc_password: "Admin9000"\n',
+                'bmc_address: !unsafe "10.102.0.3/26"\n',
+                'bmc_address: !unsafe "10.102.0.3/26"\nbmc_password: "Admin9000"\n',
             )
             + 1,
         ),
@@ -199,7 +199,7 @@ FAULTS: list[Fault] = [
     (
         "storage-access-nfs",
         {ALL},
-        lambda f: (ALL, _replace(f / ALL, "storage_access: dpc", "storage_access: nfs")),
+        lambda f: (ALL, _replace(f / ALL, 'storage_access: !unsafe "dpc"', "storage_access: nfs")),
         "storage_access: nfs",
     ),
     (
