@@ -231,6 +231,6 @@ def test_verify_reports_template_syntax_ansible_would_run_with_its_line(hostile,
     target.write_text(text + line + "\n")
     problems = [p.render() for p in verify(folder).problems]
     where = f"{path}:{text.count(chr(10)) + 1}: template syntax Ansible would evaluate"
-    assert [p for p in problems if "template syntax" in p] == [f"{where}: {line.strip()!r}"]
+    assert [p for p in problems if "template syntax" in p] == [f"{where}: `{line.strip()}`"]
     target.write_text(text)
     assert not verify(folder).problems

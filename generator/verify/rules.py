@@ -410,7 +410,7 @@ def templates_in(rel: str, text: str, report: Report) -> None:
         elif not any(t in VAULT.sub("", line) for t in TEMPLATE):
             continue
         report.problems.append(
-            Problem(rel, n, f"template syntax Ansible would evaluate: {line.strip()[:120]!r}")
+            Problem(rel, n, f"template syntax Ansible would evaluate: `{line.strip()[:120]}`")
         )
 
 
