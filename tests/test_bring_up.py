@@ -145,10 +145,10 @@ def test_steps_are_in_dependency_order_and_undated(name):
         "nmcli connection add",  # controllers
         "playbooks/ztp.yml --ask-vault-pass",
         "playbooks/switches.yml",  # LLDP
-        "playbooks/hosts.yml\n",
-        "playbooks/preflight.yml\n",
-        "playbooks/acceptance.yml\n",
-        "playbooks/ops_checklist.yml\n",
+        "playbooks/hosts.yml --ask-vault-pass\n",
+        "playbooks/preflight.yml --ask-vault-pass\n",
+        "playbooks/acceptance.yml --ask-vault-pass\n",
+        "playbooks/ops_checklist.yml --ask-vault-pass\n",
     ]
     at = [text.find(s) for s in steps]
     assert -1 not in at, [s for s, i in zip(steps, at, strict=True) if i < 0]
@@ -157,7 +157,9 @@ def test_steps_are_in_dependency_order_and_undated(name):
     assert headings == ["1", "2", "3", "4", "5"]
     assert not re.search(r"\b20\d\d-\d\d-\d\d\b|\d\d:\d\d:\d\d", text)
     if name == "supernode-768.yaml":  # A3 rank table 1.2: facts before the hosts get it
-        assert text.index("playbooks/npu_facts.yml") < text.index("playbooks/hosts.yml\n")
+        assert text.index("playbooks/npu_facts.yml") < text.index(
+            "playbooks/hosts.yml --ask-vault-pass\n"
+        )
 
 
 def test_console_render_commands_paste_and_render_the_secrets(tmp_path):
