@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from tests.ansible_run import VAULT, write_overrides
-from tests.output_readers import ansible_hosts, inventory_vars
+from tests.output_readers import YAML, ansible_hosts, inventory_vars
 from tests.test_storage_nic_qos import seed_storage_nic_sysfs
 
 if TYPE_CHECKING:  # the SSH doubles import asyncssh: only the tests that start them
@@ -73,16 +73,17 @@ def _hosts() -> dict[str, dict]:
     return inventory_vars(INVENTORY)
 
 
-def _seed(roots: Path) -> dict[str, Switch]:
-    """What the hardware reports when everything is as planned; the switches as SSH doubles."""
+def _seed(roots: Path, inventory: Path = INVENTORY) -> dict[str, Switch]:
+    """What the hardware reports when everything is as planned; the switches as SSH doubles
+    (tests/test_bring_up_run.py seeds a freshly generated pod-128 the same way)."""
     from tests.doubles.ce_switch import Switch
 
-    versions = yaml.safe_load((INVENTORY / "group_vars" / "all.yml").read_text())[
+    versions = yaml.load((inventory / "group_vars" / "all.yml").read_text(), YAML)[
         "software_versions"
     ]
     switch_lldp: dict[str, dict[str, list[str]]] = {}
-    with open(INVENTORY / "files" / "cabling.csv") as fh:
-        hosts = _hosts()
+    with open(inventory / "files" / "cabling.csv") as fh:
+        hosts = inventory_vars(inventory)
         for row in csv.DictReader(fh):
             a, b = row["a_device"], row["b_device"]
             switch_lldp.setdefault(a, {})[row["a_port"]] = [b, row["b_port"]]
@@ -113,10 +114,11 @@ def _seed(roots: Path) -> dict[str, Switch]:
             (state / "npu.conf").write_text("\n".join(lines) + "\n")
     switches = {}
     for name, rows in switch_lldp.items():
-        if name.startswith(("rtr-", "fw-")):
+        plan_file = inventory / "files" / "switches" / f"{name}.yml"
+        if not plan_file.exists():  # a host or a border device (no role, no double)
             continue
         sw = Switch(name, lldp=[(local, dev, port) for local, (dev, port) in rows.items()])
-        plan = yaml.safe_load((INVENTORY / "files" / "switches" / f"{name}.yml").read_text())
+        plan = yaml.load(plan_file.read_text(), YAML)
         if (plan.get("lossless") or {}).get("ecn") == "ai-ecn":  # licensed: AI ECN runs
             sw.ai_ecn = [(port, plan["lossless"]["queue"]) for port in rows]
         switches[name] = sw
@@ -274,7 +276,7 @@ def test_site_configures_every_host_then_changes_nothing_and_check_mode_is_clean
     ).read_bytes()
     assert (npu / "etc/systemd/system/data.mount").is_file()
     assert "bond0" in (npu / "etc/NetworkManager/system-connections/bond0.nmconnection").read_text()
-    storage = yaml.safe_load((INVENTORY / "group_vars/all.yml").read_text())["storage_lossless"]
+    storage = yaml.load((INVENTORY / "group_vars/all.yml").read_text(), YAML)["storage_lossless"]
     for port in ("stor0", "stor1"):  # the storage plane's lossless class, as mlnx_qos keeps it
         qos = (npu / f"var/lib/wanka-fake/mlnx_qos.{port}").read_text().splitlines()
         assert "trust=dscp" in qos and f"pfc={storage['pfc_bitmap']}" in qos
