@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from generator.structured_yaml import FastVariablesLoader
 from tests.ansible_run import tool
 
 pytestmark = pytest.mark.slow  # one real ansible-playbook run
@@ -76,7 +77,9 @@ def test_management_nodes_route_the_out_of_band_pool_npu_servers_only_in_band(tm
         timeout=600,
     )
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
-    pools = yaml.safe_load((INVENTORY / "group_vars" / "all.yml").read_text())["pools"]
+    pools = yaml.load((INVENTORY / "group_vars" / "all.yml").read_text(), FastVariablesLoader)[
+        "pools"
+    ]
     controller = (tmp_path / "controller-01.nmconnection").read_text()
     gateway = "10.101.0.129"  # controller-01's in-band gateway (host_vars)
     assert _routes(controller) == [

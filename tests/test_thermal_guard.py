@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from generator.structured_yaml import FastVariablesLoader
 from tests.ansible_run import tool
 
 pytestmark = pytest.mark.slow  # one real ansible-playbook run
@@ -90,7 +91,9 @@ def guard(tmp_path_factory):
         env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "WANKA_ROOT": str(host)}
         return subprocess.run([str(script)], env=env, capture_output=True, text=True, timeout=60)
 
-    settings = yaml.safe_load((INVENTORY / "group_vars/all.yml").read_text())["thermal_guard"]
+    settings = yaml.load((INVENTORY / "group_vars/all.yml").read_text(), FastVariablesLoader)[
+        "thermal_guard"
+    ]
     return {"run": run, "tmp": tmp, "installed": installed, "settings": settings, "log": bin_dir}
 
 
