@@ -82,3 +82,33 @@ class Runner:
             text=True,
             timeout=900,
         )
+
+
+def play_locally(
+    inventory: Path, play: Path, tmp: Path, extra: dict, env: dict | None = None
+) -> subprocess.CompletedProcess:
+    """The real ansible-playbook running `play` on the inventory's hosts over the local
+    connection, with `extra` as extra variables and Ansible's state under `tmp`; `env` adds to
+    the environment (a PATH with test doubles, a fake root)."""
+    return subprocess.run(
+        [
+            tool("ansible-playbook"),
+            *("-i", str(inventory / "hosts.yml"), "-c", "local"),
+            *("-e", f"ansible_python_interpreter={sys.executable}"),
+            *("-e", yaml.safe_dump(extra, default_flow_style=True, width=10**6).strip()),
+            str(play),
+        ],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
+            "ANSIBLE_HOME": str(tmp / "ansible-home"),
+            "ANSIBLE_LOCAL_TEMP": str(tmp / "ansible-tmp"),
+            "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(tmp / "facts"),
+            "ANSIBLE_NOCOLOR": "1",
+            **(env or {}),
+        },
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )

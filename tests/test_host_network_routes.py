@@ -6,16 +6,13 @@ role's argument_specs."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from generator.structured_yaml import FastVariablesLoader
-from tests.ansible_run import tool
+from tests.ansible_run import play_locally
 
 pytestmark = pytest.mark.slow  # one real ansible-playbook run
 
@@ -54,28 +51,7 @@ def test_management_nodes_route_the_out_of_band_pool_npu_servers_only_in_band(tm
     (tmp_path / "play.yml").write_text(PLAY)
     specs = yaml.safe_load((ROLE / "meta" / "argument_specs.yml").read_text())
     extra = {"role": str(ROLE), "out": str(tmp_path), "specs": specs}
-    env = {
-        **os.environ,
-        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-        "ANSIBLE_HOME": str(tmp_path / "ansible-home"),
-        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
-        "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(tmp_path / "facts"),
-        "ANSIBLE_NOCOLOR": "1",
-    }
-    res = subprocess.run(
-        [
-            tool("ansible-playbook"),
-            *("-i", str(INVENTORY / "hosts.yml"), "-c", "local"),
-            *("-e", f"ansible_python_interpreter={sys.executable}"),
-            *("-e", yaml.safe_dump(extra, default_flow_style=True, width=10**6).strip()),
-            str(tmp_path / "play.yml"),
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    res = play_locally(INVENTORY, tmp_path / "play.yml", tmp_path, extra)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
     pools = yaml.load((INVENTORY / "group_vars" / "all.yml").read_text(), FastVariablesLoader)[
         "pools"

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from generator.structured_yaml import FastVariablesLoader
-from tests.ansible_run import tool
+from tests.ansible_run import play_locally
 
 pytestmark = pytest.mark.slow  # one real ansible-playbook run
 
@@ -55,29 +55,15 @@ def guard(tmp_path_factory):
         (installed / d).mkdir(parents=True)
     (tmp / "play.yml").write_text(PLAY)
     extra = {"thermal_guard_root": str(installed), "thermal_guard_npu_smi": str(FAKES / "npu-smi")}
-    env = {
-        **os.environ,
-        "PATH": f"{FAKES}:{Path(sys.executable).parent}:{os.environ['PATH']}",  # systemctl double
-        "WANKA_FAKE_ROOT": str(installed),
-        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-        "ANSIBLE_HOME": str(tmp / "ansible-home"),
-        "ANSIBLE_LOCAL_TEMP": str(tmp / "ansible-tmp"),
-        "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(tmp / "facts"),
-        "ANSIBLE_NOCOLOR": "1",
-    }
-    res = subprocess.run(
-        [
-            tool("ansible-playbook"),
-            *("-i", str(INVENTORY / "hosts.yml"), "-c", "local"),
-            *("-e", f"ansible_python_interpreter={sys.executable}"),
-            *("-e", yaml.safe_dump(extra, default_flow_style=True, width=10**6).strip()),
-            str(tmp / "play.yml"),
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    res = play_locally(
+        INVENTORY,
+        tmp / "play.yml",
+        tmp,
+        extra,
+        {
+            "PATH": f"{FAKES}:{Path(sys.executable).parent}:{os.environ['PATH']}",  # systemctl double
+            "WANKA_FAKE_ROOT": str(installed),
+        },
     )
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
     bin_dir = tmp / "bin"
