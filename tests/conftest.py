@@ -223,3 +223,13 @@ class Forked:
             texts.append(f.read().decode(errors="replace"))
             f.close()
         return subprocess.CompletedProcess([], os.waitstatus_to_exitcode(status), *texts)
+
+
+def render_example(tmp_path_factory, label: str, name: str = "pod-128") -> Path:
+    """`wanka generate blueprints/NAME.yaml -o <a new tmp folder>/NAME`, in this process: a
+    folder of the example's own for a test module that runs roles or verify on real files."""
+    from generator.cli import main
+
+    out = tmp_path_factory.mktemp(label) / name
+    assert main(["generate", str(ROOT / "blueprints" / f"{name}.yaml"), "-o", str(out), "-q"]) == 0
+    return out

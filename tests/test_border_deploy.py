@@ -16,6 +16,7 @@ import pytest
 
 from generator.analysis.command_table import check, load_table
 from tests.ansible_run import ROOT, VAULT, Runner, recap
+from tests.conftest import render_example
 
 BORDER = {
     "rtr-01": "huawei-ne",
@@ -28,15 +29,7 @@ PASSWORD = "double-border-pw"
 
 @pytest.fixture(scope="module")
 def pod(tmp_path_factory):
-    out = tmp_path_factory.mktemp("border") / "pod-128"
-    res = subprocess.run(
-        [sys.executable, "-m", "generator", "generate", "blueprints/pod-128.yaml", "-o", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    assert res.returncode == 0, res.stderr
-    return out
+    return render_example(tmp_path_factory, "border")
 
 
 def _cfg(pod, name: str) -> str:

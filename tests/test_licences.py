@@ -15,16 +15,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator import cli
+from tests.conftest import render_example
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("licences") / "pod-128"
-    assert cli.main(["generate", str(ROOT / "blueprints/pod-128.yaml"), "-o", str(out)]) == 0
-    return out
+    return render_example(tmp_path_factory, "licences")
 
 
 def ai_ecn_switches(folder: Path) -> set[str]:

@@ -18,6 +18,7 @@ import yaml
 from generator.cli import main
 from generator.site import needs, read_yaml
 from tests.ansible_run import tool, write_overrides
+from tests.conftest import render_example
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKES = ROOT / "tests" / "fakes" / "bin"
@@ -72,9 +73,7 @@ def _tree(folder: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def pod(tmp_path_factory):
-    out = tmp_path_factory.mktemp("site") / "pod-128"
-    assert main(["generate", str(ROOT / "blueprints/pod-128.yaml"), "-o", str(out), "-q"]) == 0
-    return out
+    return render_example(tmp_path_factory, "site")
 
 
 def _playbook(pod: Path, *args: str, sources: tuple[Path, ...] = ()) -> subprocess.CompletedProcess:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator import cli
 from tests.ansible_run import ROOT, VAULT, Runner
+from tests.conftest import render_example
 
 CAPTURE = ROOT / "tests/data/captures/ce-v300-display-ai-ecn-calculated-state.txt"
 _spec = importlib.util.spec_from_file_location(
@@ -44,9 +44,7 @@ def test_the_double_prints_the_vendor_example():
 
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("ai-ecn") / "pod-128"
-    assert cli.main(["generate", str(ROOT / "blueprints/pod-128.yaml"), "-o", str(out)]) == 0
-    return out
+    return render_example(tmp_path_factory, "ai-ecn")
 
 
 def test_bom_licences_of_a_switch(rendered):

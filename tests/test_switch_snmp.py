@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from tests.ansible_run import ROOT, VAULT, Runner, recap
-from tests.conftest import EXAMPLES, LARGE_EXAMPLES, generated
+from tests.conftest import EXAMPLES, LARGE_EXAMPLES, generated, render_example
 
 USM = re.compile(r"^snmp-agent usm-user v3 .*$", re.M)
 # one out-of-band switch (managed on LoopBack0) and three on MEth0/0/0, an M-LAG pair among them
@@ -25,15 +25,7 @@ SWITCHES = ("oob-core-001", "biz-leaf-0001", "biz-leaf-0002", "par-spine-001")
 
 @pytest.fixture(scope="module")
 def pod(tmp_path_factory):
-    out = tmp_path_factory.mktemp("snmp") / "pod-128"
-    res = subprocess.run(
-        [sys.executable, "-m", "generator", "generate", "blueprints/pod-128.yaml", "-o", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    assert res.returncode == 0, res.stderr
-    return out
+    return render_example(tmp_path_factory, "snmp")
 
 
 def _ce_configs(files: dict[str, str]) -> dict[str, str]:
