@@ -260,7 +260,7 @@ def _placement(args: argparse.Namespace) -> int:
     if isinstance(chosen, int):
         return chosen
     cluster, selection = chosen
-    preset = cluster.blueprint["hccl"].get("parallelism", {})
+    preset = cluster.settings.parallelism  # the blueprint's hccl.parallelism
     sizes = {
         k: getattr(args, k) if getattr(args, k) is not None else preset.get(k)
         for k in ("tp", "pp", "dp", "sp", "ep")

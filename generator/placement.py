@@ -8,6 +8,7 @@ with multi-rail), then the fewest pods / supernodes; parallel groups are laid ou
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -25,7 +26,17 @@ HEAVY = ("tp", "sp", "ep")  # traffic that should stay in the scale-up domain
 
 
 class RequestError(Exception):
-    """A job request that cannot be met (too many servers, unknown hosts, ...)."""
+    """A job request that cannot be met (too many servers, unknown hosts, ...). `keys` are the
+    parallel sizes it is about, `text` what is wrong without naming how they were given, and
+    `fix` {key: value} the changes that make the layout work (the nearest values that do): the
+    CLI names its flags, the design check the blueprint's hccl.parallelism.<key> line."""
+
+    def __init__(self, text: str, keys: tuple[str, ...] = (), fix: dict[str, int] | None = None):
+        self.text, self.keys, self.fix = text, keys, fix or {}
+        flags = "/".join(f"--{k}" for k in keys)
+        tries = " ".join(f"--{k} {v}" for k, v in self.fix.items())
+        hint = f" (try {tries})" if tries else ""
+        super().__init__(f"{flags}: {text}{hint}" if flags else text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,23 +214,36 @@ def placement(
 ) -> list[GroupReport]:
     for name, size in (("tp", tp), ("pp", pp), ("dp", dp), ("sp", sp), ("ep", ep)):
         if size is not None and size < 1:
-            raise RequestError(f"--{name} {size}: a parallel size is a whole number from 1")
+            raise RequestError(
+                f"{size}: a parallel size is a whole number from 1", (name,), {name: 1}
+            )
     devices = len(servers[0].devices) if servers else 0
     world = len(servers) * devices
     fixed = tp * sp * pp
+    if world % fixed:
+        raise RequestError(
+            f"{world} ranks ({len(servers)} servers x {devices}) are not a multiple of "
+            f"tp*sp*pp = {fixed}",
+            ("tp", "sp", "pp"),
+            _fitting({"tp": tp, "sp": sp, "pp": pp}, world),
+        )
     if dp is None:
-        if world % fixed:
-            raise RequestError(
-                f"--tp/--sp/--pp: {world} ranks are not a multiple of tp*sp*pp = {fixed}"
-            )
         dp = world // fixed
     if fixed * dp != world:
+        fix = {"dp": world // fixed}
+        if fix["dp"] % ep:  # the expert size must divide the new dp too
+            fix["ep"] = _nearest(_divisors(fix["dp"]), ep)
         raise RequestError(
-            f"--dp: tp*sp*dp*pp = {fixed * dp} but the job has {world} ranks ({len(servers)} servers x {devices})"
+            f"tp*sp*dp*pp = {fixed * dp} but the job has {world} ranks ({len(servers)} servers x "
+            f"{devices})",
+            ("dp",),
+            fix,
         )
     if dp % ep:
         raise RequestError(
-            f"--ep: ep = {ep} must divide dp = {dp} (expert groups are carved from data-parallel ranks)"
+            f"ep = {ep} must divide dp = {dp} (expert groups are carved from data-parallel ranks)",
+            ("ep",),
+            {"ep": _nearest(_divisors(dp), ep)},
         )
     where = [(s, d) for s in servers for d in range(devices)]
     scale_up = "supernode" if any(s.supernode >= 0 for s in servers) else "server"
@@ -249,3 +273,35 @@ def placement(
             )
         reports.append(GroupReport(kind, size, len(groups), tier, warning))
     return reports
+
+
+def _divisors(n: int) -> list[int]:
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return sorted({*small, *(n // d for d in small)})
+
+
+def _nearest(choices: Sequence[int], value: int) -> int:
+    """The choice nearest `value`, the smaller one on a tie."""
+    return min(choices, key=lambda c: (abs(c - value), c))
+
+
+def _fitting(sizes: dict[str, int], world: int) -> dict[str, int]:
+    """Sizes to change so that tp*sp*pp divides `world`: the one key whose nearest working value
+    is closest to what was asked (tp first on a tie); when no single key can, each in turn the
+    divisor of what is left nearest its size."""
+    options = []
+    for key, size in sizes.items():
+        others = math.prod(sizes.values()) // size
+        if world % others == 0:
+            value = _nearest(_divisors(world // others), size)
+            options.append((abs(value - size), list(sizes).index(key), key, value))
+    if options:
+        _, _, key, value = min(options)
+        return {key: value}
+    fix, left = {}, world
+    for key, size in sizes.items():
+        value = _nearest(_divisors(left), size)
+        left //= value
+        if value != size:
+            fix[key] = value
+    return fix

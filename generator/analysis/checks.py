@@ -294,12 +294,16 @@ def parallel_placement(cluster: Cluster) -> Iterator[Finding]:
     where = ("hccl", "parallelism")
     try:
         reports = placement(cluster, cluster.npu_servers, **sizes)
-    except RequestError as err:
-        yield Finding(ERROR, "parallelism", str(err), where)
+    except RequestError as err:  # located at the blueprint's own line, not the CLI's flags
+        key = next((k for k in (*err.fix, *err.keys) if k in sizes), "")
+        sets = ", ".join(f"hccl.parallelism.{k}: {v}" for k, v in err.fix.items())
+        hint = f" (set {sets})" if sets else ""
+        yield Finding(ERROR, "parallelism", err.text + hint, (*where, key) if key else where)
         return
     for r in reports:
         if r.warning:
-            yield Finding(WARNING, "parallelism", r.warning, where)
+            at = (*where, r.kind) if r.kind in sizes else where
+            yield Finding(WARNING, "parallelism", r.warning, at)
         else:
             yield Finding(
                 INFO, "parallelism", f"{r.kind} groups of {r.size}: widest tier {r.tier}", where
