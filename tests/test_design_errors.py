@@ -32,7 +32,8 @@ CASES = {
         TEN_K.replace("    tiers: auto\n", "    tiers: 2\n"),
         "spine: {model: ce16804}",
         "networks.parameter.spine.model",
-        "cannot be built in 2 tiers",
+        "(set networks.parameter.spine.model: ce16816 (576 ports at 400GE, 320 needed), "
+        "or tiers: 3 (pods under cores))",
     ),
     "pool too small": (
         POD.replace("pool: 10.64.0.0/18", "pool: 10.64.0.0/26"),
@@ -130,3 +131,81 @@ def test_ten_k_auto_tiers_picks_three(tmp_path):
 
     fabric = generated("wanka-10k.yaml").cluster.fabric("parameter")
     assert (fabric.tiers, fabric.pods, fabric.spines_per_pod) == (3, 5, 16)
+
+
+def _schema_has(path: str) -> bool:
+    """A dotted key of the blueprint schema (wanka-v1.schema.json) exists."""
+    from generator.blueprint.defaults import resolve
+    from generator.blueprint.validate import SCHEMA
+
+    node = SCHEMA
+    for key in path.split("."):
+        node = resolve(node, SCHEMA).get("properties", {}).get(key)
+        if node is None:
+            return False
+    return True
+
+
+@pytest.mark.slow  # expands 65,536 cards twice
+def test_every_problem_of_a_65536_card_pod_in_one_run_and_its_hints_work(tmp_path, capsys):
+    """pod-128 scaled to 65,536 cards (8,192 servers): the business spines, both management
+    cores and all five pools are too small. One `wanka validate` names all of them, each at its
+    FILE:LINE:COL and YAML key, each with a value; the blueprint with every value applied expands."""
+    import ipaddress
+    import re
+
+    import yaml
+
+    from generator import pipeline
+
+    text = POD.replace("cards: 128", "cards: 65536")
+    bp = tmp_path / "big.yaml"
+    bp.write_text(text)
+    assert main(["validate", str(bp)]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    got = {}
+    for line in lines:
+        m = re.match(rf"{re.escape(str(bp))}:(\d+):\d+: ([\w.]+): (.*)$", line)
+        assert m, f"not located: {line}"
+        got[m.group(2)] = (int(m.group(1)), m.group(3))
+    assert set(got) == {
+        "networks.business.spine.model",
+        "networks.management.inband.core.model",
+        "networks.management.oob.core.model",
+        "networks.parameter.pool",
+        "networks.storage.pool",
+        "networks.business.pool",
+        "networks.management.inband.pool",
+        "networks.management.oob.pool",
+    }, lines
+    # each line points into the section that holds the key (models absent here: their section)
+    assert got["networks.parameter.pool"][0] == _line_of(text, "pool: 10.64.0.0/18")
+    assert got["networks.business.spine.model"][0] == _line_of(text, "  business:")
+
+    data = yaml.safe_load(text)
+    for key, (_, message) in got.items():
+        assert _schema_has(key), key
+        *parents, last = key.split(".")
+        node = data
+        for k in parents:
+            node = node.setdefault(k, {})
+        if key.endswith(".pool"):
+            prefix = re.search(r"use a /(\d+) or larger", message)
+            assert prefix, message
+            pool = ipaddress.ip_network(node[last]).supernet(new_prefix=int(prefix.group(1)))
+            node[last] = str(pool)
+            continue
+        hint = re.search(
+            r"set ([\w.]+): ([\w-]+) \((\d+) ports at (\d+)GE, (\d+) needed\)", message
+        )
+        assert hint and hint.group(1) == key, message
+        assert int(hint.group(3)) >= int(hint.group(5)), message
+        node[last] = hint.group(2)
+        assert not re.search(
+            r"tiers: (3|auto)", message
+        )  # no plane but the parameter plane has a tiers key
+    fixed = tmp_path / "fixed.yaml"
+    fixed.write_text(yaml.safe_dump(data, sort_keys=False))
+    cluster = pipeline.run(fixed, emit=False).cluster  # no design error left in expansion
+    models = {d.model for d in cluster.devices if d.name.startswith("biz-spine")}
+    assert models == {data["networks"]["business"]["spine"]["model"]}

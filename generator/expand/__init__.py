@@ -13,14 +13,14 @@ from typing import Any, TypeVar
 from generator.blueprint.facts import NpuFacts
 from generator.blueprint.semantic import planned_servers, server_count
 from generator.catalog import Catalog, build_catalog
-from generator.errors import BlueprintError, Problem
+from generator.errors import BlueprintError, Problem, format_path
 from generator.expand import growth
 from generator.expand.acceptance import acceptance_plan
 from generator.expand.addressing import PlaneAddresses, allocate
 from generator.expand.border import attach, border_routing, shared_storage_addresses
 from generator.expand.devices import Placer, build, devices, host_endpoints
 from generator.expand.ecmp import ecmp_paths, switch_facts
-from generator.expand.fabric import PlaneBuild
+from generator.expand.fabric import PlaneBuild, UpperTooSmall
 from generator.expand.flows import required_flows
 from generator.expand.host_nics import storage_nics
 from generator.expand.layout import Floor
@@ -34,6 +34,7 @@ from generator.expand.planes import (
     plane_specs,
     roce_planes,
 )
+from generator.expand.ports import spine_lanes
 from generator.expand.racks import ZONES, assign_cdus, place_hosts
 from generator.expand.ranks import (
     apply_facts,
@@ -80,6 +81,27 @@ class Problems:
         if self.found:
             raise BlueprintError(self.found)
 
+    def plane(
+        self, spec: PlaneSpec, eps: list, catalog: Catalog, rule: int = 0
+    ) -> tuple[PlaneSpec, PlaneBuild | None]:
+        """A plane's switching. When the model above the leaves lacks ports, the problem names
+        the smallest catalog model that has them, and the plane is built with it so that the
+        planes after it are checked in the same run (nothing is written while problems stand)."""
+        try:
+            return spec, build(spec, eps, catalog, rule)
+        except UpperTooSmall as e:
+            alt = upper_model(catalog, e.speed, e.need + BORDER_SPARE)
+            self.found.extend(
+                replace(p, hint=_upper_hint(spec, e, alt, catalog)) for p in e.problems
+            )
+            if alt is None:
+                return spec, None
+            spec = replace(spec, spine=alt, core=alt)
+            return spec, self.attempt(build, spec, eps, catalog, rule)
+        except BlueprintError as e:
+            self.found.extend(e.problems)
+            return spec, None
+
 
 def expand(
     bp: Mapping[str, Any],
@@ -124,6 +146,34 @@ def _at_planned_size(
         ) from None  # fmt: skip
 
 
+# Ports a suggested upper model keeps free beyond the leaves' uplinks: the border routers and
+# firewalls (a pair each, one link to every business spine and in-band core) land there.
+BORDER_SPARE = 4
+
+
+def upper_model(catalog: Catalog, speed: int, need: int) -> str | None:
+    """The catalog switch with the fewest ports at `speed` GE that still has `need` of them
+    (the same rule `wanka size` prints its spine choice from)."""
+    fits = [
+        (len(spine_lanes(m, speed)[0]), m.power_w, name)
+        for name, m in catalog.switches.items()
+        if m.platform == "huawei-ce" and len(spine_lanes(m, speed)[0]) >= need
+    ]
+    return min(fits)[2] if fits else None
+
+
+def _upper_hint(spec: PlaneSpec, e: UpperTooSmall, alt: str | None, catalog: Catalog) -> str:
+    key = format_path(e.key)
+    if alt is None:
+        out = f"no catalog switch has {e.need} ports at {e.speed}GE"
+    else:
+        have = len(spine_lanes(catalog.switches[alt], e.speed)[0])
+        out = f"set {key}: {alt} ({have} ports at {e.speed}GE, {e.need} needed)"
+    if spec.plane == "parameter" and spec.tiers == 2:  # the only plane with a `tiers` key
+        out += ", or tiers: 3 (pods under cores)"
+    return out
+
+
 def _expand(
     bp: Mapping[str, Any],
     catalog: Catalog,
@@ -147,20 +197,27 @@ def _expand(
     npu_models = [m for m in hosts.model.values() if m.kind == "npu-server"]
     npu_subnets = max((m.npu_subnets_per_server for m in npu_models), default=0)
     builds: dict[str, PlaneBuild] = {}
+    unbuilt = False  # a plane that could not be built even with a larger model
     for plane, eps in host_endpoints(hosts, floor).items():
         if plane in specs and eps:
             rule = npu_subnets if plane == "parameter" else 0
-            b = problems.attempt(build, specs[plane], eps, catalog, rule)
+            specs[plane], b = problems.plane(specs[plane], eps, catalog, rule)
+            unbuilt |= b is None
             if b is not None:
                 builds[plane] = b
                 progress(f"{plane} plane: {len(b.leaves)} leaves, {b.tiers} tiers")
-    problems.check()
+    if unbuilt:
+        problems.check()
 
     placer = Placer(bp, floor, catalog)
     for plane, b in builds.items():
         placer.plane(specs[plane], b)
     placer.border(bp)
-    builds["oob"] = build(specs["oob"], placer.oob_endpoints(hosts), catalog)
+    specs["oob"], oob = problems.plane(specs["oob"], placer.oob_endpoints(hosts), catalog)
+    if oob is None:
+        problems.check()
+    assert oob is not None
+    builds["oob"] = oob
     placer.plane(specs["oob"], builds["oob"])
     progress(f"oob plane: {len(builds['oob'].leaves)} access switches")
 

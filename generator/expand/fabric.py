@@ -70,6 +70,16 @@ class PlaneBuild:
     cores_per_plane: int
 
 
+class UpperTooSmall(BlueprintError):
+    """The switch model above the leaves lacks ports: `need` lanes at `speed` GE on each upper
+    switch (`key`: the blueprint's model key). expand names a catalog model that has them and,
+    to report the other planes' problems in the same run, goes on as if it had been chosen."""
+
+    def __init__(self, problem: Problem, key: YamlPath, speed: int, need: int) -> None:
+        super().__init__([problem])
+        self.key, self.speed, self.need = key, speed, need
+
+
 def parse_ratio(text: str) -> tuple[int, int]:
     a, b = text.split(":")
     return int(a), int(b)
@@ -175,21 +185,37 @@ def build_plane(
 
     spine_lane_list, spine_split = spine_lanes(spine, plan.up_speed)
     radix = len(spine_lane_list)
-    if radix == 0:
-        raise BlueprintError(
-            [
-                Problem(
-                    (*where, "spine", "model"),
-                    f"spine model {spine.name} has no {plan.up_speed}GE ports for the leaf uplinks",
-                    f"its ports: {describe_ports(spine)}",
-                )
-            ]
-        )
+    upper_key = (*where, role_names[1], "model")  # management planes name theirs `core`
     n_up = len(plan.uplinks)
     n_leaves = len(leaves)
+    if radix == 0:
+        raise UpperTooSmall(
+            Problem(
+                upper_key,
+                f"{role_names[1]} model {spine.name} has no {plan.up_speed}GE ports for the "
+                f"leaf uplinks (its ports: {describe_ports(spine)})",
+            ),
+            upper_key,
+            plan.up_speed,
+            1,
+        )
     two_tier = _two_tier_spines(n_leaves, n_up, radix, spine_count)
     if two_tier is None and (tiers == 2 or isinstance(spine_count, int)):
-        raise BlueprintError([_too_small(where, spine, n_leaves, n_up, radix, spine_count)])
+        if isinstance(spine_count, int) and n_up % spine_count:
+            raise BlueprintError([_bad_count(where, spine_count, n_up)])
+        count = spine_count if isinstance(spine_count, int) else n_up
+        need = n_leaves * (n_up // count)
+        raise UpperTooSmall(
+            Problem(
+                upper_key,
+                f"{n_leaves} leaves x {n_up} uplinks cannot be built in 2 tiers: "
+                f"{role_names[1]} {spine.name} has {radix} ports at {plan.up_speed}GE, "
+                f"each of {count} {role_names[1]}s would need {need}",
+            ),
+            upper_key,
+            plan.up_speed,
+            need,
+        )
     spines: list[Switch] = []
     cores: list[Switch] = []
     if two_tier is not None and tiers != 3:
@@ -233,14 +259,12 @@ def build_plane(
     pods = math.ceil(n_leaves / per_pod)
     core_lanes, core_split = spine_lanes(core, plan.up_speed)
     if not core_lanes:
-        raise BlueprintError(
-            [
-                Problem(
-                    (*where, "core", "model"),
-                    f"core model {core.name} has no {plan.up_speed}GE ports",
-                    "",
-                )
-            ]
+        key = (*where, "core", "model")
+        raise UpperTooSmall(
+            Problem(key, f"core model {core.name} has no {plan.up_speed}GE ports"),
+            key,
+            plan.up_speed,
+            1,
         )
     cores_per_plane = math.ceil(n_leaves / len(core_lanes))
     for plane_i in range(s):
@@ -325,23 +349,9 @@ def _two_tier_spines(n_leaves: int, n_up: int, radix: int, spine_count: str | in
     return next((d for d in candidates if n_leaves * (n_up // d) <= radix), None)
 
 
-def _too_small(
-    where: YamlPath,
-    spine: SwitchModel,
-    n_leaves: int,
-    n_up: int,
-    radix: int,
-    spine_count: str | int,
-) -> Problem:
-    if isinstance(spine_count, int) and n_up % spine_count:
-        return Problem(
-            (*where, "spine", "count"),
-            f"{spine_count} spines do not divide the {n_up} uplinks of each leaf evenly",
-            f"use one of {', '.join(map(str, _divisors(n_up)))}",
-        )
+def _bad_count(where: YamlPath, spine_count: int, n_up: int) -> Problem:
     return Problem(
-        (*where, "spine", "model"),
-        f"{n_leaves} leaves x {n_up} uplinks cannot be built in 2 tiers: spine {spine.name} has {radix} "
-        f"ports at the uplink speed, each of {n_up} spines would need {n_leaves}",
-        "use tiers: auto or 3, or a spine model with more ports",
+        (*where, "spine", "count"),
+        f"{spine_count} spines do not divide the {n_up} uplinks of each leaf evenly",
+        f"use one of {', '.join(map(str, _divisors(n_up)))}",
     )
