@@ -9,9 +9,17 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from generator.model_cabling import Trunk  # re-exported: one model namespace
+from generator.model_hosts import (  # noqa: F401  (re-exported: one model namespace)
+    Domain,
+    Lossless,
+    NpuDevice,
+    NpuNicLimits,
+    NpuServer,
+    StorageNic,
+    SwitchMtu,
+)
 from generator.model_settings import (  # noqa: F401  (re-exported: one model namespace)
     Acceptance,
     AcceptanceScope,
@@ -29,6 +37,9 @@ from generator.model_settings import (  # noqa: F401  (re-exported: one model na
 from generator.records import record
 
 PLANES = ("parameter", "storage", "business", "inband", "oob", "border")
+# Switch platforms wanka renders a switch configuration for (files/switches/, templates/switches/
+# <platform>/): `Device.configured`. Border routers and firewalls get files/border/ instead.
+CONFIGURED_PLATFORMS = ("huawei-ce",)
 MGMT_VRF = "_management_vpn_"  # the VRF MEth0/0/0 lives in on CE V300 (present by default)
 
 
@@ -75,6 +86,7 @@ class Rack:
     cooling_kw: float  # heat the rack's cooling can remove
     cooling: str  # liquid | air
     cdu: str = ""  # CDU feeding a liquid-cooled rack
+    load_kw: float = 0.0  # nameplate power of the devices in it (expand/racks.py rack_loads)
 
 
 @record
@@ -98,6 +110,13 @@ class Device:
     platform: str = ""  # switches: the catalog platform (config templates), e.g. huawei-ce
     mgmt: Management | None = None  # how the device is reached for management
     ecmp_paths: int = 0  # routed switches: equal-cost paths it must install (generator.expand.ecmp)
+    # switches, from the cabled links (generator.expand.devices link_facts): Gb/s toward lower tiers
+    # (hosts, lower switches, management ports) and toward upper tiers; the M-LAG peer (the switch
+    # at the other end of its peer-link), None without one
+    down_gbps: int = 0
+    up_gbps: int = 0
+    mlag_peer: str | None = None
+    configured: bool = False  # wanka renders its configuration (files/switches/<name>.cfg)
 
 
 @record
@@ -234,18 +253,6 @@ class SwitchFacts:
 
 
 @record
-class NpuNicLimits:
-    """What the NPU NIC tool (hccn_tool) of a server model accepts, from the catalog (cited
-    there): the highest MTU, and the networks it refuses as an NPU address (CIDR)."""
-
-    model: str
-    mtu_max: int
-    refused: tuple[str, ...]
-    confirmed: bool
-    source: str
-
-
-@record
 class Cdu:
     name: str
     capacity_kw: float
@@ -253,122 +260,10 @@ class Cdu:
     load_kw: float
 
 
-@record
-class Lossless:
-    """The one lossless class of a plane, and every setting derived from it.
-
-    NIC PFC bitmap, NIC priority->TC and DSCP->TC maps, HCCL_RDMA_SL/TC and the switches'
-    `dcb pfc` priority and DSCP->PHB mapping all come from these values, never set twice.
-    """
-
-    plane: str
-    priority: int  # PFC priority, = HCCL_RDMA_SL
-    dscp: int  # RoCE DSCP, HCCL_RDMA_TC = 4 * dscp
-    tc: int  # NIC traffic class of the lossless priority (NIC TCs are 0..3)
-    ecn: str  # ai-ecn | static | off
-    mtu: int  # NIC MTU
-    cnp_dscp: int = 48  # DCQCN CNP DSCP (NIC -dcqcn cnp_dscp; switch DSCP -> cs6)
-
-    @property
-    def pfc_bitmap(self) -> str:
-        """hccn_tool -pfc bitmap: one 0/1 per priority 0..7."""
-        return ",".join("1" if p == self.priority else "0" for p in range(8))
-
-    @property
-    def prio_tc(self) -> str:
-        """hccn_tool -prio_tc map: the lossless priority in its TC, the rest in TC 0."""
-        return ",".join(str(self.tc) if p == self.priority else "0" for p in range(8))
-
-    @property
-    def dscp_tc(self) -> str:
-        """/etc/hccn.conf dscp_tc value: `<dscp>:<tc>,`."""
-        return f"{self.dscp}:{self.tc},"
-
-    @property
-    def tos(self) -> int:
-        """RoCE TOS byte: the DSCP in its upper six bits, ECN bits 0 (HCCL_RDMA_TC; the storage
-        NICs' rdma_cm default_roce_tos)."""
-        return self.dscp * 4
-
-    @property
-    def hccl_rdma_tc(self) -> int:
-        return self.tos
-
-    @property
-    def hccl_rdma_sl(self) -> int:
-        return self.priority
-
-    @property
-    def queue(self) -> int:
-        """Switch queue (= priority) the lossless class is scheduled in."""
-        return self.priority
-
-
-@record
-class StorageNic:
-    """The storage-plane NIC of a host model, from the catalog (`storage_nic`, cited there or
-    unconfirmed): the Linux driver its ports report (`ethtool -i`), which decides whether
-    roles/storage_nic_qos can configure it."""
-
-    model: str  # host model (catalog name)
-    nic: str  # NIC model, e.g. ConnectX-6 Dx
-    driver: str  # kernel driver of its ports, e.g. mlx5_core
-    confirmed: bool
-    source: str
-
-
-@record
-class NpuDevice:
-    device_id: int  # /dev/davinciN, = NPU port index on the server
-    port: str  # parameter-plane port the device's NIC is cabled from
-    ip: int
-    prefix: int
-    gateway: int
-    leaf: str  # parameter leaf the port is cabled to
-    rank: int = -1  # cluster rank id (rank table, placement, diff), 0..N-1 in rank order
-    sdid: int = -1  # A3: SDID read from the hardware (rank table super_device_id); -1 unknown
-
-
-@record
-class Domain:
-    """A failure/scheduling domain a server is in, spelled one way in every output.
-
-    kind: rack | cdu | leaf (the access unit: a leaf, or a multi-rail group named first-last) |
-    pod (3-tier parameter plane) | fabric (everything above the leaves) | supernode.
-    index: 0-based in floor / rank order (the rank table's super_pod_id is the supernode's)."""
-
-    kind: str
-    index: int
-    name: str
-
-
-@record
-class NpuServer:
-    """An NPU server as HCCL and schedulers see it; `Cluster.npu_servers` is in rank order."""
-
-    name: str
-    host_ip: int  # in-band address (HCCL_IF_IP, rank table host_ip)
-    pod: int  # parameter-plane pod (3 tiers), else 0
-    supernode: int  # -1 without supernodes
-    leaves: tuple[str, ...]  # parameter leaves its NPU ports reach, in device order, deduplicated
-    devices: tuple[NpuDevice, ...]
-    domains: tuple[Domain, ...] = ()  # rack, cdu, leaf, pod, fabric, supernode (those it has)
-    accelerator: str = ""  # catalog accelerator, e.g. ascend-910b
-    npus: int = 0  # NPU cards (devices counts dies on multi-die cards)
-    dies_per_npu: int = 1
-    # Supernode servers: the Super Pod ID read from the hardware (NPU facts), else the planned
-    # supernode index; rank table super_pod_id and the scheduler's superpodid label. -1: none
-    super_pod_id: int = -1
-
-    def domain(self, kind: str) -> Domain | None:
-        return next((d for d in self.domains if d.kind == kind), None)
-
-
 @dataclass(frozen=True, slots=True)
 class Cluster:
     name: str
     site: str
-    blueprint: Mapping[str, Any]  # validated blueprint, defaults filled
     racks: tuple[Rack, ...]
     devices: tuple[Device, ...]
     links: tuple[Link, ...]
@@ -403,12 +298,46 @@ class Cluster:
     # switches between the ZTP relays and the ZTP servers (name, relay | server-gateway | transit),
     # in device order (expand/services.py ztp_path): ZTP cannot build them; console first
     ztp_path: tuple[tuple[str, str], ...] = ()
+    switch_mtus: tuple[SwitchMtu, ...] = ()  # per jumbo plane built (parameter, storage)
     device_by_name: Mapping[str, Device] = field(init=False, repr=False, compare=False)
     rack_by_name: Mapping[str, Rack] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "device_by_name", {d.name: d for d in self.devices})
         object.__setattr__(self, "rack_by_name", {r.name: r for r in self.racks})
+
+    @property
+    def cards(self) -> int:
+        """NPU cards (an A3 card holds two dies: `dies` and `ranks` count those)."""
+        return sum(s.npus for s in self.npu_servers)
+
+    @property
+    def dies(self) -> int:
+        return sum(s.dies for s in self.npu_servers)
+
+    @property
+    def ranks(self) -> int:
+        """HCCL ranks: the rank table's devices."""
+        return sum(s.ranks for s in self.npu_servers)
+
+    @property
+    def cards_per_server(self) -> int:
+        """The NPU cards of one server (every NPU server of a cluster is one model), 0 without."""
+        return self.npu_servers[0].npus if self.npu_servers else 0
+
+    @property
+    def cables(self) -> int:
+        """Cables of the cabling plan: one per cable id (a breakout harness once, whatever its
+        legs) and one per structured run's trunk."""
+        return len({x.cable_id for x in self.links}) + len(self.trunks)
+
+    @property
+    def power_kw(self) -> float:
+        """IT power, nameplate: every rack's load."""
+        return sum(r.load_kw for r in self.racks)
+
+    def switch_mtu_of(self, plane: str) -> SwitchMtu | None:
+        return next((m for m in self.switch_mtus if m.plane == plane), None)
 
     def devices_with(self, role: str, plane: str = "") -> tuple[Device, ...]:
         return tuple(d for d in self.devices if d.role == role and (not plane or d.plane == plane))

@@ -9,15 +9,23 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 
-from generator.model import Cluster, Device, Link, Management, Subnet, port_sort_key
+from generator.model import (
+    CONFIGURED_PLATFORMS,
+    Cluster,
+    Device,
+    Link,
+    Management,
+    Subnet,
+    port_sort_key,
+)
 
-# Platforms with templates; switches of other platforms (routers, firewalls) get no config here.
-PLATFORMS = ("huawei-ce",)
+# Platforms with templates (the model's); routers and firewalls get no config here.
+PLATFORMS = CONFIGURED_PLATFORMS
 
 
 def configured_switches(cluster: Cluster) -> tuple[Device, ...]:
     """The switches with a rendered configuration (files/switches/), in device order."""
-    return tuple(d for d in cluster.devices if d.platform in PLATFORMS and d.mgmt is not None)
+    return tuple(d for d in cluster.devices if d.configured)
 
 
 def ztp_switches(cluster: Cluster) -> tuple[Device, ...]:
@@ -64,7 +72,6 @@ def context(cluster: Cluster, switches: Iterable[Device] | None = None) -> Conte
     chosen = cluster.devices if switches is None else switches
     platform = {d.name: d.platform for d in chosen if d.platform in PLATFORMS}
     ends: dict[str, list[End]] = defaultdict(list)
-    mlag_peer: dict[str, tuple[str, bool]] = {}
     for link in cluster.links:
         if link.a_device in platform:
             ends[link.a_device].append(
@@ -74,9 +81,6 @@ def context(cluster: Cluster, switches: Iterable[Device] | None = None) -> Conte
             ends[link.b_device].append(
                 End(link, link.b_port, link.a_device, link.a_port, link.b_ip, link.a_ip, False)
             )
-        if link.kind == "peer-link":
-            mlag_peer[link.a_device] = (link.b_device, True)
-            mlag_peer[link.b_device] = (link.a_device, False)
     bond = {a.device: a.port for a in cluster.addresses if a.plane == "business"}
     subnets: dict[str, tuple[Subnet, ...]] = defaultdict(tuple)
     by_name = {}
@@ -87,6 +91,11 @@ def context(cluster: Cluster, switches: Iterable[Device] | None = None) -> Conte
     subnet = {owner: found[0] for owner, found in subnets.items()}
     host_subnet = {
         (a.device, a.port): by_name[a.subnet] for a in cluster.addresses if a.subnet in by_name
+    }
+    mlag_peer = {  # the peer-link's a side takes the DFS group's first priority
+        d.name: (d.mlag_peer, any(e.lower for e in ends[d.name] if e.link.kind == "peer-link"))
+        for d in chosen
+        if d.mlag_peer is not None and d.name in platform
     }
     port_key = cache(port_sort_key)  # a fresh cache per cluster
     return Context(

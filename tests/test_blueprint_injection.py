@@ -61,7 +61,7 @@ def test_hccl_env_values_stay_values_in_the_shell_script(tmp_path, template):
     value = template.format(marker=marker)
     bp = write(tmp_path, TINY + "hccl:\n  env:\n    HCCL_EVIL: " + _yaml_quote(value) + "\n")
     result = pipeline.run(bp, emit=False)
-    assert result.cluster.blueprint["hccl"]["env"]["HCCL_EVIL"] == value
+    assert dict(result.cluster.hccl_env)["HCCL_EVIL"] == value
     server = result.cluster.npu_servers[0]
     script = tmp_path / "env.sh"
     script.write_text(hccl.environment(result.cluster, server))

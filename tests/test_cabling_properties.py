@@ -19,7 +19,7 @@ HOST_ROLES = ("npu", "storage", "business", "inband", "bmc")
 
 def test_every_host_port_is_cabled_exactly_once(example):
     cluster = example.cluster
-    catalog = build_catalog(cluster.blueprint.get("catalog"))
+    catalog = build_catalog(example.blueprint.get("catalog"))
     expected = Counter()
     for d in cluster.devices:
         model = catalog.hosts.get(d.model)
@@ -40,7 +40,7 @@ def test_every_host_port_is_cabled_exactly_once(example):
 
 def test_no_switch_port_is_used_twice_and_every_port_exists(example):
     cluster = example.cluster
-    catalog = build_catalog(cluster.blueprint.get("catalog"))
+    catalog = build_catalog(example.blueprint.get("catalog"))
     ends = Counter()
     for link in cluster.links:
         ends[(link.a_device, link.a_port)] += 1
@@ -71,7 +71,7 @@ def test_no_switch_port_is_used_twice_and_every_port_exists(example):
 
 def test_parameter_leaves_are_one_to_one(example):
     cluster = example.cluster
-    if cluster.blueprint["networks"]["parameter"]["oversubscription"] != "1:1":
+    if example.blueprint["networks"]["parameter"]["oversubscription"] != "1:1":
         return
     fabric = cluster.fabric("parameter")
     down, up = defaultdict(int), defaultdict(int)
@@ -134,7 +134,7 @@ def test_cabling_files_agree_and_have_the_documented_columns(example):
 
 def test_single_rail_puts_all_npu_ports_of_a_server_on_one_leaf(example):
     cluster = example.cluster
-    if cluster.blueprint["networks"]["parameter"]["rail"] != "single":
+    if example.blueprint["networks"]["parameter"]["rail"] != "single":
         return
     leaf_of = defaultdict(set)
     for link in cluster.links:

@@ -261,7 +261,7 @@ def test_rank_order_follows_the_physical_topology(example):
 def test_hccl_environment_is_derived_from_the_lossless_class_and_in_band_network(example):
     cluster, files = example.cluster, files_of(example)
     lossless = cluster.lossless_of("parameter")
-    base = cluster.blueprint["hccl"]["if_base_port"]
+    base = example.blueprint["hccl"]["if_base_port"]
     sysctl = files["files/hccl/sysctl-hccl.conf"].decode()
     assert f"net.ipv4.ip_local_reserved_ports = {base}-{base + 31}" in sysctl
     inband = {a.device: ip(a.ip) for a in cluster.addresses if a.plane == "inband"}
@@ -275,7 +275,7 @@ def test_hccl_environment_is_derived_from_the_lossless_class_and_in_band_network
             4 * lossless.dscp
         )
         assert env["HCCL_IF_IP"] == inband[s.name] and env["HCCL_IF_BASE_PORT"] == str(base)
-        for key, value in cluster.blueprint["hccl"]["env"].items():
+        for key, value in example.blueprint["hccl"]["env"].items():
             assert env[key] == str(value)
 
 

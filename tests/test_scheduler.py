@@ -80,13 +80,13 @@ def cabled_leaves(cluster: Cluster) -> dict[str, frozenset[str]]:
     return {k: frozenset(v) for k, v in out.items()}
 
 
-def with_scheduler(cluster: Cluster, **settings: Any) -> Cluster:
+def with_scheduler(result: pipeline.Result, **settings: Any) -> Cluster:
     """The same cluster with other `scheduler` settings (the expansion does not depend on them)."""
-    bp = copy.deepcopy(dict(cluster.blueprint))
+    bp = copy.deepcopy(dict(result.blueprint))
     for section, values in settings.items():
         bp["scheduler"][section].update(values)
-    resolved = scheduler_settings(bp, cluster.fabric("parameter"))
-    return dataclasses.replace(cluster, blueprint=bp, scheduler=resolved)
+    resolved = scheduler_settings(bp, result.cluster.fabric("parameter"))
+    return dataclasses.replace(result.cluster, scheduler=resolved)
 
 
 def emitted(cluster: Cluster) -> dict[str, str]:
@@ -267,7 +267,7 @@ def test_tier1_is_the_cabled_leaf_or_the_supernode(result: pipeline.Result) -> N
 
 def test_hypernodes_mode_writes_no_label_discovery(result: pipeline.Result) -> None:
     files = scheduler_files(result)
-    labels_mode = result.cluster.blueprint["scheduler"]["volcano"]["mode"] == "labels"
+    labels_mode = result.blueprint["scheduler"]["volcano"]["mode"] == "labels"
     assert ("volcano/hypernodes.yaml" in files) != labels_mode
     assert ("volcano/volcano-controller-configmap.yaml" in files) == labels_mode
     node_labels = files["kubernetes/node-labels.yaml"]
@@ -276,7 +276,7 @@ def test_hypernodes_mode_writes_no_label_discovery(result: pipeline.Result) -> N
 
 def test_labels_mode_describes_the_same_tiers_as_the_hypernodes(result: pipeline.Result) -> None:
     """What Volcano's label discoverer builds from the labels = the two lowest HyperNode tiers."""
-    cluster = with_scheduler(result.cluster, volcano={"mode": "labels", "namespace": "vc"})
+    cluster = with_scheduler(result, volcano={"mode": "labels", "namespace": "vc"})
     files = emitted(cluster)
     assert "volcano/hypernodes.yaml" not in files
     (cm,) = docs(files["volcano/volcano-controller-configmap.yaml"])
@@ -324,7 +324,7 @@ def test_node_labels_cover_every_npu_server_with_valid_labels(result: pipeline.R
     cluster = result.cluster
     nodes = docs(scheduler_files(result)["kubernetes/node-labels.yaml"])
     assert [d["metadata"]["name"] for d in nodes] == npu_servers(cluster)
-    hosts = build_catalog(cluster.blueprint.get("catalog")).hosts
+    hosts = build_catalog(result.blueprint.get("catalog")).hosts
     by_name = cluster.device_by_name
     for d in nodes:
         assert (d["apiVersion"], d["kind"], set(d), set(d["metadata"])) == (
@@ -397,7 +397,7 @@ def test_tor_info_matches_the_cabling_plan(result: pipeline.Result) -> None:
         if d.role == "leaf" and d.plane == "parameter"
     }
     leaves = cabled_leaves(cluster)
-    hosts = build_catalog(cluster.blueprint.get("catalog")).hosts
+    hosts = build_catalog(result.blueprint.get("catalog")).hosts
     seen: list[str] = []
     for tor_id, tor in enumerate(info["server_list"]):
         assert tor["tor_id"] == tor_id
@@ -420,7 +420,7 @@ def ip_to_int(text: str) -> int:
 
 def test_mindcluster_namespace_and_tor_level_come_from_the_blueprint() -> None:
     cluster = with_scheduler(
-        generated("pod-128.yaml").cluster,
+        generated("pod-128.yaml"),
         mindcluster={"namespace": "volcano-system", "tor_level": "single_layer"},
     )
     (cm,) = docs(emitted(cluster)["mindcluster/basic-tor-node-cm.yaml"])

@@ -149,7 +149,7 @@ _ce_cache: dict[int, tuple] = {}  # id -> (cluster, switches): the reference kee
 
 def _ce_switches(cluster):
     if id(cluster) not in _ce_cache:
-        catalog = build_catalog(cluster.blueprint.get("catalog"))
+        catalog = build_catalog(None)  # the examples use the built-in catalog
         found = [
             d
             for d in cluster.devices
@@ -259,7 +259,7 @@ def test_every_cabled_port_is_configured_up_and_describes_its_far_end(example_na
 
 def test_configured_ports_exist_on_the_switch_model(example_name):
     result = generated(example_name)
-    catalog = build_catalog(result.cluster.blueprint.get("catalog"))
+    catalog = build_catalog(result.blueprint.get("catalog"))
     for dev in _ce_switches(result.cluster):
         model = catalog.switches[dev.model]
         panel = {p.name: p for p in model.ports}
@@ -367,7 +367,7 @@ def test_bgp_peers_are_cabled_far_ends_with_matching_asns(example_name):
             far = cluster.device_by_name[far_ends[name][address]]
             assert asn == far.asn, f"{name}: peer {far.name} AS {asn}, model says {far.asn}"
             sessions += 1
-    if cluster.blueprint["networks"]["parameter"]["routing"]["protocol"] == "bgp":
+    if result.blueprint["networks"]["parameter"]["routing"]["protocol"] == "bgp":
         assert sessions, "BGP chosen but no sessions"
 
 
@@ -567,7 +567,7 @@ def test_management_address_vrf_and_services(example_name):
         for a in cluster.addresses
         if a.plane == "inband" and a.device in mgmt_nodes
     }
-    catalog = build_catalog(cluster.blueprint.get("catalog"))
+    catalog = build_catalog(result.blueprint.get("catalog"))
     for dev in _ce_switches(cluster):
         parsed, text = configs_of(example_name)[dev.name]
         assert parsed.find("sysname ")[0].line == f"sysname {dev.name}"

@@ -20,6 +20,7 @@ from generator.analysis.hardware import (
     optic_reach,
     provider,
     switch_capabilities,
+    switch_mtu,
 )
 from generator.expand.fabric import parse_ratio
 from generator.model import Cluster, ip
@@ -50,6 +51,7 @@ def check(cluster: Cluster, failures: Review | None = None) -> list[Finding]:
         *switch_capabilities(cluster),
         *npu_facts(cluster),
         *npu_nic(cluster),
+        *switch_mtu(cluster),
         *optic_reach(cluster),
         *parallel_placement(cluster),
         *growth(cluster),
@@ -59,20 +61,7 @@ def check(cluster: Cluster, failures: Review | None = None) -> list[Finding]:
     return sorted(findings, key=lambda f: (order[f.severity], f.code, f.message))
 
 
-def bandwidth(cluster: Cluster) -> tuple[dict[str, int], dict[str, int]]:
-    """Cabled bandwidth (Gb/s) toward lower tiers (down) and upper tiers (up) per switch."""
-    down: dict[str, int] = defaultdict(int)
-    up: dict[str, int] = defaultdict(int)
-    for link in cluster.links:
-        if link.kind in ("host", "uplink", "mgmt"):
-            down[link.b_device] += link.speed
-            if link.kind == "uplink":
-                up[link.a_device] += link.speed
-    return down, up
-
-
 def oversubscription(cluster: Cluster) -> Iterator[Finding]:
-    down, up = bandwidth(cluster)
     for fabric in cluster.fabrics:
         if not fabric.oversubscription:
             continue
@@ -82,7 +71,7 @@ def oversubscription(cluster: Cluster) -> Iterator[Finding]:
         capacity_up = fabric.uplinks * fabric.up_speed
         worse = capacity_down * b > capacity_up * a
         leaves = cluster.devices_with("leaf", fabric.plane)
-        bad = [d.name for d in leaves if down[d.name] * b > up[d.name] * a]
+        bad = [d.name for d in leaves if d.down_gbps * b > d.up_gbps * a]
         if worse or bad:
             yield Finding(
                 ERROR,
@@ -105,7 +94,7 @@ def oversubscription(cluster: Cluster) -> Iterator[Finding]:
             unequal = [
                 d.name
                 for d in spines
-                if down[d.name] > up[d.name] or (down[d.name] < up[d.name] and not growing)
+                if d.down_gbps > d.up_gbps or (d.down_gbps < d.up_gbps and not growing)
             ]
             if unequal:
                 yield Finding(
@@ -165,15 +154,12 @@ def pool_usage(cluster: Cluster) -> Iterator[Finding]:
 
 
 def power_and_cooling(cluster: Cluster) -> Iterator[Finding]:
-    load: dict[str, float] = defaultdict(float)
-    for d in cluster.devices:
-        load[d.rack] += d.power_w / 1000
     zone_load: dict[str, float] = defaultdict(float)
     zone_budget: dict[str, float] = defaultdict(float)
     tight: list[str] = []
     zones_tight: set[str] = set()
     for rack in cluster.racks:
-        kw = load[rack.name]
+        kw = rack.load_kw
         zone_load[rack.zone] += kw
         zone_budget[rack.zone] += rack.power_kw
         limit = min(rack.power_kw, rack.cooling_kw)
@@ -314,7 +300,7 @@ def growth(cluster: Cluster) -> Iterator[Finding]:
     """Inside the planned size the build is a stable prefix of the plan; beyond it, say what
     the larger build moves (generator.expand.growth)."""
     g, where = cluster.growth, ("growth", "cards")
-    npus = cluster.npu_servers[0].npus if cluster.npu_servers else 0
+    npus = cluster.cards_per_server
     if g.beyond and g.moved:
         shown = ", ".join(g.moved[:4]) + (
             f" and {len(g.moved) - 4} more" if len(g.moved) > 4 else ""

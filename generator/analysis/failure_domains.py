@@ -140,6 +140,7 @@ class _Index:
     domains: dict[int, dict[str, object]]  # job size -> server -> domain key
     domain_cards: dict[int, dict[object, int]]
     levels: dict[int, str]  # job size -> leaf | supernode | pod | cluster
+    ports_per_card: int = 1  # parameter-plane NPU ports of one card: its dies (A3: 2)
 
 
 def topology(cluster: Cluster) -> _Index:
@@ -221,7 +222,7 @@ def topology(cluster: Cluster) -> _Index:
             pod = pod_of.get(sw, 0)
             par.pod_ports[pod] = par.pod_ports.get(pod, 0) + len(hosts)
 
-    cards = {s.name: len(s.devices) for s in cluster.npu_servers}
+    cards = {s.name: s.npus for s in cluster.npu_servers}
     shared = cluster.settings.storage_mode == "shared"
     storage_path = {}
     for s in cluster.npu_servers:
@@ -242,6 +243,7 @@ def topology(cluster: Cluster) -> _Index:
         domains,
         domain_cards,
         levels,
+        cluster.npu_servers[0].dies_per_npu if cluster.npu_servers else 1,
     )
 
 
@@ -391,7 +393,8 @@ def impact(cluster: Cluster, failure: Failure, index: _Index | None = None) -> I
         interrupted.update(h for h in plane_cut.get(plane, ()) if ix.storage_path.get(h) == plane)
     interrupted.update(h for h in plane_cut.get("inband", ()) if h in cards)
 
-    # Slowed cards: NPU ports of running servers on a leaf (or in a pod) that lost bandwidth.
+    # Slowed cards: NPU ports of running servers on a leaf (or in a pod) that lost bandwidth,
+    # counted as cards (a port per die: ports_per_card).
     cards_slowed = 0
     par = ix.planes.get("parameter")
     if par is not None and (leaf_lost_par or pod_lost):
@@ -414,7 +417,7 @@ def impact(cluster: Cluster, failure: Failure, index: _Index | None = None) -> I
         npu_ports_cut=npu_ports_cut,
         interrupted=frozenset(interrupted),
         cards_interrupted=sum(cards[h] for h in interrupted),
-        cards_slowed=cards_slowed,
+        cards_slowed=cards_slowed // ix.ports_per_card,
         leaf_uplink_lost=max(leaf_lost_par.values(), default=0.0),
         pod_uplink_lost=max(pod_lost.values(), default=0.0),
         hosts_cut=hosts_cut,

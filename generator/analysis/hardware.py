@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from generator.analysis.command_table import load_table, supported
 from generator.analysis.finding import ERROR, INFO, WARNING, Finding
 from generator.model import Cluster
+from generator.model_hosts import JUMBO_FRAME_MAX, SWITCH_MTU_MAX
 
 DOCUMENTATION_NETS = ((0xC0000200, 24), (0xC6336400, 24), (0xCB007100, 24))  # RFC 5737
 
@@ -211,6 +212,27 @@ def npu_nic(cluster: Cluster) -> Iterator[Finding]:
                     "10.64.0.0/12)",
                     ("networks", "parameter", "pool"),
                 )
+
+
+def switch_mtu(cluster: Cluster) -> Iterator[Finding]:
+    """Every jumbo plane's switches carry its hosts' NIC MTU: the switch IP MTU (`mtu`, at most
+    9600) is no smaller than the NIC MTU, and the jumbo frame (`jumboframe enable`, at most 9500)
+    holds that MTU with its Ethernet header, 802.1Q tag and FCS (generator.model_hosts, CE
+    V300R023C00 command reference). A larger NIC MTU would have the switches drop every full-size
+    RoCE frame."""
+    for m in cluster.switch_mtus:
+        if m.carried:
+            continue
+        where = ("networks", m.plane, "lossless", "mtu")
+        yield Finding(
+            ERROR,
+            "switch-mtu",
+            f"{m.plane} plane NIC MTU {m.nic_mtu} needs switch IP MTU {m.ip_mtu} and jumbo frames "
+            f"of {m.jumbo_frame} bytes; the CE switches take `mtu` up to {SWITCH_MTU_MAX} and "
+            f"`jumboframe enable` up to {JUMBO_FRAME_MAX}: set {'.'.join(where)} to "
+            f"{m.nic_mtu_max} or less",
+            where,
+        )
 
 
 def npu_facts(cluster: Cluster) -> Iterator[Finding]:

@@ -21,7 +21,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from generator.model import Cluster
-from generator.switch_ports import PLATFORMS
 
 MAX_LAYER_SHARE = 0.25
 ROLE_ORDER = ("leaf", "access", "spine", "core")
@@ -35,22 +34,13 @@ class Rolling:
     switch_batches: tuple[tuple[str, ...], ...]  # day-2 switch changes, in order
 
 
-def mlag_peers(cluster: Cluster) -> dict[str, str]:
-    """Switch -> its M-LAG peer (the switch at the other end of its peer-link)."""
-    peer: dict[str, str] = {}
-    for link in cluster.links:
-        if link.kind == "peer-link":
-            peer[link.a_device], peer[link.b_device] = link.b_device, link.a_device
-    return peer
-
-
-def batch_domains(cluster: Cluster, peer: dict[str, str]) -> dict[str, str]:
+def batch_domains(cluster: Cluster) -> dict[str, str]:
     """Device -> the failure domain a rolling batch takes at most one device of."""
     leaf = {s.name: s.domain("leaf") for s in cluster.npu_servers}
     out: dict[str, str] = {}
     for d in cluster.devices:
         if d.plane:
-            out[d.name] = "mlag:" + min(d.name, peer.get(d.name, d.name))
+            out[d.name] = "mlag:" + min(d.name, d.mlag_peer or d.name)
         elif leaf.get(d.name) is not None:
             out[d.name] = f"leaf:{leaf[d.name].name}"
         else:
@@ -80,11 +70,12 @@ def rolling_order(cluster: Cluster, domain: dict[str, str]) -> list[str]:
     return [name for kind in kinds.values() for name in _spread(kind)]
 
 
-def switch_batches(cluster: Cluster, peer: dict[str, str]) -> list[list[str]]:
+def switch_batches(cluster: Cluster) -> list[list[str]]:
     layers: dict[tuple[str, str], list[str]] = defaultdict(list)
     for d in cluster.devices:
-        if d.platform in PLATFORMS:
+        if d.configured:
             layers[(d.plane, d.role)].append(d.name)
+    peer = {d.name: d.mlag_peer for d in cluster.devices}
     rank = {r: i for i, r in enumerate(ROLE_ORDER)}
     out: list[list[str]] = []
     for plane, role in sorted(layers, key=lambda k: (rank.get(k[1], len(rank)), k[1], k[0])):
@@ -102,10 +93,9 @@ def switch_batches(cluster: Cluster, peer: dict[str, str]) -> list[list[str]]:
 
 
 def rolling(cluster: Cluster) -> Rolling:
-    peer = mlag_peers(cluster)
-    domain = batch_domains(cluster, peer)
+    domain = batch_domains(cluster)
     return Rolling(
         order=tuple(rolling_order(cluster, domain)),
         domains=tuple(domain.items()),
-        switch_batches=tuple(tuple(b) for b in switch_batches(cluster, peer)),
+        switch_batches=tuple(tuple(b) for b in switch_batches(cluster)),
     )

@@ -23,7 +23,6 @@ from markupsafe import Markup
 
 from generator import render
 from generator.analysis import Analysis
-from generator.analysis.checks import bandwidth
 from generator.analysis.failure_text import markdown, one_failure
 from generator.analysis.materials import ip_table
 from generator.artifacts import OutputFile
@@ -41,7 +40,6 @@ from generator.artifacts.rack_drawings import (
     KIND_COLOURS,
     elevation_svgs,
     floor_svg,
-    rack_loads,
 )
 from generator.model import PLANES, Cluster, Device, ip
 from generator.structured_yaml import compact, json_rows
@@ -96,12 +94,11 @@ def cable_counts(analysis: Analysis) -> tuple[list[list[str]], list[list[str]]]:
 
 
 def zone_rows(cluster: Cluster) -> list[list[str]]:
-    load = rack_loads(cluster)
     zones: dict[str, list[float]] = {}
     for r in cluster.racks:
         z = zones.setdefault(r.zone, [0, 0.0, 0.0, 0.0])
         z[0] += 1
-        z[1] += load[r.name]
+        z[1] += r.load_kw
         z[2] += r.power_kw
         z[3] += r.cooling_kw
     return [
@@ -111,19 +108,18 @@ def zone_rows(cluster: Cluster) -> list[list[str]]:
 
 
 def oversubscription_rows(cluster: Cluster) -> list[list[str]]:
-    down, up = bandwidth(cluster)
     tiers: dict[tuple[str, str], list[Device]] = defaultdict(list)
     for d in cluster.devices:
-        if d.role not in HOST_ROLES and up.get(d.name):
+        if d.role not in HOST_ROLES and d.up_gbps:
             tiers[(d.plane, d.role)].append(d)
     order = {p: i for i, p in enumerate(PLANES)}
     out = []
     for (plane, role), devs in sorted(
         tiers.items(), key=lambda kv: (order.get(kv[0][0], 99), LEVEL.get(kv[0][1], 0))
     ):
-        d_total = sum(down[d.name] for d in devs)
-        u_total = sum(up[d.name] for d in devs)
-        worst = max(devs, key=lambda d: (down[d.name] / up[d.name], d.name))
+        d_total = sum(d.down_gbps for d in devs)
+        u_total = sum(d.up_gbps for d in devs)
+        worst = max(devs, key=lambda d: (d.down_gbps / d.up_gbps, d.name))
         out.append(
             [
                 plane,
@@ -132,7 +128,7 @@ def oversubscription_rows(cluster: Cluster) -> list[list[str]]:
                 f"{d_total:,}G",
                 f"{u_total:,}G",
                 f"{d_total / u_total:.2f}:1",
-                f"{worst.name} {down[worst.name] / up[worst.name]:.2f}:1",
+                f"{worst.name} {worst.down_gbps / worst.up_gbps:.2f}:1",
             ]
         )
     return out
@@ -175,16 +171,15 @@ def way_out_rows(cluster: Cluster) -> list[list[str]]:
 
 def rack_rows(cluster: Cluster) -> list[list[str]]:
     """One line per (zone, row): racks, devices, load against budget, fullest rack."""
-    load = rack_loads(cluster)
     devices = Counter(d.rack for d in cluster.devices)
     rows: dict[tuple[str, int], list] = {}
     for r in cluster.racks:
         e = rows.setdefault((r.zone, r.row), [0, 0, 0.0, 0.0, None])
         e[0] += 1
         e[1] += devices[r.name]
-        e[2] += load[r.name]
+        e[2] += r.load_kw
         e[3] += r.power_kw
-        share = load[r.name] / r.power_kw if r.power_kw else 0
+        share = r.load_kw / r.power_kw if r.power_kw else 0
         if e[4] is None or share > e[4][0]:
             e[4] = (share, r.name)
     return [
@@ -204,9 +199,7 @@ def rack_rows(cluster: Cluster) -> list[list[str]]:
 
 
 def readme(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) -> str:
-    cards = sum(len(s.devices) for s in cluster.npu_servers)
     switches = sum(1 for d in cluster.devices if d.role not in HOST_ROLES)
-    power = sum(d.power_w for d in cluster.devices) / 1000
     cab, opt = cable_counts(analysis)
     text = markdown(cluster, analysis.failures)
     failure_domains = text.split("\n", 2)[2] if text.startswith("# ") else text
@@ -215,14 +208,14 @@ def readme(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) -> st
         name=cluster.name,
         site=cluster.site,
         headline=[
-            ["NPU cards", f"{cards:,}"],
+            ["NPU cards", f"{cluster.cards:,}"],
             ["NPU servers", f"{len(cluster.npu_servers):,}"],
             ["devices", f"{len(cluster.devices):,}"],
             ["switches and routers", f"{switches:,}"],
             ["racks", f"{len(cluster.racks):,}"],
-            ["cables", f"{len({x.cable_id for x in cluster.links}) + len(cluster.trunks):,}"],
+            ["cables", f"{cluster.cables:,}"],
             ["links (breakout legs counted)", f"{len(cluster.links):,}"],
-            ["IT power (nameplate)", f"{power:,.1f} kW"],
+            ["IT power (nameplate)", f"{cluster.power_kw:,.1f} kW"],
         ],
         switches=switch_counts(cluster),
         ecn=ecn_rows(cluster, analysis),
@@ -307,7 +300,7 @@ def growth_status(cluster: Cluster) -> dict | None:
     g = cluster.growth
     if not g.planned_servers:
         return None
-    npus = cluster.npu_servers[0].npus if cluster.npu_servers else 0
+    npus = cluster.cards_per_server
     text = (
         f"Built now: {g.servers:,} of {g.planned_servers:,} planned NPU servers "
         f"({g.servers * npus:,} of {g.planned_servers * npus:,} cards)."
@@ -326,19 +319,18 @@ def growth_status(cluster: Cluster) -> dict | None:
 
 
 def report_html(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) -> str:
-    cards = sum(len(s.devices) for s in cluster.npu_servers)
     cab, opt = cable_counts(analysis)
     failure_head, failure_rows = one_failure(cluster, analysis.failures, "over limit")
     return render.template("docs/report.html.j2").render(
         cluster_name=cluster.name,
         site=cluster.site,
         headline=[
-            ["NPU cards", f"{cards:,}"],
+            ["NPU cards", f"{cluster.cards:,}"],
             ["NPU servers", f"{len(cluster.npu_servers):,}"],
             ["devices", f"{len(cluster.devices):,}"],
             ["racks", f"{len(cluster.racks):,}"],
-            ["cables", f"{len({x.cable_id for x in cluster.links}) + len(cluster.trunks):,}"],
-            ["IT power", f"{sum(d.power_w for d in cluster.devices) / 1000:,.1f} kW"],
+            ["cables", f"{cluster.cables:,}"],
+            ["IT power", f"{cluster.power_kw:,.1f} kW"],
         ],
         switches=switch_counts(cluster),
         cables=cab,

@@ -200,7 +200,7 @@ def all_vars(cluster: Cluster) -> dict[str, Any]:
             "{{ inventory_dir | default(hostvars[groups.all[0]].inventory_dir, true) }}.site"
         ),
         "software_versions": dict(hs.software_versions),
-        "npu_per_server": cluster.npu_servers[0].npus if cluster.npu_servers else 0,
+        "npu_per_server": cluster.cards_per_server,
         "lossless": classes.get("parameter", {}),
         "hccl_env": dict(cluster.hccl_env),
         "storage_access": hs.storage_access,

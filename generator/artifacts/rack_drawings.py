@@ -21,13 +21,6 @@ ALL_RACKS = 64  # up to this many racks every rack is drawn; above, one rack per
 PAGE_W = 1330  # drawing width that fits a 1,400 px window with the page margins
 
 
-def rack_loads(cluster: Cluster) -> dict[str, float]:
-    load: dict[str, float] = defaultdict(float)
-    for d in cluster.devices:
-        load[d.rack] += d.power_w / 1000
-    return load
-
-
 def _ink(fill: str) -> str:
     """The class of the text on the fill: "" (black) or "lt" (white), whichever reads better."""
     r, g, b = (int(fill[i : i + 2], 16) for i in (1, 3, 5))
@@ -89,7 +82,6 @@ def _layout(r: Rack, devices: list[Device]) -> tuple:
 def elevation_svgs(cluster: Cluster) -> list[tuple[str, list[Markup]]]:
     """(title, one svg per rack) per (zone, row) on small clusters; on large ones one group per
     rack layout (same devices in the same units), drawn once with the names of its first rack."""
-    load = rack_loads(cluster)
     in_rack: dict[str, list[Device]] = defaultdict(list)
     for d in cluster.devices:
         in_rack[d.rack].append(d)
@@ -101,7 +93,7 @@ def elevation_svgs(cluster: Cluster) -> list[tuple[str, list[Markup]]]:
         return [
             (
                 f"{zone} row {row}: {len(rs)} racks",
-                [_rack_svg(r, in_rack[r.name], load[r.name]) for r in rs],
+                [_rack_svg(r, in_rack[r.name], r.load_kw) for r in rs],
             )
             for (zone, row), rs in rows.items()
         ]
@@ -118,7 +110,7 @@ def elevation_svgs(cluster: Cluster) -> list[tuple[str, list[Markup]]]:
         for rs in groups:
             first = rs[0]
             note = f"x {len(rs):,}: {first.name} ... {rs[-1].name}" if len(rs) > 1 else ""
-            svgs.append(_rack_svg(first, in_rack[first.name], load[first.name], note))
+            svgs.append(_rack_svg(first, in_rack[first.name], first.load_kw, note))
         out.append((f"{zone}: {n:,} racks in {len(groups):,} layouts", svgs))
     return out
 

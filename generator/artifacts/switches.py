@@ -55,11 +55,6 @@ ISOLATE_GROUP = 1
 # view: `authentication-mode hmac-sha256 password <password>` in plaintext, as typed there)
 DFS_KEY = "vault_dfs_password"
 
-# Data planes carrying jumbo frames: L2 frame size and routed IP MTU (both above the NIC MTU).
-JUMBO_PLANES = ("parameter", "storage")
-JUMBO_FRAME = 9216
-IP_MTU = 9000
-
 # Lossless class: DiffServ domain, PHB of each 802.1p priority (= queue), AI ECN model per plane,
 # the CE default PFC priority (its profile starts with it enabled), static ECN thresholds [U].
 DS_DOMAIN = "wanka-lossless"
@@ -206,7 +201,7 @@ def port_profiles(dev: Device, cx: Context) -> dict[str, Config]:
     point-to-point link of the plane; unaddressed: routed link the model has no addresses for
     (firewalls, storage nodes on a shared plane); lag-member: Eth-Trunk member."""
     plane = dev.plane
-    jumbo = plane in JUMBO_PLANES
+    jumbo = cx.cluster.switch_mtu_of(plane)  # the model's, from the plane's NIC MTU
     lossless_plane = cx.cluster.lossless_of(plane) is not None
     subnet = cx.subnet.get(dev.name)
     host: Config = {"mode": "access", "vlan": subnet.vlan if subnet else 0, "edge": True}
@@ -214,12 +209,12 @@ def port_profiles(dev: Device, cx: Context) -> dict[str, Config]:
         host["isolate_group"] = ISOLATE_GROUP  # gateway (review 1 finding 16)
     fabric: Config = {"mode": "routed"}
     if jumbo:
-        fabric["mtu"] = IP_MTU
+        fabric["mtu"] = jumbo.ip_mtu
     if cx.cluster.routing(plane) == "ospf":
         fabric["ospf_p2p"] = True
     for p in (host, fabric):
         if jumbo:
-            p["jumbo"] = JUMBO_FRAME
+            p["jumbo"] = jumbo.jumbo_frame
         if lossless_plane:
             p["lossless"] = True
     out = {
@@ -308,8 +303,8 @@ def interfaces(dev: Device, cx: Context) -> Config:
             "address": ip(sn.gateway),
             "prefix": sn.prefix,
         }
-        if dev.plane in JUMBO_PLANES:
-            vif["mtu"] = IP_MTU
+        if mtu := cx.cluster.switch_mtu_of(dev.plane):
+            vif["mtu"] = mtu.ip_mtu
         if mlag:
             vif["mac"] = GATEWAY_MAC
         if sn.dhcp_relay:

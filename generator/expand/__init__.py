@@ -18,7 +18,7 @@ from generator.expand import growth
 from generator.expand.acceptance import acceptance_plan
 from generator.expand.addressing import PlaneAddresses, allocate
 from generator.expand.border import attach, border_routing, shared_storage_addresses
-from generator.expand.devices import Placer, build, devices, host_endpoints
+from generator.expand.devices import Placer, build, devices, host_endpoints, link_facts
 from generator.expand.ecmp import ecmp_paths, switch_facts
 from generator.expand.fabric import PlaneBuild, UpperTooSmall
 from generator.expand.flows import required_flows
@@ -33,9 +33,10 @@ from generator.expand.planes import (
     lossless_of,
     plane_specs,
     roce_planes,
+    switch_mtus,
 )
 from generator.expand.ports import spine_lanes
-from generator.expand.racks import ZONES, assign_cdus, place_hosts
+from generator.expand.racks import ZONES, assign_cdus, place_hosts, rack_loads
 from generator.expand.ranks import (
     apply_facts,
     domain_namer,
@@ -120,7 +121,7 @@ def expand(
     final = _at_planned_size(bp, catalog, progress, planned, facts)
     if planned > servers:
         progress(f"keeping the {servers:,} servers built now")
-        kept = replace(growth.prefix(final, servers, Growth(planned, servers)), blueprint=bp)
+        kept = growth.prefix(final, servers, Growth(planned, servers))
         return replace(kept, acceptance=_acceptance(bp, kept, catalog))
     cluster = _expand(bp, catalog, progress, Growth(planned, servers), facts)
     return replace(cluster, growth=Growth(planned, servers, growth.moved(final, cluster)))
@@ -250,10 +251,11 @@ def _expand(
         wire_sets.append(WireSet("storage", "STO", attached.shared_storage))
     links, trunks = cable(wire_sets, floor, rack_by, catalog, splits)
     progress(f"{len(links):,} links cabled")
-    devs = ecmp_paths(devs, links)
+    devs = link_facts(ecmp_paths(devs, links), links)
     cdus = assign_cdus(racks, floor, bp["zones"]["training"])
     cdu_of = {rack: c.name for c in cdus for rack in c.racks}
     racks = tuple(replace(r, cdu=cdu_of[r.name]) if r.name in cdu_of else r for r in racks)
+    racks = rack_loads(racks, devs)
     nic_limits = npu_nic_limits(hosts.model.values())
     npu_mtu_limit = min((n.mtu_max for n in nic_limits), default=HOST_MTU)
     lossless = lossless_classes(bp, npu_mtu_limit)
@@ -269,7 +271,6 @@ def _expand(
     cluster = Cluster(
         name=bp["metadata"]["name"],
         site=bp["metadata"]["site"],
-        blueprint=bp,
         racks=racks,
         devices=devs,
         links=links,
@@ -301,6 +302,7 @@ def _expand(
         growth=grown,
         storage_nics=storage_nics(hosts.model.values()),
         ztp_path=ztp_path(devs, links, subnets, svc),
+        switch_mtus=switch_mtus(builds, lossless),
         acceptance=acceptance_plan(
             bp,
             servers,

@@ -3,8 +3,9 @@ place, ASN, loopback, splits and management address."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
@@ -16,7 +17,15 @@ from generator.expand.fabric import Endpoint, PlaneBuild, build_plane
 from generator.expand.layout import Floor
 from generator.expand.planes import PLANE_CODE, PlaneSpec
 from generator.expand.racks import ZONES, Hosts
-from generator.model import MGMT_VRF, Address, Device, Management, port_sort_key
+from generator.model import (
+    CONFIGURED_PLATFORMS,
+    MGMT_VRF,
+    Address,
+    Device,
+    Link,
+    Management,
+    port_sort_key,
+)
 
 ASN_OFFSET = {"parameter": 0, "storage": 100_000}  # BGP planes; cores, spines per pod, leaves
 MAX_ASN = 4_294_967_294  # 2**32 - 1 is reserved (RFC 7300)
@@ -289,3 +298,31 @@ def devices(
             )
         )
     return tuple(out)
+
+
+def link_facts(devices: tuple[Device, ...], links: Iterable[Link]) -> tuple[Device, ...]:
+    """The devices, each switch with what its cabled links make of it: bandwidth toward lower
+    and upper tiers, its M-LAG peer, and whether wanka renders its configuration (a platform
+    with templates, managed on an address)."""
+    down: Counter[str] = Counter()
+    up: Counter[str] = Counter()
+    peer: dict[str, str] = {}
+    for link in links:
+        if link.kind in ("host", "uplink", "mgmt"):
+            down[link.b_device] += link.speed
+            if link.kind == "uplink":
+                up[link.a_device] += link.speed
+        elif link.kind == "peer-link":
+            peer[link.a_device], peer[link.b_device] = link.b_device, link.a_device
+    return tuple(
+        replace(
+            d,
+            down_gbps=down[d.name],
+            up_gbps=up[d.name],
+            mlag_peer=peer.get(d.name),
+            configured=d.platform in CONFIGURED_PLATFORMS and d.mgmt is not None,
+        )
+        if d.platform
+        else d
+        for d in devices
+    )

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from generator.expand.devices import link_facts
+from generator.expand.racks import rack_loads
 from generator.model import Cluster, Device, Growth
 
 # Switches decide their presence plane by plane, data planes before the management planes
@@ -56,12 +58,11 @@ def _serves(switch: Device, other: Device, plane: str) -> bool:
 
 
 def _keep(final: Cluster, present: set[str], built: set[str], growth: Growth) -> Cluster:
-    devices = tuple(d for d in final.devices if d.name in present)
     links = tuple(x for x in final.links if x.a_device in present and x.b_device in present)
+    devices = link_facts(tuple(d for d in final.devices if d.name in present), links)
     racks_used = {d.rack for d in devices}
-    load: dict[str, float] = {}
-    for d in devices:
-        load[d.rack] = load.get(d.rack, 0.0) + d.power_w / 1000
+    racks = rack_loads(tuple(r for r in final.racks if r.name in racks_used), devices)
+    load = {r.name: r.load_kw for r in racks}
     cdus = tuple(
         replace(c, racks=kept, load_kw=round(sum(load.get(r, 0.0) for r in kept), 3))
         for c in final.cdus
@@ -73,7 +74,7 @@ def _keep(final: Cluster, present: set[str], built: set[str], growth: Growth) ->
             legs[x.trunk_id] = legs.get(x.trunk_id, 0) + 1
     return replace(
         final,
-        racks=tuple(r for r in final.racks if r.name in racks_used),
+        racks=racks,
         devices=devices,
         links=links,
         trunks=tuple(replace(t, legs=legs[t.trunk_id]) for t in final.trunks if t.trunk_id in legs),

@@ -3,13 +3,13 @@ host VLAN, and the lossless class."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from generator.errors import YamlPath
 from generator.expand.fabric import parse_ratio
-from generator.model import Lossless
+from generator.model import Lossless, SwitchMtu
 
 PLANE_CODE = {
     "parameter": "par",
@@ -172,3 +172,15 @@ def lossless_classes(bp: Mapping[str, Any], npu_mtu_limit: int) -> tuple[Lossles
         for plane in roce_planes(bp)
         if (cfg := bp["networks"][plane].get("lossless")) and cfg.get("pfc", True)
     )
+
+
+# Planes whose switches carry jumbo frames (the RoCE planes' data; hccn.conf and the storage NICs
+# set the NIC MTU above 1500)
+JUMBO_PLANES = ("parameter", "storage")
+
+
+def switch_mtus(planes: Iterable[str], lossless: Iterable[Lossless]) -> tuple[SwitchMtu, ...]:
+    """The switch MTUs of every jumbo plane built, from its hosts' NIC MTU: the lossless class's,
+    HOST_MTU on a plane without one."""
+    nic = {c.plane: c.mtu for c in lossless}
+    return tuple(SwitchMtu.of(p, nic.get(p, HOST_MTU)) for p in JUMBO_PLANES if p in planes)

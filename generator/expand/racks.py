@@ -3,15 +3,15 @@ and liquid-cooled racks onto CDUs."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from generator.blueprint.semantic import server_count
 from generator.catalog import Catalog, HostModel
 from generator.errors import BlueprintError, Problem
 from generator.expand.layout import Floor
-from generator.model import Cdu, Rack
+from generator.model import Cdu, Device, Rack
 
 ZONES = ("training", "storage", "management")
 
@@ -149,3 +149,11 @@ def assign_cdus(racks: tuple[Rack, ...], floor: Floor, tz: Mapping[str, Any]) ->
     if current:
         close()
     return tuple(out)
+
+
+def rack_loads(racks: tuple[Rack, ...], devices: Iterable[Device]) -> tuple[Rack, ...]:
+    """The racks, each with the nameplate power of the devices in it (`Rack.load_kw`)."""
+    load: dict[str, float] = {}
+    for d in devices:
+        load[d.rack] = load.get(d.rack, 0.0) + d.power_w / 1000
+    return tuple(replace(r, load_kw=load.get(r.name, 0.0)) for r in racks)
