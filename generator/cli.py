@@ -216,7 +216,7 @@ def _select(args: argparse.Namespace):  # -> (cluster, Selection), or an exit co
         return EXIT_INVALID
     count = args.servers
     if args.cards is not None:
-        per = len(cluster.npu_servers[0].devices) if cluster.npu_servers else 1
+        per = cluster.cards_per_server or 1  # cards, not dies (an A3 card has two)
         if args.cards % per or args.cards < 1:
             return _fail(f"--cards {args.cards} is not a whole number of {per}-card servers")
         count = args.cards // per

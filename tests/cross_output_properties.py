@@ -586,6 +586,65 @@ def device_counts_agree_between_labels_and_rank_table(o: Outputs, result) -> Pro
     return _first(problems)
 
 
+# -- cards, dies and ranks ------------------------------------------------------------------------
+
+
+def _count(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+def card_counts(o: Outputs, result) -> dict[str, int]:
+    """The NPU cards each output states or implies: the design review's headline, the failure
+    report's "N cards in M NPU servers", the inventory's npu_per_server times its NPU servers,
+    the scheduler's nodes times the cards their accelerator-type label counts (module-910b-N: N
+    cards; module-a3-N: N dies), the rank table's ranks over the dies of a card, and the BOM's
+    NPU servers times npu_per_server. The dies of a card are the one model number used."""
+    import csv
+    import io
+    import re
+
+    dies = result.cluster.npu_servers[0].dies_per_npu if result.cluster.npu_servers else 1
+    per_server = int(o.group_vars.get("npu_per_server", 0))
+    out: dict[str, int] = {}
+    if m := re.search(r"^\| NPU cards \| ([\d,]+) \|$", o.text("docs/README.md"), re.M):
+        out["docs/README.md"] = _count(m[1])
+    if m := re.search(
+        r"([\d,]+) cards in ([\d,]+) NPU servers", o.text("files/failure-domains.md")
+    ):
+        out["files/failure-domains.md"] = _count(m[1])
+    out["inventory npu_per_server x npu_servers"] = per_server * len(o.npu_servers)
+    labelled = 0
+    for labels in o.node_labels.values():
+        m = re.fullmatch(
+            r"module-(910b|a3)-(\d+)(?:-super-pod)?", labels.get("accelerator-type", "")
+        )
+        if m is None:  # the legacy 910 label ("module") names no count: the inventory's
+            labelled += per_server
+        else:
+            labelled += int(m[2]) // (dies if m[1] == "a3" else 1)
+    out["kubernetes node-labels"] = labelled
+    slurm = o.slurm("files/scheduler/slurm/topology.conf", "SwitchName")
+    if slurm:
+        out["slurm topology.conf nodes x npu_per_server"] = per_server * len(
+            {n for nodes in slurm.values() for n in nodes}
+        )
+    if "files/hccl/rank_table.json" in o.files:
+        ranks = sum(len(s["device"]) for s in o.rank_table["server_list"])
+        out["rank table ranks / dies per card"] = ranks // dies
+    bom = csv.DictReader(io.StringIO(o.text("files/bom.csv")))
+    servers = sum(_count(r["quantity"]) for r in bom if r["detail"] == "npu-server")
+    out["bom npu-server quantity x npu_per_server"] = servers * per_server
+    return out
+
+
+def card_counts_agree(o: Outputs, result) -> Problems:
+    """Every output counts the same NPU cards (an A3 card of two dies once, not twice)."""
+    counts = card_counts(o, result)
+    if len(set(counts.values())) <= 1:
+        return []
+    return [", ".join(f"{where}: {n:,}" for where, n in counts.items())]
+
+
 PROPERTIES: dict[str, Callable[[Outputs, object], Problems]] = {
     f.__name__: f
     for f in (
@@ -605,5 +664,6 @@ PROPERTIES: dict[str, Callable[[Outputs, object], Problems]] = {
         services_agree_between_inventory_and_switches,
         rank_ids_agree,
         device_counts_agree_between_labels_and_rank_table,
+        card_counts_agree,
     )
 }

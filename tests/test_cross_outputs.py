@@ -202,3 +202,9 @@ def test_rank_ids_agree_between_rank_table_placement_and_diff(sweep):
 
 def test_accelerator_labels_and_rank_table_count_the_same_devices(sweep):
     _holds(sweep, "device_counts_agree_between_labels_and_rank_table")
+
+
+def test_every_output_counts_the_same_npu_cards(sweep):
+    """Issue #32 item 4: the review, failure report, inventory, scheduler, rank table and BOM
+    agree on the cards, on A3 supernodes (two dies a card) too."""
+    _holds(sweep, "card_counts_agree")

@@ -203,3 +203,156 @@ def test_emitter_reads_only_the_model(module):
     }
     assert not {m for m in imported if m.startswith("generator.artifacts.")}
     assert not {m for m in imported if m.startswith(("generator.catalog", "generator.expand"))}
+
+
+# -- facts the model holds are computed nowhere else (issue #33 item 1) ------------------------------
+
+GENERATOR = ROOT / "generator"
+SWITCH_EMITTER = {GENERATOR / "switch_ports.py", GENERATOR / "artifacts" / "switches.py"}
+
+
+def _readers() -> list[Path]:
+    """Emitters, verify modules, the analysis and the CLI: everything after expand."""
+    return [
+        *(GENERATOR / "artifacts").glob("*.py"),
+        *(GENERATOR / "verify").glob("*.py"),
+        *(GENERATOR / "analysis").glob("*.py"),
+        GENERATOR / "cli.py",
+    ]
+
+
+def _name(node: ast.AST) -> str:
+    """`cluster`, `self.cluster`, `result.cluster`, an imported name -> the last name; ""
+    for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.alias):
+        return node.name
+    return node.attr if isinstance(node, ast.Attribute) else ""
+
+
+def _is_server(node: ast.AST) -> bool:
+    """An NPU server as the emitters name it: `s`, `server`, `npu_servers[i]`."""
+    if isinstance(node, ast.Subscript):
+        return _name(node.value) == "npu_servers"
+    return _name(node) in ("s", "server", "srv", "npu_server")
+
+
+def model_fact_recomputations(path: Path) -> list[str]:
+    """Where a module computes what the model holds: cards as `len(<server>.devices)`, cards
+    per server as `npu_servers[0].npus`, the switch MTU constants, the emitter's PLATFORMS
+    outside the switch emitter, and the blueprint through the cluster."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        where = f"{path.name}:{getattr(node, 'lineno', 0)}"
+        if (
+            isinstance(node, ast.Call)
+            and _name(node.func) == "len"
+            and node.args
+            and isinstance(node.args[0], ast.Attribute)
+            and node.args[0].attr == "devices"
+            and _is_server(node.args[0].value)
+        ):
+            found.append(f"{where}: len(<server>.devices) counts dies, Cluster.cards/NpuServer")
+        elif isinstance(node, ast.Attribute) and node.attr == "npus":
+            value = node.value
+            if isinstance(value, ast.Subscript) and _name(value.value) == "npu_servers":
+                found.append(f"{where}: npu_servers[0].npus is Cluster.cards_per_server")
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr == "blueprint"
+            and _name(node.value) == "cluster"
+        ):
+            found.append(f"{where}: cluster.blueprint (the model has no blueprint)")
+        if _name(node) in ("IP_MTU", "JUMBO_FRAME"):
+            found.append(f"{where}: switch MTU constant, read Cluster.switch_mtu_of")
+        if _name(node) == "PLATFORMS" and path not in SWITCH_EMITTER:
+            found.append(f"{where}: switch_ports.PLATFORMS outside the switch emitter")
+    return found
+
+
+def test_no_emitter_verify_module_analysis_or_cli_computes_a_fact_the_model_holds():
+    found = [f for path in _readers() for f in model_fact_recomputations(path)]
+    assert found == []
+
+
+def test_the_recomputation_finder_finds_each_known_form(tmp_path):
+    """The finder above is not blind: each form the review found is reported."""
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "cards = sum(len(s.devices) for s in cluster.npu_servers)\n"
+        "npus = cluster.npu_servers[0].npus if cluster.npu_servers else 0\n"
+        "preset = cluster.blueprint['hccl']\n"
+        "mtu = IP_MTU\n"
+        "from generator.switch_ports import PLATFORMS\n"
+        "ok = len(cluster.devices) + len(failure.devices)\n"
+        "per = len(cluster.npu_servers[0].devices)\n"
+    )
+    found = model_fact_recomputations(sample)
+    assert sorted(int(f.split(":")[1]) for f in found) == [1, 2, 3, 4, 5, 7]
+
+
+# -- the switch MTU follows the NIC MTU, and a NIC MTU no switch carries is a located error ------
+
+
+def _tiny_with_mtu(tmp: Path, mtu: int | None) -> pipeline.Result:
+    from tests.conftest import TINY
+
+    lossless = f"networks:\n  parameter:\n    lossless: {{mtu: {mtu}}}\n" if mtu else ""
+    return _run(tmp, f"mtu-{mtu}", TINY + lossless)
+
+
+def _switch_and_nic_mtus(result: pipeline.Result) -> tuple[set[str], set[str], set[str]]:
+    """Every `mtu` and `jumboframe enable` value on the parameter switches' configs, and every
+    NIC MTU of the NPU servers' hccn.conf."""
+    from generator.artifacts import hccn, switches
+
+    parameter = {d.name for d in result.cluster.devices if d.plane == "parameter"}
+    mtus, jumbos, nics = set(), set(), set()
+    for f in switches.emit(result.cluster):
+        if not f.path.startswith("files/switches/") or Path(f.path).stem not in parameter:
+            continue
+        for line in f.data.decode().splitlines() if f.path.endswith(".cfg") else ():
+            if line.startswith(" mtu "):
+                mtus.add(line.split()[1])
+            elif line.startswith(" jumboframe enable "):
+                jumbos.add(line.split()[2])
+    for f in hccn.emit(result.cluster):
+        if f.path.endswith(".conf"):
+            nics |= {
+                v
+                for k, v in (x.split("=", 1) for x in f.data.decode().splitlines() if "=" in x)
+                if k.startswith("mtu_")
+            }
+    return mtus, jumbos, nics
+
+
+def _mtu_errors(result: pipeline.Result) -> list[str]:
+    return [f.line() for f in result.findings if f.code == "switch-mtu" and f.severity == "error"]
+
+
+def test_default_nic_mtu_keeps_the_switches_at_9000_and_9216(tmp_path):
+    """RoCE's 4200-byte NIC MTU: the switches route 9000 and accept 9216-byte frames (the CE
+    default jumbo frame), with no finding."""
+    result = _tiny_with_mtu(tmp_path, None)
+    assert _switch_and_nic_mtus(result) == ({"9000"}, {"9216"}, {"4200"})
+    assert _mtu_errors(result) == []
+
+
+def test_a_jumbo_nic_mtu_raises_the_switch_mtu_and_jumbo_frame_with_it(tmp_path):
+    """A 9400-byte NIC MTU: every parameter switch routes 9400 and accepts 9400 + 22 (header,
+    802.1Q tag, FCS), the hccn.conf sets 9400, and the design check is quiet."""
+    result = _tiny_with_mtu(tmp_path, 9400)
+    assert _switch_and_nic_mtus(result) == ({"9400"}, {"9422"}, {"9400"})
+    assert _mtu_errors(result) == []
+
+
+def test_a_nic_mtu_the_switches_cannot_carry_is_a_located_error(tmp_path):
+    """9600 (the schema allows up to 9702): 9622-byte frames exceed the 9500 `jumboframe
+    enable` takes, so the check fails at the blueprint line with the highest MTU that works."""
+    result = _tiny_with_mtu(tmp_path, 9600)
+    (error,) = _mtu_errors(result)
+    assert "networks.parameter.lossless.mtu" in error and "9478 or less" in error
+    (finding,) = [f for f in result.findings if f.code == "switch-mtu"]
+    assert finding.where == ("networks", "parameter", "lossless", "mtu")
