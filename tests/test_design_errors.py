@@ -209,3 +209,39 @@ def test_every_problem_of_a_65536_card_pod_in_one_run_and_its_hints_work(tmp_pat
     cluster = pipeline.run(fixed, emit=False).cluster  # no design error left in expansion
     models = {d.model for d in cluster.devices if d.name.startswith("biz-spine")}
     assert models == {data["networks"]["business"]["spine"]["model"]}
+
+
+def _findings(tmp_path: Path, text: str, capsys) -> str:
+    bp = tmp_path / "bp.yaml"
+    bp.write_text(text)
+    main(["validate", "-v", str(bp)])
+    return capsys.readouterr().err
+
+
+def test_cdus_without_n_plus_1_warn_at_the_cdu_line_with_the_count_that_holds(tmp_path, capsys):
+    """pod-128's one CDU of 300 kW: with it out nothing cools the racks. The warning is located
+    at zones.training.cdu.capacity_kw and asks for 2 (N+1: Vertiv, 'How N+1 redundancy supports
+    continuous data center cooling'); the INFO line that only said 'fullest CDU-01 at 97 %' is
+    gone into it."""
+    err = _findings(tmp_path, POD, capsys)
+    line = _line_of(POD, "cdu: {capacity_kw: 300}")
+    (warning,) = [x for x in err.splitlines() if "[cdu-capacity]" in x]
+    assert f"bp.yaml:{line}:" in warning and "zones.training.cdu.capacity_kw: warning:" in warning
+    assert "with one out the rest hold 0 kW" in warning and "Install 2 CDUs of 300 kW" in warning
+    # a 60 kW CDU takes two 24.2 kW racks: 2 planned, 3 carry the 96.8 kW with one out
+    small = POD.replace("cdu: {capacity_kw: 300}", "cdu: {capacity_kw: 60}")
+    (warning,) = [x for x in _findings(tmp_path, small, capsys).splitlines() if "[cdu-" in x]
+    assert "2 CDUs of 60 kW" in warning and "Install 3 CDUs of 60 kW" in warning
+
+
+def test_cooling_is_stated_with_its_alternative(tmp_path, capsys):
+    """Liquid (the schema default) or air: the review says which, where, and the other choice."""
+    line = _line_of(POD, "cooling: liquid")
+    (liquid,) = [x for x in _findings(tmp_path, POD, capsys).splitlines() if "[cooling]" in x]
+    assert f"bp.yaml:{line}:" in liquid and "cooling: liquid, 1 CDU " in liquid
+    assert "schema default" in liquid and "The alternative, air" in liquid
+    air = POD.replace("cooling: liquid", "cooling: air")
+    err = _findings(tmp_path, air, capsys)
+    (stated,) = [x for x in err.splitlines() if "[cooling]" in x]
+    assert "cooling: air" in stated and "The alternative, liquid" in stated
+    assert "[cdu-capacity]" not in err  # no CDU on air

@@ -5,6 +5,7 @@ the blueprint itself."""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
@@ -197,13 +198,75 @@ def power_and_cooling(cluster: Cluster) -> Iterator[Finding]:
                 f"{cdu.name} carries {cdu.load_kw:.1f} kW, over {cdu.capacity_kw:g} kW",
                 ("zones", "training", "cdu", "capacity_kw"),
             )
-    if cluster.cdus:
-        worst = max(cluster.cdus, key=lambda c: c.load_kw / c.capacity_kw)
+    yield from cdu_redundancy(cluster)
+    yield from cooling_stated(cluster)
+
+
+# N+1: "If your system needs four chillers or coolant distribution units (CDUs) to maintain
+# performance, N+1 means installing five. If one unit fails, the others can still handle the
+# load" (Vertiv, "How N+1 redundancy supports continuous data center cooling",
+# https://www.vertiv.com/en-us/about/news-and-insights/articles/educational-articles/how-n1-redundancy-supports-continuous-data-center-cooling).
+# The CDUs of a zone are taken to share its secondary loop, so any of them can carry any rack.
+def cdu_redundancy(cluster: Cluster) -> Iterator[Finding]:
+    """The liquid-cooled zone's CDUs carry its whole load with any one of them out (N+1)."""
+    if not cluster.cdus:
+        return
+    cdus = cluster.cdus
+    load = sum(c.load_kw for c in cdus)
+    cap = min(c.capacity_kw for c in cdus)
+    worst = max(cdus, key=lambda c: c.load_kw / c.capacity_kw)
+    fullest = (
+        f"fullest {worst.name} at {worst.load_kw:.1f} of {worst.capacity_kw:g} kW "
+        f"({worst.load_kw / worst.capacity_kw:.0%})"
+    )
+    left = (len(cdus) - 1) * cap
+    if left >= load:
         yield Finding(
             INFO,
             "cdu-capacity",
-            f"{len(cluster.cdus)} CDUs; fullest {worst.name} at {worst.load_kw:.1f} of {worst.capacity_kw:g} kW",
+            f"{len(cdus)} CDUs carry {load:,.1f} kW; with one out the other {len(cdus) - 1} "
+            f"hold {left:,.0f} kW (N+1 holds); {fullest}",
         )
+        return
+    need = math.ceil(load / cap - 1e-9) + 1
+    yield Finding(
+        WARNING,
+        "cdu-capacity",
+        f"the training zone's {_cdus(len(cdus))} of {cap:g} kW carry {load:,.1f} kW ({fullest}); with one out the rest hold {left:,.0f} kW, so a CDU "
+        f"failure or service stops racks (design rule N+1: any one CDU out, the others carry the "
+        f"load). Install {need} CDUs of {cap:g} kW on the zone's shared secondary loop, "
+        f"{need - len(cdus)} more than the plan",
+        ("zones", "training", "cdu", "capacity_kw"),
+    )
+
+
+def _cdus(n: int) -> str:
+    return f"{n} CDU" if n == 1 else f"{n} CDUs"
+
+
+def cooling_stated(cluster: Cluster) -> Iterator[Finding]:
+    """The training zone's cooling, said once with its alternative: `liquid` is the schema
+    default, so a blueprint that leaves zones.training.cooling out gets it without a word."""
+    racks = [r for r in cluster.racks if r.zone == "training" and r.kind == "compute"]
+    if not racks:
+        return
+    kind = racks[0].cooling
+    heaviest = max(r.load_kw for r in racks)
+    budget = min(r.cooling_kw for r in racks)
+    if kind == "liquid":
+        text = (
+            f"training zone cooling: liquid, {_cdus(len(cluster.cdus))} (zones.training.cooling; "
+            "liquid is also the schema default when the key is left out: write it to make it a "
+            f"choice). The alternative, air, needs no CDU but must remove up to {heaviest:.1f} kW "
+            "per compute rack through room air, and the server model must support air cooling"
+        )
+    else:
+        text = (
+            f"training zone cooling: air (zones.training.cooling), racks of up to "
+            f"{heaviest:.1f} kW against a {budget:g} kW cooling budget. The alternative, liquid "
+            "(the schema default), adds CDUs (zones.training.cdu.capacity_kw) and takes denser racks"
+        )
+    yield Finding(INFO, "cooling", text, ("zones", "training", "cooling"))
 
 
 def business_spof(cluster: Cluster) -> Iterator[Finding]:
@@ -238,7 +301,8 @@ def business_spof(cluster: Cluster) -> Iterator[Finding]:
 
 
 def legacy_design(cluster: Cluster) -> Iterator[Finding]:
-    """The seeds' reasons for leaving the 百卡 design (seed 000: 参数面由多轨调整为单轨, NFS -> DPC)."""
+    """The reasons for leaving the 百卡 design (the QCon 2025 Beijing talk 大模型在超大规模集群性能提升实践:
+    "我们从多轨方案转变为单轨方案", "将 NFS 协议改为 DPC")."""
     settings = cluster.settings
     fabric = cluster.fabric("parameter")
     if settings.parameter_rail == "multi" and fabric and cluster.npu_servers:
