@@ -1,13 +1,13 @@
 """Size a training cluster from a model: the work, the cards, the memory floor, a blueprint.
 
-Seed 001 §1 and §4.1 walk through the arithmetic reproduced here:
+The article 十万亿参数的算力账先算到绝望 §1 and §4.1 walk through the arithmetic reproduced here:
 - work: FLOPs ~= 6 x N (parameters) x D (tokens);
 - effective FLOP/s per card = peak at the training precision x MFU (model FLOPs utilisation);
 - card-seconds = work / effective; cards = card-seconds / training window;
 - an overhead factor for restarts after failures, checkpoints and idle time (the seed plans
   10,000-12,000 cards for 7,700 of pure work);
 - the memory floor of weights + gradients + Adam moments (m, v) at the training precision, before
-  activations and buffers (seed 001 §1.2: 200 TB per copy of 10^14 BF16 parameters);
+  activations and buffers (the article 十万亿参数的算力账先算到绝望 §1.2: 200 TB per copy of 10^14 BF16 parameters);
 - rounded up to whole parameter leaves (servers per leaf of the chosen server and leaf model), or
   whole supernodes.
 Pure functions: the CLI (`wanka size`) prints `lines()` and writes `blueprint_text()`.

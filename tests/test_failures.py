@@ -302,7 +302,7 @@ def test_mean_time_between_interruptions_at_10k_cards():
 
 
 def test_seed_001_reliability_arithmetic():
-    """Seed 001 §2.2: '单卡的年故障率哪怕只有千分之一，万卡集群里每天都会有几张卡出问题'. At 0.1% a
+    """The article 十万亿参数的算力账先算到绝望 §2.2: '单卡的年故障率哪怕只有千分之一，万卡集群里每天都会有几张卡出问题'. At 0.1% a
     year that is 10,240 x 0.001 / 365.25 = 0.028 card failures a day, one a month; several a day
     need field rates like the catalog's proxy (Llama 3: ~1.2 per 8-card server a year)."""
     assert failure_review.interruptions_per_day(0.001, 10240) == pytest.approx(0.028, abs=0.001)

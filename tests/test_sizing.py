@@ -1,5 +1,5 @@
-"""Sizing a cluster from a model (`wanka size`): seed 001's arithmetic and a blueprint that
-generates."""
+"""Sizing a cluster from a model (`wanka size`): the arithmetic of the article
+十万亿参数的算力账先算到绝望 (README, Field articles) and a blueprint that generates."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def wanka(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
 
 
 def test_seed_001_worked_example():
-    """Seed 001 §4.1: 10^14 parameters x 10^13 tokens = 6 x 10^27 FLOPs; at 300 TFLOPS effective
+    """The article 十万亿参数的算力账先算到绝望 §4.1: 10^14 parameters x 10^13 tokens = 6 x 10^27 FLOPs; at 300 TFLOPS effective
     BF16 per card, 6 x 10^27 / (300 x 10^12) = 2 x 10^13 card-seconds. The seed then writes
     '大约23万卡日' and '30天训练窗口意味着需要大约7700张卡': 2 x 10^13 s / 86,400 s is 2.3 x 10^8
     card-days, not 2.3 x 10^5, so the window needs 7.7 million cards, not 7,700 (its §1.1

@@ -264,7 +264,8 @@ def _domain_label(server: NpuServer, level: str) -> str:
 
 
 def interruptions_per_day(rate_per_card_year: float, cards: int) -> float:
-    """Seed 001 sec. 2.2's arithmetic: expected card failures a day for `cards` cards."""
+    """Expected card failures a day for `cards` cards: the arithmetic of §2.2 of the article
+    十万亿参数的算力账先算到绝望."""
     return rate_per_card_year * cards / 365.25
 
 

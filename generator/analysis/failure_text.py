@@ -250,7 +250,7 @@ def markdown(cluster: Cluster, rev: Review) -> str:
         f"{_num(rates.get('cable', 0))} a year each (`design.failure_rates`); devices from the "
         "catalog. Cables on other planes than the parameter plane count in the job figures "
         "(in-band and single storage cables interrupt), not in the table.",
-        "- Seed 001 §2.2 quotes a card failure rate of 0.1% a year: "
+        "- The article 十万亿参数的算力账先算到绝望 §2.2 quotes a card failure rate of 0.1% a year: "
         f"{rev.cards:,} x 0.001 / 365.25 = {rev.cards * 0.001 / 365.25:.3f} card failures a day, "
         "one every "
         f"{365.25 / (rev.cards * 0.001) if rev.cards else 0:,.0f} days, not several a day. "

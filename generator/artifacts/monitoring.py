@@ -6,7 +6,7 @@
   Every series a target yields carries those labels, so every alert says where in the fabric the
   problem is. file_sd rather than static_configs: prometheus.yml stays small and the same at any
   scale, and Prometheus re-reads changed target files without a reload when servers are added.
-- rules/wanka.rules.yml: alerts for the thresholds of the seeds' operational checklist (seed 002
+- rules/wanka.rules.yml: alerts for the thresholds of the seeds' operational checklist (the article 万卡集群不是堆显卡而是重构算力交付的底层逻辑
   §5) and for the fabric (a leaf or CDU behind many card alerts at once).
 
 Metric names are MindCluster NPU Exporter's (component/npu-exporter in Ascend/mind-cluster, its
@@ -36,7 +36,7 @@ SWITCH_ROLES = ("leaf", "spine", "core", "access", "border-router", "firewall")
 AUTH_PROTOCOL = {"sha2-256": "SHA256", "sha": "SHA", "md5": "MD5"}
 PRIV_PROTOCOL = {"aes256": "AES256", "aes128": "AES", "des56": "DES"}
 
-# Seed 002 §5 thresholds (action numbers are the seed's) and the ones we assume [U].
+# The article 万卡集群不是堆显卡而是重构算力交付的底层逻辑 §5 thresholds (action numbers are the article's) and the ones we assume [U].
 TEMP_DERATE_C = 75  # action 7: above 75 °C the daemon derates the card
 TEMP_THROTTLE_C = 85  # action 7: 910B throttles above 85 °C, losing ~40% performance
 PFC_STORM_PER_S = 1000  # [U] sustained PFC pause frames per second on one NPU port
@@ -223,7 +223,7 @@ def rules() -> dict[str, Any]:
             "5m",
             "warning",
             f"NPU {{{{ $labels.id }}}} on {WHERE_NPU} at {{{{ $value }}}} °C",
-            f"Above {TEMP_DERATE_C} °C (seed 002 action 7: derate the card); check the cooling "
+            f"Above {TEMP_DERATE_C} °C (the article 万卡集群不是堆显卡而是重构算力交付的底层逻辑 action 7: derate the card); check the cooling "
             "of its rack and CDU.",
         ),
         _alert(
@@ -233,7 +233,7 @@ def rules() -> dict[str, Any]:
             "critical",
             f"NPU {{{{ $labels.id }}}} on {WHERE_NPU} at {{{{ $value }}}} °C",
             f"At {TEMP_THROTTLE_C} °C and above the 910B throttles and loses ~40% performance "
-            "(seed 002 action 7); the whole job runs at this card's speed.",
+            "(the article 万卡集群不是堆显卡而是重构算力交付的底层逻辑 action 7); the whole job runs at this card's speed.",
         ),
         _alert(
             "NpuHbmEccErrors",
@@ -242,7 +242,7 @@ def rules() -> dict[str, Any]:
             "",
             "critical",
             f"HBM ECC errors on NPU {{{{ $labels.id }}}} of {WHERE_NPU}",
-            "Any HBM ECC error count above 0 means the card must be replaced (seed 002 action 3): "
+            "Any HBM ECC error count above 0 means the card must be replaced (the article 万卡集群不是堆显卡而是重构算力交付的底层逻辑 action 3): "
             "a single-bit error can already crash training. Drain the server.",
         ),
         _alert(
@@ -268,7 +268,7 @@ def rules() -> dict[str, Any]:
             "warning",
             f"NPU port {{{{ $labels.id }}}} of {WHERE_NPU} went down and up",
             "npu_chip_link_up_num counts link-up events; a flap can stall collective "
-            "communication (seed 001 §2.2). Check the optic and the leaf port.",
+            "communication (the article 十万亿参数的算力账先算到绝望 §2.2). Check the optic and the leaf port.",
         ),
         _alert(
             "NpuPfcPauseStorm",
@@ -278,7 +278,7 @@ def rules() -> dict[str, Any]:
             "warning",
             f"PFC pause storm on NPU port {{{{ $labels.id }}}} of {WHERE_NPU}",
             f"More than {PFC_STORM_PER_S} PFC frames/s for 5 minutes [U threshold]: congestion "
-            "or a stuck receiver spreads pauses through the lossless class; check ECN (seed 002 "
+            "or a stuck receiver spreads pauses through the lossless class; check ECN (the article 万卡集群不是堆显卡而是重构算力交付的底层逻辑 "
             "action 1) and the leaf. Assumes the counters are cumulative.",
         ),
         _alert(
@@ -297,7 +297,7 @@ def rules() -> dict[str, Any]:
             f"Low optical receive power ({{{{ $value }}}} mW) on NPU port {{{{ $labels.id }}}} "
             f"of {WHERE_NPU}",
             f"A lane below {OPTICAL_RX_MIN_MW} mW (-10 dBm) [U threshold]: an ageing optic or a "
-            "dirty fibre raises the error rate slowly before the link fails (seed 001 §5.3).",
+            "dirty fibre raises the error rate slowly before the link fails (the article 十万亿参数的算力账先算到绝望 §5.3).",
         ),
     ]
     switch = [
@@ -333,7 +333,7 @@ def rules() -> dict[str, Any]:
             "warning",
             f"Receive errors on {PORT} of {WHERE_SWITCH}",
             "Errored frames on a cabled port: an ageing optic, a dirty connector or a bad cable "
-            "(seed 001 §5.3: loss creeping from 0.001% to 0.01%). Switch optical power and PFC "
+            "(the article 十万亿参数的算力账先算到绝望 §5.3: loss creeping from 0.001% to 0.01%). Switch optical power and PFC "
             "counters need Huawei's private MIBs, not in if_mib; left out.",
         ),
     ]
@@ -369,7 +369,7 @@ def rules() -> dict[str, Any]:
 
 def rules_text() -> str:
     header = (
-        "# Alerts of the seeds' operational checklist (seed 002 §5) and of the fabric, generated\n"
+        "# Alerts of the seeds' operational checklist (the article 万卡集群不是堆显卡而是重构算力交付的底层逻辑 §5) and of the fabric, generated\n"
         "# by wanka. Every series carries its target's labels (zone, rack, leaf, pod, supernode,\n"
         "# cdu), so every alert names where in the fabric it fires. [U] marks assumed thresholds.\n"
     )

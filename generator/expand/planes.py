@@ -141,7 +141,7 @@ def plane_specs(bp: Mapping[str, Any]) -> dict[str, PlaneSpec]:
 
 def roce_planes(bp: Mapping[str, Any]) -> tuple[str, ...]:
     """Planes whose hosts speak RoCE: the parameter plane (HCCL), and a dedicated storage plane
-    (DPC over 2 x 100G RoCE, seed 000). A shared storage plane rides the business network."""
+    (DPC over 2 x 100G RoCE, the QCon 2025 Beijing talk 大模型在超大规模集群性能提升实践). A shared storage plane rides the business network."""
     dedicated = bp["networks"]["storage"]["mode"] == "dedicated"
     return ("parameter", "storage") if dedicated else ("parameter",)
 
