@@ -1,5 +1,7 @@
 """The design review's fabric drawings: each plane's fabric aggregated per pod and tier (Mermaid
-for README.md, SVG for report.html); rack elevations and the floor plan are in rack_drawings.
+for README.md, SVG for report.html), the oob plane as a tree from its cores and the border plane
+with every cabled link and provider hand-off of the model; rack elevations and the floor plan are
+in rack_drawings. tests/test_drawings.py checks in Chromium that no label covers a box.
 Geometry is computed here; the SVG markup lives in templates/docs/*.svg.j2 (autoescaped). A helper
 of the docs emitter, not an emitter itself.
 """
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from generator import render
-from generator.model import PLANES, Cluster, Device
+from generator.model import PLANES, Cluster, Device, ip
 
 HOST_ROLES = ("npu-server", "storage-node", "management-node")
 LEVEL = {
@@ -62,10 +64,13 @@ class Edge:
     links: int
     gbps: int
     speed: int  # Gbit/s of every link, 0 when they differ
+    note: str = ""  # what a line that is no cabled link says instead (a provider hand-off)
 
     @property
     def label(self) -> str:
         """What the edge carries, e.g. "4 x 400G" (links of one speed) or "3 links, 700G"."""
+        if self.note:
+            return self.note
         if self.speed:
             return f"{self.links:,} x {_gbps(self.speed)}" if self.links > 1 else _gbps(self.speed)
         return f"{self.links:,} links, {_gbps(self.gbps)}"
@@ -76,6 +81,7 @@ def _ident(text: str) -> str:
 
 
 Graph = tuple[list[Node], list[Edge]]
+POOLED = {"oob": "core"}  # the root of a tree plane: its switches drawn as one box
 
 
 def graphs(cluster: Cluster) -> dict[str, Graph]:
@@ -86,15 +92,31 @@ def graphs(cluster: Cluster) -> dict[str, Graph]:
     return {p: plane_graph(cluster, p, links[p]) for p in PLANES if links.get(p)}
 
 
+def _sides(links: list) -> dict[str, str]:
+    """The two ends of each M-LAG peer-link, A (first by name) and B: an aggregated tier is
+    drawn as its A and B halves, so that its peer-links are a line between the two."""
+    side = {}
+    for x in links:
+        if x.kind == "peer-link":
+            first, second = sorted((x.a_device, x.b_device))
+            side[first], side[second] = "A", "B"
+    return side
+
+
 def plane_graph(cluster: Cluster, plane: str, links: list | None = None) -> Graph:
     """Switches of a plane and the hosts on it: one node per switch when the plane is small,
-    else one node per (role, pod) group; one node per host role per leaf group. On the oob
-    plane, which reaches every device, everything an access switch (group) manages is one node."""
+    else one node per (role, pod) group (split into M-LAG sides A and B where its switches are
+    peers); one node per host role per leaf group. On the oob plane, which reaches every
+    device, everything an access switch (group) manages is one node and the cores are one box,
+    so it is a tree. Switches of other planes a link reaches (the firewalls' cores and spines)
+    are nodes of their own under it, and the border routers' provider hand-offs
+    (Cluster.uplinks) nodes above them."""
     by_name = cluster.device_by_name
     if links is None:
         links = [x for x in cluster.links if x.plane == plane]
     switches = [d for d in cluster.devices if d.plane == plane]
     small = len(switches) <= SMALL_PLANE
+    side = {} if small else _sides(links)
     groups: dict[str, tuple[str, str, int, str]] = {}
 
     def group(d: Device) -> tuple[str, str, int, str]:
@@ -104,10 +126,19 @@ def plane_graph(cluster: Cluster, plane: str, links: list | None = None) -> Grap
         return g
 
     def _group(d: Device) -> tuple[str, str, int, str]:
+        level = LEVEL.get(d.role, 1)
+        if POOLED.get(plane) == d.role:
+            return (d.role, d.role, level, d.role)
         if small:
-            return (d.name, f"{d.name}<br/>{d.model}", LEVEL.get(d.role, 1), d.role)
+            return (d.name, f"{d.name}<br/>{d.model}", level, d.role)
         pod = f"pod {d.pod + 1} " if d.pod >= 0 else ""
-        return (f"{d.role}{d.pod}", f"{pod}{d.role}", LEVEL.get(d.role, 1), d.role)
+        s = side.get(d.name, "")
+        return (
+            f"{d.role}{d.pod}{s}",
+            pod + d.role + (f"<br/>M-LAG side {s}" if s else ""),
+            level,
+            d.role,
+        )
 
     members: dict[str, set[str]] = defaultdict(set)
     meta: dict[str, tuple[str, int, str]] = {}
@@ -121,24 +152,40 @@ def plane_graph(cluster: Cluster, plane: str, links: list | None = None) -> Grap
         meta[key] = (label, level, role)
     for link in links:
         a, b = by_name[link.a_device], by_name[link.b_device]
-        gb = group(b) if b.plane == plane else None
-        if gb is None:
-            continue
+        if b.plane != plane and a.plane == plane:  # the end on this plane is the upper one
+            a, b = b, a
+        if b.plane != plane:
+            continue  # between hosts and another plane's switches: that plane draws it
+        kb, _, level_b, _ = group(b)
         if plane == "oob" and a.plane != plane:
-            ka = f"managed@{gb[0]}"
+            ka = f"managed@{kb}"
             meta.setdefault(ka, ("managed", 0, "managed"))
             managed[ka][a.name] = a.role if a.role in HOST_ROLES else f"{a.plane} switch"
-        elif a.role in HOST_ROLES or a.plane != plane:
-            ka = f"{a.role}@{gb[0]}"
+        elif a.role in HOST_ROLES:  # one node for the hosts of both sides of an M-LAG pair
+            ka = f"{a.role}@{kb.rstrip('AB')}"
             meta.setdefault(ka, (a.role, LEVEL.get(a.role, 0), a.role))
+            models[ka].add(a.model)
+        elif a.plane != plane:  # another plane's switch, one tier under the switch it reaches
+            ka = f"{a.plane}:{a.name if small else a.role}"
+            name = f"{a.name}<br/>{a.plane} {a.role}" if small else f"{a.plane} {a.role}"
+            meta.setdefault(ka, (name, level_b - 1, a.role))
             models[ka].add(a.model)
         else:
             ka = group(a)[0]
         members[ka].add(a.name)
-        e = edges.setdefault((ka, gb[0]), [0, 0, set()])
+        e = edges.setdefault((ka, kb), [0, 0, set(), ""])
         e[0] += 1
         e[1] += link.speed
         e[2].add(link.speed)
+    if plane == "border":
+        for u in cluster.uplinks:
+            key = f"provider@{u.device}"
+            meta[key] = (
+                f"provider<br/>gateway {ip(u.gateway)}",
+                LEVEL["border-router"] + 1,
+                "provider",
+            )
+            edges[(group(by_name[u.device])[0], key)] = [1, 0, {0}, f"hand-off {u.port}"]
     nodes = []
     for key in sorted(meta, key=lambda k: (-meta[k][1], k)):
         label, level, role = meta[key]
@@ -150,12 +197,21 @@ def plane_graph(cluster: Cluster, plane: str, links: list | None = None) -> Grap
                 f"{c:,} x {k}" for k, c in sorted(kinds.items(), key=lambda x: (-x[1], x[0]))
             )
             label = "<br/>".join([f"{n:,} devices managed", *textwrap.wrap(what, WRAP)])
-        elif not small or role in HOST_ROLES:
+        elif small and POOLED.get(plane) == role:
+            label = "<br/>".join([*sorted(members[key]), model])
+        elif role != "provider" and (not small or role in HOST_ROLES):
             label = f"{n:,} x {label}<br/>{model}"
         nodes.append(Node(_ident(f"{plane}_{key}"), label, level, role))
     out_edges = [
-        Edge(_ident(f"{plane}_{a}"), _ident(f"{plane}_{b}"), n, gb, min(s) if len(s) == 1 else 0)
-        for (a, b), (n, gb, s) in sorted(edges.items())
+        Edge(
+            _ident(f"{plane}_{a}"),
+            _ident(f"{plane}_{b}"),
+            n,
+            gb,
+            min(s) if len(s) == 1 else 0,
+            note,
+        )
+        for (a, b), (n, gb, s, note) in sorted(edges.items())
     ]
     return nodes, out_edges
 
@@ -167,13 +223,16 @@ def _gbps(g: int) -> str:
 def mermaid(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
     """The plane's graph as a Mermaid flowchart (templates/docs/fabric.mmd.j2)."""
     nodes, edges = graph or plane_graph(cluster, plane)
+    level = {n.id: n.level for n in nodes}
     text = render.render(
         "docs/fabric.mmd.j2",
         nodes=[
             {"id": n.id, "label": n.label.replace('"', "'"), "host": n.role in HOST_ROLES}
             for n in nodes
         ],
-        edges=[{"a": e.a, "b": e.b, "title": e.label} for e in edges],
+        edges=[
+            {"a": e.a, "b": e.b, "title": e.label, "peer": level[e.a] == level[e.b]} for e in edges
+        ],
     )
     return text.rstrip("\n")
 
@@ -182,6 +241,12 @@ def mermaid(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
 
 
 BOX_W, PITCH, PER_ROW, GAP = 156, 166, 8, 90  # 8 boxes a row: 1,328 px fit a 1,400 px window
+PEER_DROP = 12  # px under a row: the bracket between M-LAG peers and its label
+LABEL_EM = 5.8  # px per character of a 9 px label (the widest digits), to keep labels apart
+
+
+def _covers(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 def fabric_svg(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
@@ -213,6 +278,7 @@ def fabric_svg(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
             below = f"each {kinds.pop()}" if len(kinds) == 1 else "each below"
             lines_of[upper] = [*lines_of[upper], f"{label} to {below}"]
     pos: dict[str, tuple[float, float, float]] = {}  # centre x, top y, box height
+    bottom: dict[str, float] = {}  # the bottom of the box's row
     y = 10.0
     for lv in levels:
         tier = [n for n in nodes if n.level == lv]
@@ -224,39 +290,43 @@ def fabric_svg(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
             for j, n in enumerate(row):
                 h = 12 + 12 * len(lines_of[n.id])
                 pos[n.id] = ((j + 0.5) * width / len(row), y + (tall - h) / 2, h)
+                bottom[n.id] = y + tall
             y += tall + GAP
     height = y - GAP + 10
     top = max((e.gbps for e in edges), default=1)
-    spots: list[tuple[float, float, float]] = []  # placed labels: centre and width
+    # a label goes where it covers no box and no placed label: boxes and labels as x0, y0, x1, y1
+    spots = [(x - BOX_W / 2, y0, x + BOX_W / 2, y0 + h) for x, y0, h in pos.values()]
     labels: list[dict] = []
     lines = []
     for e in edges:
         upper, lower = sorted((e.a, e.b), key=lambda i: (pos[i][1], i))
-        (x1, y1, h1), (x2, y2, h2) = pos[upper], pos[lower]
-        if y1 == y2:  # same row: centre to centre
-            y1, y2 = y1 + h1 / 2, y2 + h2 / 2
+        (x1, y1, h1), (x2, y2, _) = pos[upper], pos[lower]
+        line = dict(
+            a=e.a,
+            b=e.b,
+            links=e.links,
+            d="",
+            w=f"{1 + 5 * e.gbps / top:.1f}",
+            title=f"{e.label}: {e.links:,} links, {_gbps(e.gbps)} in all" if e.gbps else e.label,
+        )
+        if bottom[e.a] == bottom[e.b]:  # peers of one row: a bracket under the row, label on it
+            y1 = y2 = bottom[e.a] + PEER_DROP
+            line["d"] = f"M{x1:.0f} {y1 - PEER_DROP:.0f}V{y1:.0f}H{x2:.0f}V{y1 - PEER_DROP:.0f}"
+            tries: tuple[float, ...] = (0.5,)
         else:  # the upper box's bottom to the lower box's top
             y1 += h1
-        lines.append(
-            dict(
-                x1=f"{x1:.0f}",
-                y1=f"{y1:.0f}",
-                x2=f"{x2:.0f}",
-                y2=f"{y2:.0f}",
-                w=f"{1 + 5 * e.gbps / top:.1f}",
-                title=f"{e.label}: {e.links:,} links, {_gbps(e.gbps)} in all",
-            )
-        )
+            line.update(x1=f"{x1:.0f}", y1=f"{y1:.0f}", x2=f"{x2:.0f}", y2=f"{y2:.0f}")
+            tries = (0.3, 0.5, 0.7, 0.2, 0.4, 0.6, 0.8, 0.1, 0.9, 0.15, 0.85)
+        lines.append(line)
         if (upper, e.label) in fans:
             continue
-        lw, taken = 5.2 * len(e.label) + 6, True
-        tries = (0.5,) if y1 == y2 else (0.3, 0.5, 0.7, 0.2, 0.4, 0.6, 0.8)
-        for t in tries:  # the first place that overlaps no label
+        half = (LABEL_EM * len(e.label) + 6) / 2
+        for t in tries:  # the first place that covers no box and no label
             lx, ly = x1 + t * (x2 - x1), y1 + t * (y2 - y1)
-            taken = any(abs(lx - px) < (lw + pw) / 2 and abs(ly - py) < 11 for px, py, pw in spots)
-            if not taken:
+            spot = (lx - half, ly - 6, lx + half, ly + 6)
+            if not any(_covers(spot, s) for s in spots):
                 break
-        spots.append((lx, ly, lw))
+        spots.append(spot)
         labels.append(dict(x=f"{lx:.0f}", y=f"{ly + 3:.0f}", text=e.label))
     boxes = []
     for n in nodes:
@@ -268,6 +338,7 @@ def fabric_svg(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
                 x=f"{x - BOX_W / 2:.0f}",
                 y=f"{y0:.0f}",
                 h=f"{h:.0f}",
+                id=n.id,
                 tx=f"{x:.0f}",
                 fill=COLOURS.get(n.role, "#bab0ac"),
                 lines=[
