@@ -132,7 +132,7 @@ def brute_force(name: str, failure: failure_domains.Failure) -> tuple[int, int]:
     """(NPU ports cut off, cards interrupted) by graph search."""
     c = _expanded(name).cluster
     g = graphs(name)
-    cards = {s.name: len(s.devices) for s in c.npu_servers}
+    cards = {s.name: s.npus for s in c.npu_servers}  # cards, not dies (an A3 card has two)
     dead, cables = failure.devices, failure.cables
     cut = {plane: pg.cut(dead, cables) for plane, pg in g.items()}
     interrupted = {h for h in dead if h in cards}
