@@ -19,7 +19,7 @@ import yaml
 
 from generator import pipeline
 from generator.model import ip
-from tests.conftest import ROOT, generated
+from tests.conftest import LARGE_EXAMPLES, ROOT, generated
 from tests.output_readers import YAML, Outputs
 
 POD = (ROOT / "blueprints" / "pod-128.yaml").read_text()
@@ -356,3 +356,12 @@ def test_a_nic_mtu_the_switches_cannot_carry_is_a_located_error(tmp_path):
     assert "networks.parameter.lossless.mtu" in error and "9478 or less" in error
     (finding,) = [f for f in result.findings if f.code == "switch-mtu"]
     assert finding.where == ("networks", "parameter", "lossless", "mtu")
+
+
+@pytest.mark.parametrize("name", sorted(LARGE_EXAMPLES))
+def test_the_large_examples_count_the_same_cards_in_every_output(name):
+    """The cross-output sweep runs the small examples; the 10,240-card one (slow) here."""
+    from tests.cross_output_properties import card_counts_agree
+
+    result = generated(name)
+    assert card_counts_agree(Outputs({f.path: f.data for f in result.files}), result) == []
