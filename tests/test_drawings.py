@@ -83,16 +83,14 @@ def _collisions(svg: dict) -> list[str]:
     return bad
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
-def test_no_label_covers_another_label_or_a_box_in_chromium(name, tmp_path):
-    browser = _chromium()
-    page = emitted(name, docs.emit)["docs/report.html"].decode()
+def _measure(page: str, tmp_path) -> list[dict]:
+    """The boxes Chromium laid out for every SVG of the page, at 1,400 px."""
     assert page.count("</body>") == 1
-    path = tmp_path / "report.html"
+    path = tmp_path / "page.html"
     path.write_text(page.replace("</body>", MEASURE + "</body>"))
     run = subprocess.run(
         [
-            browser,
+            _chromium(),
             *FLAGS,
             f"--user-data-dir={tmp_path / 'profile'}",
             "--window-size=1400,2000",
@@ -106,9 +104,12 @@ def test_no_label_covers_another_label_or_a_box_in_chromium(name, tmp_path):
     assert run.returncode == 0, run.stderr[-2000:]
     found = re.search(r'<pre id="drawing-boxes">(.*?)</pre>', run.stdout, re.S)
     assert found, "the measuring script did not run"
-    svgs = json.loads(
-        found.group(1).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
-    )
+    return json.loads(html.unescape(found.group(1)))
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_no_label_covers_another_label_or_a_box_in_chromium(name, tmp_path):
+    svgs = _measure(emitted(name, docs.emit)["docs/report.html"].decode(), tmp_path)
     kinds = Counter(s["svg"].split()[0] for s in svgs)
     planes = {x.plane for x in expanded(name).cluster.links}
     assert kinds["fabric"] == len(planes) and kinds["elevation"] and kinds["floor"] == 1, kinds
@@ -116,6 +117,28 @@ def test_no_label_covers_another_label_or_a_box_in_chromium(name, tmp_path):
     assert all(i[4] > i[2] for s in svgs for i in s["items"] if i[0] == "text" and i[1].strip())
     problems = {s["svg"]: c for s in svgs if (c := _collisions(s))}
     assert not problems, problems
+
+
+BAD = """<!doctype html><html><body><svg class="fabric" width="400" height="200">
+<g><rect x="0" y="0" width="100" height="30" fill="#ccc"/><text x="5" y="20">own box</text></g>
+<g><rect x="0" y="50" width="40" height="30" fill="#ccc"/><text x="5" y="70">spills out</text></g>
+<text x="150" y="20">a label</text><text x="160" y="22">another</text>
+<text x="30" y="125">over a box</text><rect x="50" y="110" width="60" height="30" fill="#999"/>
+<rect x="200" y="100" width="100" height="50" fill="none"/><text x="270" y="130">across</text>
+</svg></body></html>"""
+
+
+def test_the_check_finds_each_kind_of_overlap_in_chromium(tmp_path):
+    """A drawing with one of each fault: the measured boxes report exactly those four."""
+    (svg,) = _measure(BAD, tmp_path)
+    assert sorted(c.split(" at ")[0] for c in _collisions(svg)) == sorted(
+        [
+            "'spills out' spills out of its own box",
+            "'a label' over text 'another'",
+            "'over a box' over a box",
+            "'across' across an outline",
+        ]
+    )
 
 
 def _svg(name: str, plane: str) -> str:

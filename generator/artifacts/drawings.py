@@ -143,6 +143,16 @@ def plane_graph(cluster: Cluster, plane: str, links: list | None = None) -> Grap
     members: dict[str, set[str]] = defaultdict(set)
     meta: dict[str, tuple[str, int, str]] = {}
     models: dict[str, set[str]] = defaultdict(set)
+
+    def outside(d: Device, level: int) -> str:
+        """The node of a switch of another plane: by name on a small plane, else per role."""
+        key = f"{d.plane}:{d.name if small else d.role}"
+        name = f"{d.name}<br/>{d.plane} {d.role}" if small else f"{d.plane} {d.role}"
+        meta.setdefault(key, (name, level, d.role))
+        models[key].add(d.model)
+        members[key].add(d.name)
+        return key
+
     managed: dict[str, dict[str, str]] = defaultdict(dict)  # oob: node -> device -> what
     edges: dict[tuple[str, str], list] = {}
     for d in switches:
@@ -154,9 +164,10 @@ def plane_graph(cluster: Cluster, plane: str, links: list | None = None) -> Grap
         a, b = by_name[link.a_device], by_name[link.b_device]
         if b.plane != plane and a.plane == plane:  # the end on this plane is the upper one
             a, b = b, a
-        if b.plane != plane:
-            continue  # between hosts and another plane's switches: that plane draws it
-        kb, _, level_b, _ = group(b)
+        if b.plane == plane:
+            kb, _, level_b, _ = group(b)
+        else:  # hosts on another plane's switches (legacy storage on the business leaves)
+            kb, level_b = outside(b, LEVEL.get(b.role, 1)), LEVEL.get(b.role, 1)
         if plane == "oob" and a.plane != plane:
             ka = f"managed@{kb}"
             meta.setdefault(ka, ("managed", 0, "managed"))
@@ -166,10 +177,7 @@ def plane_graph(cluster: Cluster, plane: str, links: list | None = None) -> Grap
             meta.setdefault(ka, (a.role, LEVEL.get(a.role, 0), a.role))
             models[ka].add(a.model)
         elif a.plane != plane:  # another plane's switch, one tier under the switch it reaches
-            ka = f"{a.plane}:{a.name if small else a.role}"
-            name = f"{a.name}<br/>{a.plane} {a.role}" if small else f"{a.plane} {a.role}"
-            meta.setdefault(ka, (name, level_b - 1, a.role))
-            models[ka].add(a.model)
+            ka = outside(a, level_b - 1)
         else:
             ka = group(a)[0]
         members[ka].add(a.name)
@@ -241,6 +249,7 @@ def mermaid(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
 
 
 BOX_W, PITCH, PER_ROW, GAP = 156, 166, 8, 90  # 8 boxes a row: 1,328 px fit a 1,400 px window
+GROUPED = re.compile(r"[\d,]+ x ")  # a box of several switches: "27 x leaf"
 PEER_DROP = 12  # px under a row: the bracket between M-LAG peers and its label
 LABEL_EM = 5.8  # px per character of a 9 px label (the widest digits), to keep labels apart
 
@@ -275,7 +284,9 @@ def fabric_svg(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
         if len(lower) > 1 and sum(1 for k in down if k[0] == upper) == 1:
             fans.add((upper, label))
             kinds = {role[x] for x in lower}
-            below = f"each {kinds.pop()}" if len(kinds) == 1 else "each below"
+            kind = kinds.pop() if len(kinds) == 1 else ""
+            group = " group" if any(GROUPED.match(lines_of[x][0]) for x in lower) else ""
+            below = f"each {kind}{group}" if kind else f"each{group} below"
             lines_of[upper] = [*lines_of[upper], f"{label} to {below}"]
     pos: dict[str, tuple[float, float, float]] = {}  # centre x, top y, box height
     bottom: dict[str, float] = {}  # the bottom of the box's row
