@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from generator.model_cabling import Trunk  # re-exported: one model namespace
+from generator.model_hardware import Hardware, Licence, Part  # noqa: F401  (re-exported)
 from generator.model_hosts import (  # noqa: F401  (re-exported: one model namespace)
     Domain,
     Lossless,
@@ -117,6 +118,7 @@ class Device:
     up_gbps: int = 0
     mlag_peer: str | None = None
     configured: bool = False  # wanka renders its configuration (files/switches/<name>.cfg)
+    licences: tuple[Licence, ...] = ()  # switches: what their configuration needs licensed
 
 
 @record
@@ -299,6 +301,7 @@ class Cluster:
     # in device order (expand/services.py ztp_path): ZTP cannot build them; console first
     ztp_path: tuple[tuple[str, str], ...] = ()
     switch_mtus: tuple[SwitchMtu, ...] = ()  # per jumbo plane built (parameter, storage)
+    hardware: tuple[Hardware, ...] = ()  # per device model in use, by model: source, parts
     device_by_name: Mapping[str, Device] = field(init=False, repr=False, compare=False)
     rack_by_name: Mapping[str, Rack] = field(init=False, repr=False, compare=False)
 
@@ -355,6 +358,9 @@ class Cluster:
 
     def storage_nic_of(self, model: str) -> StorageNic | None:
         return next((n for n in self.storage_nics if n.model == model), None)
+
+    def hardware_of(self, model: str) -> Hardware | None:
+        return next((h for h in self.hardware if h.model == model), None)
 
     def facts_of(self, model: str) -> SwitchFacts | None:
         return next((f for f in self.switch_facts if f.model == model), None)

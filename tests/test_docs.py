@@ -293,8 +293,8 @@ def test_bom_counts_match_the_model(example):
     rows = list(csv.DictReader(io.StringIO(_file(example, "files/bom.csv").decode())))
     devices = sum(int(r["quantity"]) for r in rows if r["category"] == "device")
     assert devices == len(example.cluster.devices)
-    cables = sum(int(r["quantity"]) for r in rows if r["category"] == "cable")
-    # a structured run is its patch cords (cable ids) and its trunk
+    cables = sum(int(r["quantity"]) for r in rows if r["category"] in ("cable", "breakout cable"))
+    # a structured run is its patch cords (cable ids) and its trunk; a breakout is one cable
     assert cables == len({x.cable_id for x in example.cluster.links}) + len(example.cluster.trunks)
     racks = sum(int(r["quantity"]) for r in rows if r["category"] == "rack")
     assert racks == len(example.cluster.racks)

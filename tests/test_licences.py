@@ -1,5 +1,6 @@
 """AI ECN's licence (review 2 finding 20, issue #29), read from a folder `wanka generate` wrote:
-files/bom.csv orders one CE-LIC-AFRD per switch whose configuration carries `ai-ecn enable`, and
+files/bom.csv orders one CE-LIC-AFRD per switch whose configuration carries `ai-ecn enable`
+(a row per switch model; each switch names it in its `licences` host variable), and
 the design review's ECN table says, per plane and switch model, the ECN those configurations
 carry. CE-LIC-AFRD is Huawei's: CE6800/8800 V300R023C00 Configuration Guide, "Configuration
 Precautions for AI ECN": "AI ECN is under license control (CE-LIC-AFRD)"."""
@@ -9,13 +10,14 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
 import yaml
 
 from tests.conftest import render_example
+from tests.output_readers import inventory_vars
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,13 +37,20 @@ def ai_ecn_switches(folder: Path) -> set[str]:
 
 
 def test_bom_orders_one_licence_per_switch_that_enables_ai_ecn(rendered):
+    """Per switch model, as many CE-LIC-AFRD as that model's switches enabling AI ECN, with the
+    source; each such switch, and no other, names the licence in its host variables."""
     rows = list(csv.DictReader(io.StringIO((rendered / "files/bom.csv").read_text())))
     licences = [r for r in rows if r["category"] == "licence"]
     switches = ai_ecn_switches(rendered)
     assert switches, "pod-128's storage leaves (CE8851-32CQ8DQ-P) run AI ECN"
-    assert sorted(r["detail"].split(":")[0] for r in licences) == sorted(switches)
-    assert all(r["item"] == "CE-LIC-AFRD" and r["quantity"] == "1" for r in licences)
-    assert all("Configuration Precautions for AI ECN" in r["detail"] for r in licences)
+    hosts = inventory_vars(rendered)
+    per_model = Counter(hosts[name]["model"] for name in switches)
+    ordered = {r["detail"].split(":")[0]: int(r["quantity"]) for r in licences}
+    assert ordered == dict(per_model)
+    assert all(r["item"] == "CE-LIC-AFRD" and r["confirmed"] == "yes" for r in licences)
+    assert all("Configuration Precautions for AI ECN" in r["source"] for r in licences)
+    named = {h for h, v in hosts.items() if "CE-LIC-AFRD" in v.get("licences", [])}
+    assert named == switches
 
 
 def ecn_table(readme: str) -> list[list[str]]:

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.output_readers import inventory_vars
+
 ROOT = Path(__file__).resolve().parents[1]
 PRE_FIX = "a5a7f7e"  # main as the second hardware review read it
 HCCN_TOOL = ROOT / "tests" / "fakes" / "bin" / "hccn_tool"
@@ -140,14 +142,21 @@ def dfs_authenticated(folder: Path, tmp: Path) -> list[str]:
 
 
 def ai_ecn_licensed(folder: Path, tmp: Path) -> list[str]:
-    """Finding 20: every switch whose config runs AI ECN has CE-LIC-AFRD in the BOM (CE V300R023C00
-    Configuration Precautions for AI ECN: "AI ECN is under license control (CE-LIC-AFRD)")."""
+    """Finding 20: every switch whose config runs AI ECN names CE-LIC-AFRD in its host variables,
+    and the BOM orders it for its model (CE V300R023C00 Configuration Precautions for AI ECN: "AI
+    ECN is under license control (CE-LIC-AFRD)")."""
+    hosts = inventory_vars(folder)
     with (folder / "files" / "bom.csv").open(newline="") as fh:
-        ordered = {
+        models = {
             r["detail"].split(":")[0]
             for r in csv.DictReader(fh)
             if r["category"] == "licence" and r["item"] == "CE-LIC-AFRD"
         }
+    ordered = {
+        h
+        for h, v in hosts.items()
+        if "CE-LIC-AFRD" in v.get("licences", []) and v["model"] in models
+    }
     return [
         path.stem
         for path, text in _cfgs(folder, "switches/*.cfg")

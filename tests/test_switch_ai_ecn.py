@@ -1,6 +1,6 @@
 """The AI ECN check of role switch_config (review 2 finding 20, issue #29): on a switch whose
 configuration enables AI ECN, `display ai-ecn calculated state` must list the lossless queue, and
-when it does not the check fails naming the licence files/bom.csv orders for that switch
+when it does not the check fails naming the licence the switch's `licences` host variable holds
 (CE-LIC-AFRD, "Configuration Precautions for AI ECN"). The parser reads Huawei's example output
 (tests/data/captures); the playbook runs for real against the CloudEngine SSH double."""
 
@@ -14,6 +14,7 @@ import yaml
 
 from tests.ansible_run import ROOT, VAULT, Runner
 from tests.conftest import render_example
+from tests.output_readers import inventory_vars
 
 CAPTURE = ROOT / "tests/data/captures/ce-v300-display-ai-ecn-calculated-state.txt"
 _spec = importlib.util.spec_from_file_location(
@@ -47,10 +48,14 @@ def rendered(tmp_path_factory) -> Path:
     return render_example(tmp_path_factory, "ai-ecn")
 
 
-def test_bom_licences_of_a_switch(rendered):
-    bom = (rendered / "files/bom.csv").read_text()
-    assert ai_ecn.wanka_bom_licences(bom, "sto-leaf-0001") == ["CE-LIC-AFRD"]
-    assert ai_ecn.wanka_bom_licences(bom, "par-leaf-0001") == []
+def test_the_role_reads_a_switchs_licences_from_its_host_variables(rendered):
+    """The licence the check names is the switch's `licences` host variable (issue #32: no
+    longer parsed out of files/bom.csv); the role's default reads it."""
+    hosts = inventory_vars(rendered)
+    assert hosts["sto-leaf-0001"]["licences"] == ["CE-LIC-AFRD"]
+    assert "licences" not in hosts["par-leaf-0001"]  # CE9860: static ECN, no licence
+    defaults = yaml.safe_load((ROOT / "roles/switch_config/defaults/main.yml").read_text())
+    assert defaults["switch_config_licences"] == "{{ licences | default([]) }}"
 
 
 @pytest.mark.slow  # real ansible-playbook runs and SSH sessions

@@ -51,7 +51,7 @@ def analyse(cluster: Cluster) -> Analysis:
     return Analysis(
         findings=tuple(check(cluster, failures)),
         failures=failures,
-        bom=(*bom_rows(cluster), *licence_rows(needs)),  # licence rows last, as sorted
+        bom=(*bom_rows(cluster), *licence_rows(cluster, needs)),  # licence rows last, as sorted
         ip_plan=tuple(ip_entries(cluster)),
         rolling=rolling(cluster),
         unconfirmed_commands=unconfirmed_commands(cluster),

@@ -13,7 +13,17 @@ from generator.analysis.materials import ip_table
 from generator.artifacts import OutputFile, csv_bytes
 from generator.model import Cluster
 
-BOM_COLUMNS = ("category", "item", "detail", "quantity", "unit_power_w", "total_power_w")
+# confirmed and source were appended (issue #32): readers of the first six columns keep working
+BOM_COLUMNS = (
+    "category",
+    "item",
+    "detail",
+    "quantity",
+    "unit_power_w",
+    "total_power_w",
+    "confirmed",
+    "source",
+)
 IP_COLUMNS = ("address", "prefix", "subnet", "gateway", "device", "port", "plane")
 
 

@@ -56,6 +56,8 @@ def host_vars(cluster: Cluster) -> dict[str, dict[str, Any]]:
                 v["bgp_asn"] = d.asn
             if d.loopback:
                 v["loopback"] = ip(d.loopback)
+            if d.licences:  # what roles/switch_config names when the feature does not run
+                v["licences"] = [lic.name for lic in d.licences]
             out[d.name] = v
             continue
         inband = planes.get("inband")

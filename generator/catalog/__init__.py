@@ -11,6 +11,8 @@ from typing import Any
 
 import yaml
 
+from generator.model_hardware import PART_KINDS
+
 
 @dataclass(frozen=True, slots=True)
 class SwitchPort:
@@ -36,6 +38,9 @@ class SwitchModel:
     # interface_naming, ecmp_max (`maximum load-balancing` limit), ecn (ai-ecn | static | none),
     # command_families (the CLI families configs may use on this model).
     facts: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # What the BOM orders per box (generator.model_hardware.PART_KINDS: boards, line_cards,
+    # psus, fans): kind -> entries {name, count, watts, source | confirmed: false, note}
+    parts: Mapping[str, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
 
     def fact(self, name: str, default: Any = None) -> Any:
         entry = self.facts.get(name)
@@ -185,6 +190,7 @@ def _switch(name: str, d: Mapping[str, Any]) -> SwitchModel:
         source=d.get("source", ""),
         failure_rate_per_year=float(d.get("failure_rate_per_year", 0.0)),
         facts={k: d[k] for k in SWITCH_FACTS if k in d},
+        parts={k: tuple(d[k]) for k in PART_KINDS if d.get(k)},
     )
 
 

@@ -22,6 +22,7 @@ from generator.expand.devices import Placer, build, devices, host_endpoints, lin
 from generator.expand.ecmp import ecmp_paths, switch_facts
 from generator.expand.fabric import PlaneBuild, UpperTooSmall
 from generator.expand.flows import required_flows
+from generator.expand.hardware import hardware, with_licences
 from generator.expand.host_nics import storage_nics
 from generator.expand.layout import Floor
 from generator.expand.links import WireSet, cable, fabric
@@ -303,6 +304,7 @@ def _expand(
         storage_nics=storage_nics(hosts.model.values()),
         ztp_path=ztp_path(devs, links, subnets, svc),
         switch_mtus=switch_mtus(builds, lossless),
+        hardware=hardware(devs, catalog),
         acceptance=acceptance_plan(
             bp,
             servers,
@@ -313,7 +315,7 @@ def _expand(
     )
     if names := name_problems(cluster):  # before any file is named after a device or group
         raise BlueprintError(names)
-    return cluster
+    return with_licences(cluster)
 
 
 def _acceptance(bp: Mapping[str, Any], c: Cluster, catalog: Catalog):

@@ -1,5 +1,6 @@
 """Filters for the switch_config role: is AI ECN running on a switch whose configuration enables
-it, and which licence does it need (review 2 finding 20, issue #29).
+it, naming the licence it needs (review 2 finding 20, issue #29; the licence is the switch's
+`licences` host variable, from the model, issue #32).
 
 `display ai-ecn calculated state` "displays whether the AI ECN threshold function is enabled for
 lossless queues and the calculated ECN thresholds" (CE6800/8800 V300R023C00 command reference,
@@ -18,8 +19,6 @@ row for the lossless queue" as not running. Confirm on a switch without the lice
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 
 ROW = re.compile(r"^(\S*\d+/\d+\S*)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s+(\S+)")
@@ -35,22 +34,11 @@ def ce_ai_ecn_state(text: str) -> list[dict]:
     return out
 
 
-def wanka_bom_licences(bom: str, switch: str) -> list[str]:
-    """The licences files/bom.csv orders for a switch (rows of category `licence` whose detail
-    starts with `<switch>:`, as generator/analysis/licences.py writes them)."""
-    rows = csv.DictReader(io.StringIO(bom))
-    return sorted(
-        r["item"]
-        for r in rows
-        if r.get("category") == "licence" and r.get("detail", "").split(":")[0] == switch
-    )
-
-
 def wanka_ai_ecn_problems(rows: list[dict], queue: int, licences: list[str]) -> list[str]:
     """One sentence when no interface shows AI ECN on the lossless queue, naming the licence."""
     if any(r["queue"] == int(queue) for r in rows):
         return []
-    need = ", ".join(licences) or "its licence (files/bom.csv lists none for this switch)"
+    need = ", ".join(licences) or "its licence (host_vars lists none for this switch)"
     return [
         f"AI ECN is not running on lossless queue {queue}: display ai-ecn calculated state "
         f"shows no interface for it. AI ECN is under licence control: check that {need} is "
@@ -62,6 +50,5 @@ class FilterModule:
     def filters(self) -> dict:
         return {
             "ce_ai_ecn_state": ce_ai_ecn_state,
-            "wanka_bom_licences": wanka_bom_licences,
             "wanka_ai_ecn_problems": wanka_ai_ecn_problems,
         }
