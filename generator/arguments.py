@@ -14,6 +14,7 @@ examples:
   wanka generate blueprints/pod-128.yaml --check      # exit 1 and list files that would change
   wanka schema > wanka-v1.schema.json                 # JSON Schema for editors
   wanka catalog                                       # hardware models a blueprint can name
+  wanka catalog ce16808                               # one model's values, each with its source
   wanka size --params 1e12 --tokens 1e13 --days 30 --mfu 0.5 --write blueprints/my.yaml
 
   wanka diff origin/main:blueprints/pod-128.yaml blueprints/pod-128.yaml   # for a PR comment
@@ -256,7 +257,11 @@ def parser() -> argparse.ArgumentParser:
         "-i inventories/NAME/hosts.yml $(wanka ansible-path)/site.yml",
     )
     sub.add_parser("schema", help="print the blueprint JSON Schema (Draft 2020-12)")
-    c = sub.add_parser("catalog", help="list hardware models a blueprint can name")
+    c = sub.add_parser(
+        "catalog",
+        help="list hardware models a blueprint can name, or every value the design uses of one",
+    )
+    c.add_argument("model", nargs="?", help="a model: ports, power, U, parts, licences, sources")
     c.add_argument("--json", action="store_true", help="machine-readable output")
     return p
 

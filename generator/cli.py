@@ -414,23 +414,18 @@ def _schema(args: argparse.Namespace) -> int:
 
 
 def _catalog(args: argparse.Namespace) -> int:
-    from generator.catalog import build_catalog
+    from generator.catalog import build_catalog, show
 
     cat = build_catalog()
-    rows = [
-        {"model": m.name, "type": "switch", "description": m.description, "confirmed": m.confirmed}
-        for m in cat.switches.values()
-    ] + [
-        {"model": m.name, "type": m.kind, "description": m.description, "confirmed": m.confirmed}
-        for m in cat.hosts.values()
-    ]
+    if args.model and args.model not in (*cat.switches, *cat.hosts):
+        near = ", ".join(show.close_names(cat, args.model)) or "none; `wanka catalog` lists all"
+        print(f"wanka catalog: no model {args.model!r} (close names: {near})", file=sys.stderr)
+        return EXIT_INVALID
+    data = show.describe(cat, args.model) if args.model else show.listing(cat)
     if args.json:
-        print(json.dumps(rows, indent=2))
-        return EXIT_OK
-    width = max(len(r["model"]) for r in rows)
-    for r in rows:
-        mark = "" if r["confirmed"] else "  [unconfirmed]"
-        print(f"{r['model']:<{width}}  {r['type']:<15}  {r['description']}{mark}")
+        print(json.dumps(data, indent=2))
+    else:
+        print(show.text(data) if args.model else show.listing_text(data), end="")
     return EXIT_OK
 
 

@@ -1,5 +1,5 @@
 """files/bom.csv as a procurement lead orders from it and a spreadsheet sums it (issue #32 item
-2): every chassis with its boards, line cards, power supplies and fans
+2), and `wanka catalog MODEL`: every chassis with its boards, line cards, power supplies and fans
 (catalog switches.yaml, each cited or [unconfirmed]), optics by part and reach, breakouts as
 breakouts, licences per switch model, integer watts, a `confirmed` column. Read with the csv
 module only, beside the inventory and the cabling plan of the same folder."""
@@ -7,6 +7,7 @@ module only, beside the inventory and the cabling plan of the same folder."""
 from __future__ import annotations
 
 import csv
+import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -116,3 +117,25 @@ def test_wanka_10k_bom_lists_chassis_parts_optics_by_reach_and_breakouts(tmp_pat
     optics = _items(rows, "optic")
     assert optics and all(re.fullmatch(r"\S+ \S+ \d+ m", item) for item in optics), optics
     assert _items(rows, "licence")
+
+
+def test_catalog_ce16808_shows_the_values_in_use_with_their_sources(capsys):
+    assert main(["catalog", "ce16808"]) == 0
+    out = capsys.readouterr().out
+    assert "ports: 288 x 400GE" in out and "power_w: 12000" in out
+    lines = [x for x in out.splitlines() if x.startswith("  ")]
+    assert all("  <- " in x for x in lines if not x.endswith(": none")), lines
+    mpu = next(x for x in lines if "CE-MPUD-HALF2" in x)
+    assert "EDOC1100095397" in mpu and "[unconfirmed]" not in mpu
+    assert any(x.startswith("  psus: 10 x ") and "[unconfirmed]" in x for x in lines)
+    assert main(["catalog", "ce16808", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["line_cards"] and data["fans"] and data["height_u"]["value"] == 18
+    assert main(["catalog", "ce8851-32cq8dq-p", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["licences"][0]["value"].startswith("CE-LIC-AFRD")
+
+
+def test_catalog_unknown_model_exits_2_with_close_names(capsys):
+    assert main(["catalog", "ce1680"]) == 2
+    err = capsys.readouterr().err
+    assert "ce16808" in err and "ce16804" in err
