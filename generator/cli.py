@@ -282,9 +282,8 @@ def _placement(args: argparse.Namespace) -> int:
 
 
 def _size(args: argparse.Namespace) -> int:
-    import tempfile
-
-    from generator import pipeline, sizing
+    from generator import pipeline, sizing, sizing_models
+    from generator.catalog import build_catalog
     from generator.errors import BlueprintError
     from generator.output import OutputError, write_file
 
@@ -306,32 +305,34 @@ def _size(args: argparse.Namespace) -> int:
         return _fail(err)
     for line in result.lines():
         print(line)
-    if not args.write:
-        return EXIT_OK
-    path = Path(args.write)
-    if path.is_dir():
+    path = Path(args.write or "sized.yaml")
+    if args.write and path.is_dir():
         return _fail(f"{path} is a folder; give a file name")
-    if path.exists() and not args.force:
+    if args.write and path.exists() and not args.force:
         return _fail(f"{path} exists; add --force to replace it")
     schema = Path(sizing.__file__).parent / "blueprint" / "wanka-v1.schema.json"
     ref = Path(os.path.relpath(schema, path.resolve().parent)).as_posix()
-    text = result.blueprint_text(args.name or path.stem, ref)
-    with tempfile.TemporaryDirectory() as tmp:  # it must validate and expand before it is written
-        trial = Path(tmp) / path.name
-        trial.write_text(text, encoding="utf-8")
-        try:
-            trial_run = pipeline.run(trial, emit=False)
-        except BlueprintError as err:
-            print(err.render().replace(str(trial), str(path)), file=sys.stderr)
-            return EXIT_INVALID
-    if _report(trial_run, False, file=str(path)):
+    try:  # the models and pools `generate` takes, found by expanding as it does
+        choice = sizing_models.choose(
+            lambda nets: result.blueprint_text(args.name or path.stem, ref, nets),
+            lambda trial: pipeline.run(trial, emit=False),
+            build_catalog(),
+        )
+    except BlueprintError as err:  # the arithmetic stands; the blueprint cannot be built
+        print(err.render().replace("<blueprint>", str(path)), file=sys.stderr)
+        return EXIT_INVALID if args.write else EXIT_OK
+    for line in choice.reasons:
+        print(f"switches    {line}")
+    if not args.write:
+        return EXIT_OK
+    if _report(choice.result, False, file=str(path)):
         print(
             f"wanka: the sized blueprint fails its design checks; {path} not written",
             file=sys.stderr,
         )
         return EXIT_INVALID
     try:
-        write_file(path, text.encode())
+        write_file(path, choice.text.encode())
     except OutputError as err:
         return _fail(err)
     print(f"{path}: written ({result.cards:,} cards); next: wanka generate {path}", file=sys.stderr)

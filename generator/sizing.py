@@ -186,29 +186,8 @@ class Sizing:
             )
         return out
 
-    def networks(self) -> dict:
-        """Switch models and pools that hold this many cards: the examples' choices by scale
-        (cluster-1k, wanka-10k, the 100k benchmark). Past ~140k cards the shipped business spines
-        and border firewalls run out of ports; `wanka size --write` then says where."""
-        nets: dict = {"parameter": {"leaf": {"model": self.leaf}}}
-        if self.cards <= 1024:
-            nets["parameter"]["spine"] = {"model": "ce16804"}
-        elif self.cards <= 12288:  # pod spines of 72 down / 72 up: within the 128-way ECMP limit
-            nets["parameter"].update(spine={"model": "ce16804"}, core={"model": "ce16808"})
-            nets["storage"] = {"spine": {"model": "ce16808"}}
-            nets["business"] = {"spine": {"model": "ce16804", "count": 2}}
-            nets["management"] = {"inband": {"core": {"model": "ce16804"}}}
-        else:
-            nets["parameter"].update(spine={"model": "ce16804"}, core={"model": "ce16816"})
-            nets["storage"] = {"spine": {"model": "ce16804"}}
-            nets["business"] = {"spine": {"model": "ce16816", "count": 2}, "pool": "10.100.0.0/15"}
-            nets["management"] = {
-                "inband": {"pool": "10.104.0.0/15", "core": {"model": "ce16816"}},
-                "oob": {"pool": "10.106.0.0/15", "core": {"model": "ce16816-10ge"}},
-            }
-        return nets
-
-    def blueprint_text(self, name: str, schema_ref: str) -> str:
+    def blueprint_text(self, name: str, schema_ref: str, networks: dict | None = None) -> str:
+        """The blueprint; `networks`: what choose() had to set beyond the defaults."""
         compute: dict = {"server": self.server, "cards": self.cards}
         if self.supernode:
             compute["supernode"] = {"servers": self.supernode}
@@ -221,8 +200,12 @@ class Sizing:
                 f"{self.tokens:.3g} tokens, {self.days:g} days",
             },
             "compute": compute,
-            "networks": self.networks(),
+            "networks": networks or {},
         }
+        if self.leaf != default_leaf():
+            bp["networks"].setdefault("parameter", {})["leaf"] = {"model": self.leaf}
+        if not bp["networks"]:
+            del bp["networks"]
         head = [
             f"# yaml-language-server: $schema={schema_ref}",
             f"# Sized by `wanka size`: {self.params:.3g} parameters x {self.tokens:.3g} tokens in "
@@ -231,7 +214,8 @@ class Sizing:
             f"# {self.cards_for_work:,.0f} cards of work x {self.overhead:g} overhead = "
             f"{self.cards_planned:,}; memory floor {self.cards_for_memory:,} cards; rounded up to "
             f"{self.servers:,} servers.",
-            "# Everything not written here is a default: review zones, storage and pools.",
+            "# Everything not written here is a default (models `wanka size` kept are printed with",
+            "# their reasons): review zones, storage and pools.",
         ]
         body = yaml.safe_dump(bp, sort_keys=False, default_flow_style=False, width=100)
         return "\n".join(head) + "\n" + body

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import subprocess
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -156,3 +157,61 @@ def test_seed_sized_blueprint_validates_at_10k_cards(tmp_path):
 def test_bad_requests_exit_2_with_the_reason(args, message):
     res = wanka("size", "--params", "1e10", "--tokens", "1e12", "--days", "30", *args)
     assert res.returncode == 2 and message in res.stderr and "Traceback" not in res.stderr
+
+
+def _printed_models(out: str) -> dict[tuple[str, str], tuple[int, str]]:
+    """(plane, role) -> (count, model) from the `switches` lines of `wanka size`."""
+    found = {}
+    for line in out.splitlines():
+        if m := re.match(r"switches +(\w+) +\d tiers: ([\w-]+) leaves; (.*)$", line):
+            plane = m.group(1)
+            found[plane, "leaf"] = (0, m.group(2))
+            for count, model, role in re.findall(r"(\d+) x ([\w-]+) \((\w+)\)", m.group(3)):
+                found[plane, role] = (int(count), model)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("params", "tokens", "tflops"),
+    [
+        ("1e10", "1e12", "300"),  # 224 cards: every default holds
+        ("1e11", "1e12", "300"),  # 1,024 cards
+        pytest.param("1e11", "1e13", "600", marks=pytest.mark.slow),  # 10,048: a larger spine
+    ],
+)
+def test_size_prints_the_models_the_generated_cluster_uses(tmp_path, params, tokens, tflops):
+    """Issue #32 item 6: `wanka size` expands with the same code as `generate` (the schema
+    defaults, then the model expand names for a plane they cannot hold), prints every switch
+    model above the leaves with the ports it uses and has, and those are the models (and
+    counts) of the cluster the written blueprint generates."""
+    from generator import pipeline
+
+    bp = tmp_path / "sized.yaml"
+    res = wanka(
+        "size", "--params", params, "--tokens", tokens, "--days", "30", "--mfu", "0.5",
+        "--card-tflops", tflops, "--write", str(bp),
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    printed = _printed_models(res.stdout)
+    cluster = pipeline.run(bp, emit=False).cluster
+    built: dict[tuple[str, str], tuple[int, str]] = {}
+    for d in cluster.devices:
+        role = "leaf" if d.role in ("leaf", "access") else d.role
+        if d.plane in ("parameter", "storage", "business", "inband", "oob") and role in (
+            "leaf",
+            "spine",
+            "core",
+        ):
+            count, _ = built.get((d.plane, role), (0, ""))
+            built[d.plane, role] = (count + 1, d.model)
+    assert {k: v[1] for k, v in printed.items()} == {k: v[1] for k, v in built.items()}
+    assert all(printed[k][0] == built[k][0] for k in printed if k[1] != "leaf")
+    if tflops == "600":  # the default business spine (64 x 100GE) cannot hold 10k cards
+        assert "the default ce8850-64cq-ei has 64" in res.stdout
+        assert (
+            yaml.safe_load(bp.read_text())["networks"]["business"]["spine"]["model"]
+            == (built["business", "spine"][1])
+        )
+    for line in res.stdout.splitlines():  # ports used never above ports had
+        for used, had in re.findall(r"(\d+) ports used of (\d+)", line):
+            assert int(used) <= int(had), line
