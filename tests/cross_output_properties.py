@@ -645,6 +645,35 @@ def card_counts_agree(o: Outputs, result) -> Problems:
     return [", ".join(f"{where}: {n:,}" for where, n in counts.items())]
 
 
+# -- MTU ------------------------------------------------------------------------------------------
+
+
+def _ints_after(o: Outputs, switch: str, prefix: str) -> set[int]:
+    return {int(line[len(prefix) :].split()[0]) for line in o.config_lines(switch, prefix)}
+
+
+def switches_carry_the_nic_mtu(o: Outputs, _result) -> Problems:
+    """Every parameter leaf an NPU server is cabled to routes the server's NIC MTU (hccn.conf
+    mtu_N; the leaf's `mtu` on routed ports and Vlanifs) and accepts the frame that carries it
+    with its 14-byte header, 802.1Q tag and FCS (`jumboframe enable`, frame length with header
+    and FCS: CE V300R023C00 command reference, jumboframe enable)."""
+    leaves: dict[str, set[str]] = defaultdict(set)
+    for r in o.cabling:
+        if r["plane"] == "parameter" and r["b_device"] in o.configs:
+            leaves[r["a_device"]].add(r["b_device"])
+    problems = []
+    for host in o.npu_servers:
+        if f"files/hccn/{host}.conf" not in o.files:
+            continue
+        nic = max((int(v) for k, v in o.hccn(host).items() if k.startswith("mtu_")), default=0)
+        for leaf in sorted(leaves.get(host, ())):
+            ip_mtu = min(_ints_after(o, leaf, " mtu "), default=0)
+            frame = min(_ints_after(o, leaf, " jumboframe enable "), default=9216)
+            if ip_mtu < nic or frame < nic + 22:
+                problems.append(f"{host} NIC MTU {nic}: {leaf} mtu {ip_mtu}, jumboframe {frame}")
+    return _first(problems)
+
+
 PROPERTIES: dict[str, Callable[[Outputs, object], Problems]] = {
     f.__name__: f
     for f in (
@@ -665,5 +694,6 @@ PROPERTIES: dict[str, Callable[[Outputs, object], Problems]] = {
         rank_ids_agree,
         device_counts_agree_between_labels_and_rank_table,
         card_counts_agree,
+        switches_carry_the_nic_mtu,
     )
 }

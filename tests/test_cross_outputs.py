@@ -20,7 +20,7 @@ from hypothesis import given, settings
 
 from generator.errors import BlueprintError
 from tests.blueprint_strategies import run_pipeline, valid_blueprints
-from tests.conftest import EXAMPLES, LARGE_EXAMPLES, PROFILE, generated, max_examples
+from tests.conftest import EXAMPLES, LARGE_EXAMPLES, PROFILE, TINY, generated, max_examples
 from tests.cross_output_properties import PROPERTIES
 from tests.output_readers import Outputs
 
@@ -45,6 +45,8 @@ networks:
     routing: {protocol: ospf}
   business: {leaf: {mlag: false}}
 """,
+    "jumbo NIC MTU 9400 (the switch MTU and jumbo frame follow it)": TINY
+    + "networks:\n  parameter:\n    lossless: {mtu: 9400}\n",
 }
 
 
@@ -208,3 +210,7 @@ def test_every_output_counts_the_same_npu_cards(sweep):
     """Issue #32 item 4: the review, failure report, inventory, scheduler, rank table and BOM
     agree on the cards, on A3 supernodes (two dies a card) too."""
     _holds(sweep, "card_counts_agree")
+
+
+def test_parameter_leaves_carry_the_mtu_of_the_npu_nics_cabled_to_them(sweep):
+    _holds(sweep, "switches_carry_the_nic_mtu")
