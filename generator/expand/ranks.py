@@ -9,7 +9,6 @@ from typing import Any
 
 from generator.blueprint.facts import NpuFacts
 from generator.catalog import HostModel
-from generator.errors import BlueprintError, Problem
 from generator.expand.addressing import PlaneAddresses
 from generator.expand.planes import PLANE_CODE
 from generator.model import (
@@ -158,60 +157,23 @@ def apply_facts(
 ) -> tuple[tuple[NpuServer, ...], tuple[str, ...]]:
     """Each server's SDIDs and Super Pod ID from the collected facts; the servers a 1.2 rank
     table needs facts for and has none (in rank order). Facts that contradict the model (die
-    count, device ids, a supernode spread over two Super Pod IDs, an SDID twice in one pod) are
-    errors located in the facts file."""
+    count, device, NPU and chip ids, Super Pod IDs against the supernodes) are errors located
+    in the facts file (NpuFacts.check)."""
     if version != "1.2":
         return servers, ()
+    if facts is not None:
+        facts.check(servers)
     hosts = facts.hosts if facts else {}
-    problems: list[Problem] = []
     out, missing = [], []
-    pod_of: dict[int, set[int]] = {}
-    seen: dict[tuple[int, int], str] = {}
     for s in servers:
         dies = hosts.get(s.name)
         if dies is None:
             missing.append(s.name)
             out.append(s)
             continue
-        where = ("hosts", s.name, "devices")
-        ids = [d.device_id for d in dies]
-        if ids != [d.device_id for d in s.devices]:
-            problems.append(
-                Problem(
-                    where,
-                    f"device ids {ids} do not match the {len(s.devices)} devices the model has "
-                    f"for {s.name} ({[d.device_id for d in s.devices]})",
-                    "collect the facts again with roles/npu_facts on this host",
-                )
-            )
-            out.append(s)
-            continue
-        pods = {d.super_pod_id for d in dies}
-        if len(pods) > 1:
-            problems.append(Problem(where, f"{s.name} reports Super Pod IDs {sorted(pods)}"))
-        pod = min(pods)
-        pod_of.setdefault(s.supernode, set()).add(pod)
-        for d in dies:
-            other = seen.setdefault((pod, d.sdid), f"{s.name} device {d.device_id}")
-            if other != f"{s.name} device {d.device_id}":
-                problems.append(
-                    Problem(where, f"SDID {d.sdid} of device {d.device_id} repeats {other}")
-                )
         sdid = {d.device_id: d.sdid for d in dies}
         devs = tuple(replace(d, sdid=sdid[d.device_id]) for d in s.devices)
-        out.append(replace(s, devices=devs, super_pod_id=pod))
-    for supernode, pods in sorted(pod_of.items()):
-        if len(pods) > 1:
-            problems.append(
-                Problem(
-                    ("hosts",),
-                    f"{supernode_name(supernode)} spans Super Pod IDs {sorted(pods)}: the "
-                    "blueprint's supernodes and the hardware disagree",
-                    "check compute.supernode.servers and the cabling of the supernode",
-                )
-            )
-    if problems:
-        raise BlueprintError(problems, facts.file if facts else None)
+        out.append(replace(s, devices=devs, super_pod_id=dies[0].super_pod_id))
     return tuple(out), tuple(missing)
 
 
