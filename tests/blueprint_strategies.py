@@ -47,7 +47,7 @@ def _dump(bp: dict[str, Any]) -> str:
 
 
 @st.composite
-def _a2_or_legacy(draw) -> dict[str, Any]:
+def _a2_or_legacy(draw, small: bool = False) -> dict[str, Any]:
     legacy = draw(st.integers(0, 5)) == 0
     server = "atlas-800-9000" if legacy else "atlas-800t-a2"
     rail = draw(st.sampled_from(("single", "multi")))
@@ -56,6 +56,7 @@ def _a2_or_legacy(draw) -> dict[str, Any]:
     servers = draw(
         st.integers(2, 32) if size < 14 else st.integers(33, 160) if size < 19 else st.just(256)
     )
+    servers = min(servers, 16) if small else servers
     parameter: dict[str, Any] = {"rail": rail}
     if legacy:
         parameter["leaf"] = {"model": "ce8850-64cq-ei"}
@@ -81,9 +82,11 @@ def _a2_or_legacy(draw) -> dict[str, Any]:
 
 
 @st.composite
-def _superpod(draw) -> dict[str, Any]:
-    per = draw(st.sampled_from((4, 8, 12, 16, 48)))
-    servers = per * draw(st.integers(1, 3))  # whole supernodes (the schema refuses a partial one)
+def _superpod(draw, small: bool = False) -> dict[str, Any]:
+    per = draw(st.sampled_from((4, 8, 12, 16) if small else (4, 8, 12, 16, 48)))
+    servers = per * draw(
+        st.integers(1, 1 if small else 3)
+    )  # whole supernodes (the schema refuses a partial one)
     parameter = {
         "rail": "single",
         "leaf": {"model": "ce9860-4c-ei", "split": "2x200GE"},  # a 400GE port per NPU: its 2 dies
@@ -102,9 +105,9 @@ def _superpod(draw) -> dict[str, Any]:
 
 
 @st.composite
-def valid_blueprints(draw) -> Drawn:
-    """One blueprint the pipeline generates, as YAML text."""
-    core = draw(st.one_of(_a2_or_legacy(), _a2_or_legacy(), _superpod()))
+def valid_blueprints(draw, small: bool = False) -> Drawn:
+    """One blueprint the pipeline generates, as YAML text (`small`: at most 16 servers)."""
+    core = draw(st.one_of(_a2_or_legacy(small), _a2_or_legacy(small), _superpod(small)))
     name = draw(st.from_regex(r"[a-z][a-z0-9]{0,8}(-[a-z0-9]{1,6})?", fullmatch=True))
     compute = dict(core["compute"])
     if draw(st.booleans()):
@@ -176,3 +179,92 @@ def run_pipeline(text: str):
         if not any(f.severity == "error" for f in result.findings):  # as pipeline.run does
             result.files = pipeline.emit_all(result.cluster, result.analysis)
         return result
+
+
+# --- hostile blueprints: a valid one, then mutated ---------------------------------------------
+
+TEMPLATES = (
+    "{{ lookup('pipe', 'touch /tmp/wanka-drawn-pwned') }}",
+    "{% if true %}x{% endif %}",
+    "{# c #}",
+    "$(touch /tmp/wanka-drawn-pwned)",
+    "`id`",
+    "a; rm -rf /",
+    "x\ny",
+    "'\"",
+)
+HOSTILE_LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.sampled_from((0, -1, 2**31, 2**63, 10**30)),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=24),
+    st.text(st.characters(min_codepoint=0x80), min_size=1, max_size=12),  # unicode only
+    st.sampled_from(TEMPLATES),
+    st.sampled_from(("", " ", "..", "/", "a/../b", "0.0.0.0/0", "10.0.0.0/33", "\u202e", "é")),
+)
+HOSTILE_VALUES = st.recursive(
+    HOSTILE_LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=5,
+)
+MUTATIONS = ("replace", "delete", "extra", "template", "type")
+
+
+def _paths(node: Any, prefix: tuple = ()) -> list[tuple]:
+    out = [prefix] if prefix else []
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out += _paths(v, (*prefix, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out += _paths(v, (*prefix, i))
+    return out
+
+
+def _parent(bp: Any, path: tuple) -> Any:
+    for part in path[:-1]:
+        bp = bp[part]
+    return bp
+
+
+@st.composite
+def hostile_blueprints(draw) -> Drawn:
+    """A valid small blueprint with 1-3 mutations: a value replaced by a hostile one (wrong
+    type, huge or negative number, NaN, unicode, a template or shell string), a key deleted,
+    an extra key, a string turned into a template, a value wrapped in a list or mapping."""
+    base = draw(valid_blueprints(small=True))
+    bp = yaml.safe_load(base.text)
+    done = []
+    for _ in range(draw(st.integers(1, 3))):
+        paths = _paths(bp)
+        if not paths:
+            break
+        kind = draw(st.sampled_from(MUTATIONS))
+        path = draw(st.sampled_from(paths))
+        parent = _parent(bp, path)
+        key = path[-1]
+        if kind == "replace":
+            parent[key] = draw(HOSTILE_VALUES)
+        elif kind == "delete":
+            del parent[key]
+        elif kind == "extra":
+            target = parent[key] if isinstance(parent[key], dict) else parent
+            if isinstance(target, dict):
+                target[draw(st.text(min_size=1, max_size=10))] = draw(HOSTILE_VALUES)
+        elif kind == "template":
+            old = parent[key]
+            text = draw(st.sampled_from(TEMPLATES))
+            parent[key] = f"{old}{text}" if isinstance(old, str) else text
+        else:  # a scalar where a mapping is, or a mapping/list where a scalar is
+            old = parent[key]
+            parent[key] = [old] if not isinstance(old, (dict, list)) else draw(HOSTILE_LEAVES)
+        done.append((kind, path))
+    return Drawn(_dump_any(bp), {**base.shape, "mutations": done})
+
+
+def _dump_any(bp: Any) -> str:
+    return yaml.safe_dump(bp, sort_keys=False, default_flow_style=False, allow_unicode=True)
