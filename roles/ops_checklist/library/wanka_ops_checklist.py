@@ -7,6 +7,11 @@ idle-NPU power (a chip with AI Core at 0% draws no more than the limit, `npu-smi
 of an A3 NPU),
 compile-cache size (the caches hold no more than the limit) and checkpoint write throughput on
 each DPC mount (`dd ... oflag=direct conv=fsync` against the mount, GNU dd's summary line).
+check=plan: the acceptance plan's checklist section, read here (yaml.safe_load) and returned, so
+that its strings reach the role as a registered result, which Ansible never templates (ansible-core
+2.19 marks module results untrusted; <= 2.18 executor/task_executor.py wraps a registered result
+with wrap_var, i.e. unsafe). The role read the plan with include_vars before, which templates
+every string a task reads from it (issue #31).
 check=switch_versions: every switch of a model runs the same software, from `display version`
 captures (one file per switch), parsed with ntc-templates' huawei_vrp_display_version template.
 Returns facts and problems; never fails itself (the role turns problems into one failure), except
@@ -41,7 +46,8 @@ DOCUMENTATION = r"""
 module: wanka_ops_checklist
 short_description: Seed 002 checklist checks (RSS queues, idle NPU power, compile cache, checkpoint IO, switch versions)
 options:
-  check: {description: host or switch_versions, type: str, required: true}
+  check: {description: host, plan or switch_versions, type: str, required: true}
+  plan: {description: The acceptance plan (check=plan), type: path}
   nics: {description: Storage and business NICs to check, type: list, elements: str, default: []}
   ethtool: {description: Path of ethtool, type: str, default: ethtool}
   npu_smi: {description: Path of npu-smi, type: str, default: npu-smi}
@@ -195,10 +201,22 @@ def host_checks(p: dict) -> tuple[dict, list[str]]:
     return facts, [x for x in problems if x]
 
 
+def read_checklist(path: str) -> dict:
+    import yaml  # the controller's (the role delegates this check to localhost)
+
+    with open(path, encoding="utf-8") as fh:
+        return yaml.safe_load(fh)["checklist"]
+
+
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
-            "check": {"type": "str", "required": True, "choices": ["host", "switch_versions"]},
+            "check": {
+                "type": "str",
+                "required": True,
+                "choices": ["host", "plan", "switch_versions"],
+            },
+            "plan": {"type": "path"},
             "nics": {"type": "list", "elements": "str", "default": []},
             "ethtool": {"type": "str", "default": "ethtool"},
             "npu_smi": {"type": "str", "default": "npu-smi"},
@@ -218,6 +236,8 @@ def main() -> None:
     unsafe = unsafe_cache_paths(p["cache_paths"], p["mounts"])
     if unsafe:
         module.fail_json(msg="refusing to clean compile caches at " + "; ".join(unsafe))
+    if p["check"] == "plan":
+        module.exit_json(changed=False, checklist=read_checklist(p["plan"]))
     if p["check"] == "switch_versions":
         facts, problems = switch_versions(p["captures"])
     else:
