@@ -11,7 +11,6 @@ ID = supernode + 7). Catalog overrides are checked on the 16-card TINY blueprint
 from __future__ import annotations
 
 import copy
-import re
 import time
 from pathlib import Path
 
@@ -20,23 +19,21 @@ import yaml
 
 from generator import cli, pipeline
 from generator.blueprint.facts import MAX_BYTES, load_npu_facts
-from tests.conftest import ROOT
+from tests.conftest import ROOT, TINY
 from tests.npu_facts_fixture import write_facts
 
 DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MARK = "__RAW__"
-A3_TINY = re.sub(
-    r"servers: 96|supernode: \{servers: 48\}|count: 6\}|controller: 3|name: supernode-768",
-    lambda m: {
-        "servers: 96": "servers: 8",
-        "supernode: {servers: 48}": "supernode: {servers: 4}",
-        "count: 6}": "count: 3}",
-        "controller: 3": "controller: 1",
-        "name: supernode-768": "name: a3-tiny",
-    }[m[0]],
-    (ROOT / "blueprints" / "supernode-768.yaml").read_text(),
-)
+A3_TINY = (ROOT / "blueprints" / "supernode-768.yaml").read_text()
+for old, new in (
+    ("servers: 96", "servers: 8"),
+    ("supernode: {servers: 48}", "supernode: {servers: 4}"),
+    ("count: 6}", "count: 3}"),
+    ("controller: 3", "controller: 1"),
+    ("name: supernode-768", "name: a3-tiny"),
+):
+    A3_TINY = A3_TINY.replace(old, new)
 
 
 @pytest.fixture(scope="module")
@@ -300,3 +297,144 @@ def test_the_facts_of_a_100000_card_a3_cluster_load(tmp_path):
     assert [d.device_id for d in last] == list(range(16))
     assert {(d.super_pod_id, d.server_index) for d in last} == {divmod(12_499, 48)}
     assert last[15].sdid == (12_499 % 48) << 22 | 15 << 16 | 0x8000
+
+
+# --- catalog overrides: ports named once, Linux NIC names, counts, whole ports mappings ---------
+
+A2_PORTS = {  # the shipped atlas-800t-a2 ports, written out in an override
+    "npu": "{count: 8, speed: 200, name: 'npu{n}'}",
+    "storage": "{count: 2, speed: 100, name: 'stor{n}'}",
+    "business": "{count: 2, speed: 25, name: 'biz{n}'}",
+    "inband": "{count: 1, speed: 10, name: 'mgmt{n}'}",
+    "bmc": "{count: 1, speed: 1, name: 'bmc'}",
+}
+
+
+def catalog_refused(tmp_path: Path, capsys, section: str, model: str, lines: list[str]) -> tuple:
+    """TINY with `catalog.<section>.<model>:` and `lines` under it (4-space indented); the
+    blueprint and stderr of its refusal."""
+    body = "".join(f"      {x}\n" for x in lines)
+    bp = tmp_path / "bp.yaml"
+    bp.write_text(TINY + f"catalog:\n  {section}:\n    {model}:\n" + body)
+    return bp, refused(tmp_path, capsys, bp)
+
+
+def server_ports(**changed: str) -> list[str]:
+    ports = {**A2_PORTS, **changed}
+    return ["ports:"] + [f"  {role}: {spec}" for role, spec in ports.items() if spec]
+
+
+def line_of(bp: Path, text: str) -> int:
+    """The line of the last line under `catalog:` that holds `text`."""
+    lines = bp.read_text().splitlines()
+    start = lines.index("catalog:")
+    return max(n for n, x in enumerate(lines, 1) if n > start and text in x)
+
+
+CARDS = "  - {name: '400GE1/{card}/{port}', cards: 4, count: 8, speed: 400}"  # as shipped
+SWITCH_PORTS = [  # ce9860-4c-ei: 4 cards x 8 x 400GE named 400GE1/<card>/<n>
+    (["mgmt_port: 400GE1/2/3"], "mgmt_port", "the management port 400GE1/2/3 is also a data"),
+    (["ports:", CARDS, CARDS], "ports[1].name", "port 400GE1/1/1 is named twice (ports[0] names"),
+    (
+        ["ports:", "  - {name: '400GE1/1/{port}', count: 8, speed: 400}", CARDS],
+        "ports[1].name",
+        "port 400GE1/1/1 is named twice (ports[0] names it already: remove the repeated group)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("lines", "where", "message"), SWITCH_PORTS)
+def test_switch_override_ports_are_named_once(tmp_path, capsys, lines, where, message):
+    bp, err = catalog_refused(tmp_path, capsys, "switches", "ce9860-4c-ei", lines)
+    line = line_of(bp, lines[-1].strip()) if where != "mgmt_port" else line_of(bp, "mgmt_port")
+    assert f"{bp}:{line}:" in err and f"catalog.switches.ce9860-4c-ei.{where}: {message}" in err
+
+
+UNIQUE = "give each port its own name"
+LINUX = "dev_valid_name, net/core/dev.c"
+SERVER_NAMES = [  # (role, its ports, message, hint): names twice, names Linux refuses
+    ("storage", "{count: 2, speed: 100, name: 'npu{n}'}", "port npu0 is named twice", UNIQUE),
+    ("bmc", "{count: 1, speed: 1, name: 'mgmt0'}", "port mgmt0 is named twice", UNIQUE),
+    ("business", "{count: 2, speed: 25, name: 'biz'}", "port biz is named twice", UNIQUE),
+    (
+        "storage",
+        "{count: 2, speed: 100, name: 'ens1f0np0-param{n}'}",
+        "'ens1f0np0-param0' is not a Linux interface name: 16 characters, at most 15",
+        LINUX,
+    ),
+    (
+        "npu",
+        "{count: 8, speed: 200, name: 'npu/{n}'}",
+        "'npu/0' is not a Linux interface name: it holds '/'",
+        LINUX,
+    ),
+    ("business", "{count: 2, speed: 25, name: 'bond0:{n}'}", "'bond0:0' is not a Linux", LINUX),
+    ("storage", "{count: 2, speed: 100, name: 'a..{n}/..'}", "'a..0/..' is not a Linux", LINUX),
+]
+
+
+@pytest.mark.parametrize(("role", "ports", "message", "hint"), SERVER_NAMES)
+def test_server_port_names_are_unique_linux_interface_names(
+    tmp_path, capsys, role, ports, message, hint
+):
+    lines = server_ports(**{role: ports})
+    bp, err = catalog_refused(tmp_path, capsys, "servers", "atlas-800t-a2", lines)
+    line = line_of(bp, f"  {role}: ")
+    column = bp.read_text().splitlines()[line - 1].index("name:") + 1
+    where = f"{bp}:{line}:{column}: catalog.servers.atlas-800t-a2.ports.{role}.name"
+    assert f"{where}: {message}" in err and hint in err
+
+
+COUNTS = [  # (model, lines, message)
+    ("atlas-900-a3-superpod-node", ["npus: 4"], "16 NPU ports, but npus 4 x dies_per_npu 2 = 8"),
+    ("atlas-800t-a2", ["dies_per_npu: 2"], "8 NPU ports, but npus 8 x dies_per_npu 2 = 16"),
+    ("atlas-800-9000", ["npus: 16"], "8 NPU ports, but npus 16 x dies_per_npu 1 = 16"),
+]
+
+
+@pytest.mark.parametrize(("model", "lines", "message"), COUNTS)
+def test_npu_ports_agree_with_npus_and_dies(tmp_path, capsys, model, lines, message):
+    bp, err = catalog_refused(tmp_path, capsys, "servers", model, lines)
+    line = line_of(bp, f"    {model}:")  # ports.npu.count is the shipped one: at the override
+    assert f"{bp}:{line}:5: catalog.servers.{model}.ports.npu.count: {message}" in err
+    assert "set ports.npu.count to" in err
+
+
+PARTIAL = [  # (lines under the override, message)
+    (
+        ["ports:", "  npu: {count: 8, speed: 400, name: 'npu{n}'}"],
+        "this ports override leaves out storage, business, inband, bmc of the shipped "
+        "atlas-800t-a2: an override replaces the whole ports mapping",
+    ),
+    (
+        server_ports(bmc=""),
+        "this ports override leaves out bmc of the shipped atlas-800t-a2",
+    ),
+    (
+        ["ports: {npu: {count: 8, speed: 200}, business: {count: 2, speed: 25, name: 'b{n}'}}"],
+        "this ports override leaves out storage, inband, bmc",
+    ),
+]
+
+
+@pytest.mark.parametrize(("lines", "message"), PARTIAL)
+def test_a_partial_ports_override_is_refused_where_it_is_written(tmp_path, capsys, lines, message):
+    bp, err = catalog_refused(tmp_path, capsys, "servers", "atlas-800t-a2", lines)
+    line = line_of(bp, "      ports:")
+    assert f"{bp}:{line}:7: catalog.servers.atlas-800t-a2.ports: {message}" in err
+    assert "`wanka catalog atlas-800t-a2` shows the shipped ones" in err
+
+
+def test_a_new_npu_server_model_needs_the_ports_the_planes_cable(tmp_path, capsys):
+    lines = [
+        "kind: npu-server",
+        "npus: 8",
+        "height_u: 4",
+        "power_w: 6000",
+        "ports: {npu: {count: 8, speed: 200, name: 'npu{n}'}, bmc: {count: 1, speed: 1, name: 'bmc'}}",
+    ]
+    bp, err = catalog_refused(tmp_path, capsys, "servers", "my-a2", lines)
+    assert (
+        f"{bp}:{line_of(bp, '      ports:')}:7: catalog.servers.my-a2.ports: an npu-server needs "
+        "business, inband ports"
+    ) in err

@@ -19,7 +19,7 @@ from generator.blueprint.refusals import (
     mountpoint_problems,
     pool_kind_problems,
 )
-from generator.catalog import Catalog, HostModel, build_catalog, port_names
+from generator.catalog import Catalog, HostModel, build_catalog, overrides, port_names
 from generator.errors import Problem, YamlPath, format_path
 
 Data = Mapping[str, Any]
@@ -66,26 +66,32 @@ def semantic_problems(data: Data) -> list[Problem]:
 
 
 def catalog_problems(section: Data) -> list[Problem]:
-    """Port name patterns in the blueprint's catalog entries must expand, each port to its own name."""
+    """Port name patterns in the blueprint's catalog entries must expand, each port to its own
+    name; then the checks of generator.catalog.overrides (ports, NIC names, counts)."""
     problems = []
     for name, model in section.get("switches", {}).items():
-        seen: set[str] = set()
+        group_of: dict[str, int] = {}
+        found = []
         for index, group in enumerate(model["ports"]):
             path = ("catalog", "switches", name, "ports", index, "name")
             pattern = _pattern_problems(path, group["name"], {"slot": 1, "card": 1, "port": 1})
             names = [] if pattern else port_names(group)
-            twice = sorted(seen.intersection(names)) or [
-                n for n, k in Counter(names).items() if k > 1
-            ]
-            if twice:
+            again = next((n for n in names if n in group_of), None)
+            if again is not None:
+                hint = f"ports[{group_of[again]}] names it already: remove the repeated group"
+                pattern.append(Problem(path, f"port {again} is named twice", hint))
+            elif twice := [n for n, k in Counter(names).items() if k > 1]:
                 hint = "put {slot}, {card} and {port} in the name, one per numbered level"
                 pattern.append(Problem(path, f"port {twice[0]} is named twice", hint))
-            seen.update(names)
-            problems += pattern
+            group_of.update((n, index) for n in names if n not in group_of)
+            found += pattern
+        problems += found or overrides.switch_problems(name, model)
     for name, model in section.get("servers", {}).items():
+        pattern = []
         for role, ports in model["ports"].items():
             path = ("catalog", "servers", name, "ports", role, "name")
-            problems += _pattern_problems(path, ports["name"], {"n": 0})
+            pattern += _pattern_problems(path, ports["name"], {"n": 0})
+        problems += pattern or overrides.server_problems(name, model)
     return problems
 
 
