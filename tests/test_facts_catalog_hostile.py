@@ -205,18 +205,6 @@ def test_one_node_reporting_two_super_pods(tmp_path, capsys, a3):
     ) in err
 
 
-def test_two_nodes_at_one_server_index_of_a_super_pod(tmp_path, capsys, a3):
-    bp, data = a3
-    data = move(data, "npu-003", 7, 0, 1 << 24)  # npu-001 is index 0 of Super Pod 7
-    data["hosts"]["npu-003"]["devices"][0]["server_index"] = MARK
-    facts, line, column = facts_file(tmp_path, data, "0")
-    err = refused(tmp_path, capsys, bp, facts)
-    assert (
-        f"{facts}:{line}:{column}: hosts.npu-003.devices[0].server_index: Server Index 0 in "
-        "Super Pod 7 is also npu-001's"
-    ) in err
-
-
 # --- facts size: limits for real clusters, a hostile size refused before it is read -----------
 
 HOST = "  {name}:\n    devices:\n" + "".join(

@@ -12,10 +12,11 @@ a blueprint, every problem located in the facts file (line, column, YAML path, w
           - {device_id: 0, npu_id: 0, chip_id: 0, sdid: 16777216, super_pod_id: 0, server_index: 4}
 
 Limits are sized for real clusters: a 100,000-card A3 cluster (12,500 nodes x 16 dies) writes
-24 MB in the role's layout, read by `facts_layout` (PyYAML took 46 s on it); the limit is
+24 MB in the role's layout, read by `facts_layout` in about 3 s of CPU (PyYAML, libyaml
+included, took 46 s on it on the shared 2-core build machine); the limit is
 `MAX_BYTES` (2.7 times that), so a 200 MB file is refused from its size before a byte is read.
 A file outside the role's layout is read with the blueprint loader and its limits (4 MiB,
-100,000 values, no aliases bombs), so hand-written facts still load and are located.
+100,000 values, no alias bombs), so hand-written facts still load and are located.
 
 Ids are whole numbers in 0..2**32-1: npu-smi reads them into `unsigned int` fields (DCMI
 `struct dcmi_spod_info {unsigned int sdid; super_pod_size; super_pod_id; server_index; ...}`,
@@ -30,12 +31,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generator.blueprint import load
+from generator.blueprint.facts_check import KEYS as DEVICE_KEYS
 from generator.blueprint.facts_check import file_problems, server_problems
 from generator.blueprint.facts_layout import Duplicate, OffLayout, read_layout
 from generator.blueprint.readfile import ReadRefused, read_regular
 from generator.errors import BlueprintError, Problem, YamlPath
 
-DEVICE_KEYS = ("device_id", "npu_id", "chip_id", "sdid", "super_pod_id", "server_index")
 MAX_BYTES = 64 * 1024 * 1024
 MAX_SHOWN = 20  # problems listed; a broken 24 MB file would otherwise print a million lines
 _ROLE = "the layout roles/npu_facts writes (ansible-playbook npu_facts.yml)"

@@ -4,8 +4,7 @@ the cluster model. Each problem names the YAML path of the value to change and w
 File: `kind: NpuFacts` and `hosts`, each host `devices:` a list of dies with exactly the six ids,
 each a whole number 0..2**32-1 (npu-smi's `unsigned int`, see facts.py); per host every device
 id and (NPU id, chip id) once, one Super Pod ID and one Server Index; per Super Pod every SDID
-and every Server Index once (the SDID is the die's address in its SuperPoD, HCCL
-rank_table_config_a3.md; two servers cannot hold one index of one SuperPoD).
+once (the SDID is the die's address in its SuperPoD, HCCL rank_table_config_a3.md).
 
 Model (only for the hosts that are NPU servers of the blueprint): the die count and device ids
 the model gives the server (one device per NPU port, model.NpuDevice); NPU id below the model's
@@ -154,31 +153,21 @@ def _same_host_problems(host: str, dies: Sequence[Mapping[str, int]]) -> list[Pr
 
 
 def _pod_problems(hosts: Mapping[str, Mapping[str, Any]]) -> list[Problem]:
-    """Each SDID and each Server Index once within its Super Pod (each host's dies share one
-    Super Pod ID and Server Index: `_same_host_problems`)."""
+    """Each SDID once within its Super Pod (each host's dies share one Super Pod ID:
+    `_same_host_problems`). Server Indexes are not compared between hosts: that no two servers
+    of one SuperPoD report the same one is likely (the SDID encodes a server id, driver
+    `struct sdid_parse_info`) but unconfirmed."""
     problems = []
-    index_of: dict[tuple[int, int], str] = {}
     sdid_of: dict[tuple[int, int], str] = {}
     for host, entry in hosts.items():
-        dies = entry["devices"]
-        pod, index = dies[0]["super_pod_id"], dies[0]["server_index"]
-        other = index_of.setdefault((pod, index), host)
-        if other != host:
-            problems.append(
-                Problem(
-                    ("hosts", host, "devices", 0, "server_index"),
-                    f"Server Index {index} in Super Pod {pod} is also {other}'s",
-                    "each server has its own index in its SuperPoD; " + _RECOLLECT,
-                )
-            )
-        for i, die in enumerate(dies):
+        for i, die in enumerate(entry["devices"]):
             here = f"{host} devices[{i}]"
-            other = sdid_of.setdefault((pod, die["sdid"]), here)
+            other = sdid_of.setdefault((die["super_pod_id"], die["sdid"]), here)
             if other != here:
                 problems.append(
                     Problem(
                         ("hosts", host, "devices", i, "sdid"),
-                        f"SDID {die['sdid']} in Super Pod {pod} is also {other}'s",
+                        f"SDID {die['sdid']} in Super Pod {die['super_pod_id']} is also {other}'s",
                         "each die has its own SDID in its SuperPoD; " + _RECOLLECT,
                     )
                 )
