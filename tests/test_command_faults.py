@@ -334,9 +334,13 @@ def deadline(seconds: int) -> Iterator[None]:
 
 
 def _children(pid: int) -> set[int]:
+    """The process's children now; none once it has exited (its /proc entry goes while read)."""
     found: set[int] = set()
     for task in Path(f"/proc/{pid}/task").glob("*/children"):
-        found |= {int(c) for c in task.read_text().split()}
+        try:
+            found |= {int(c) for c in task.read_text().split()}
+        except OSError:
+            continue
     return found
 
 
