@@ -120,7 +120,9 @@ def read_layout(
             data["kind"] = m[2]
         else:
             hosts = data["hosts"] = {}
-    for name, entry in (data.get("hosts") or {}).items():  # nothing under a key: YAML's null
+    if data.get("hosts") == {}:  # nothing under a key: YAML's null
+        data["hosts"] = None
+    for name, entry in (data.get("hosts") or {}).items():
         if not entry:
             data["hosts"][name] = None
         elif not entry["devices"]:
