@@ -13,7 +13,8 @@ from collections import Counter
 from typing import Any
 
 from generator.analysis.materials import ip_entries
-from generator.model import Cluster, Link, ip
+from generator.expand.growth import prefix
+from generator.model import Cluster, Growth, Link, ip
 
 End = tuple[str, str]  # (device, port)
 
@@ -218,20 +219,46 @@ def disturbances(report: dict[str, Any]) -> list[dict[str, str]]:
     return out
 
 
+def model_report(old: Cluster, new: Cluster) -> dict[str, Any]:
+    """The changes two clusters show without their rendered files (no switch configurations):
+    what the design review's growth cost (generator.analysis.growth_cost) counts."""
+    return {
+        "devices": devices(old, new),
+        "cables": cables(old, new),
+        "addresses": addresses(old, new),
+        "asns": asns(old, new),
+        "ranks": ranks(old, new),
+        "configs": [],
+    }
+
+
+def plan(old: Cluster, new: Cluster) -> dict[str, Any] | None:
+    """The growth plan that would have made `old` -> `new` only additions: growth.cards at the
+    new size, set in `old`'s blueprint. Its build is the part of `new` the old servers need
+    (generator.expand.growth.prefix, what expand keeps under that plan), and the disturbances
+    of growing from it are counted, not assumed. None unless `new` has more NPU servers than
+    `old` and more than `old`'s plan."""
+    now, then = len(old.npu_servers), len(new.npu_servers)
+    if not now or then <= max(now, old.growth.planned_servers):
+        return None
+    size = max(then, new.growth.planned_servers)
+    planned = prefix(new, now, Growth(size, now))
+    kinds = Counter(x["kind"] for x in disturbances(model_report(planned, new)))
+    return {"cards": size * new.cards_per_server, "disturbances": dict(sorted(kinds.items()))}
+
+
 def compare(old, new) -> dict[str, Any]:
     """Everything that differs between two pipeline Results, as plain data (JSON-ready), with
-    the changes to installed gear listed under `disturbances`."""
+    the changes to installed gear listed under `disturbances` and, when they come from growing
+    past the old plan, the plan that would have avoided them under `plan`."""
     report = {
         "old": old.cluster.name,
         "new": new.cluster.name,
-        "devices": devices(old.cluster, new.cluster),
-        "cables": cables(old.cluster, new.cluster),
-        "addresses": addresses(old.cluster, new.cluster),
-        "asns": asns(old.cluster, new.cluster),
-        "ranks": ranks(old.cluster, new.cluster),
+        **model_report(old.cluster, new.cluster),
         "configs": configs(old.files, new.files),
     }
     report["disturbances"] = disturbances(report)
+    report["plan"] = plan(old.cluster, new.cluster) if report["disturbances"] else None
     return report
 
 
@@ -274,6 +301,16 @@ def markdown(report: dict[str, Any]) -> str:
         + (": " + ", ".join(f"{n:,} {k}" for k, n in sorted(kinds.items())) if dist else "")
         + "; everything else is an addition.",
     ]
+    if p := r.get("plan"):
+        left = sum(p["disturbances"].values())
+        out += [
+            "",
+            f"A growth plan would have avoided {'them' if not left else 'most of them'}: set "
+            f"`growth.cards: {p['cards']}` in phase 1 (`growth: {{cards: {p['cards']}}}` in the "
+            f"old blueprint); it would have moved {p['disturbances'].get('device moved', 0):,} "
+            f"devices and disturbed installed gear {left:,} times (devices, cables, addresses, "
+            "ASNs, ranks).",
+        ]
     if dist:
         out += ["", "#### Disturbances", ""]
         out += _rows(["kind", "what", "old", "new"],

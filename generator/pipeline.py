@@ -245,7 +245,7 @@ def _run(
     # the model emitters run beside the analysis; a design error discards their files
     with emitters(cluster, root) if emit else nullcontext() as collect:
         with _timed(seconds, "analyse"):
-            analysis = analyse(cluster)
+            analysis = analyse(cluster, bp if emit else None)  # the growth cost: for the review
         progress(f"{len(analysis.findings)} design findings")
         if collect and not any(f.severity == "error" for f in analysis.findings):
             # what is left of emit once the analysis is done; a failed write (disk full) is

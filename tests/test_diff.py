@@ -105,6 +105,23 @@ def test_changed_pool_changes_only_that_planes_addresses(tmp_path):
         for x in changed
     )
     assert report["configs"], "the business switches' gateway addresses change"
+    # disturbances, but not from growing: no growth plan would have avoided them
+    assert report["disturbances"] and report["plan"] is None
+    assert "growth.cards" not in diff.markdown(report)
+
+
+def test_growth_without_a_plan_names_the_plan_that_avoids_it(bigger):
+    """pod-128 has no growth plan: growing it to 160 cards moves installed gear, and the diff
+    names the growth.cards that would have made it additions only, with what that plan's build
+    would have disturbed, counted on the plan's build, not assumed."""
+    old = generated("pod-128.yaml")
+    report = diff.compare(old, bigger)
+    moved = [x for x in report["disturbances"] if x["kind"] == "device moved"]
+    assert moved, "growing pod-128 without a plan moves devices"
+    assert report["plan"] == {"cards": bigger.cluster.cards, "disturbances": {}}
+    line = next(x for x in diff.markdown(report).splitlines() if "growth plan" in x)
+    assert f"set `growth.cards: {bigger.cluster.cards}` in phase 1" in line
+    assert "moved 0 devices" in line and "0 times" in line
 
 
 def _tiny(folder: Path, cards: int = 16) -> Path:

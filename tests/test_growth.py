@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
+from collections import Counter
 
 import pytest
 import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from generator import diff
+from generator import diff, pipeline
 from generator.cli import main
 from generator.errors import BlueprintError
 from tests.blueprint_strategies import run_pipeline, valid_blueprints
@@ -106,6 +108,7 @@ def test_the_10k_example_planned_for_20k_grows_without_disturbance(tmp_path, cap
     assert code == 1
     moved = [x for x in out.splitlines() if x.startswith("| device moved |")]
     assert "#### Disturbances" in out and any("-spine-" in x for x in moved)
+    assert "set `growth.cards: 10496` in phase 1" in out and "moved 0 devices" in out
 
 
 POD = (ROOT / "blueprints" / "pod-128.yaml").read_text()
@@ -165,3 +168,105 @@ def test_strict_makes_a_warning_fail_and_writes_nothing(tmp_path, capsys):
     for line in (x for x in err.splitlines() if " warning: [" in x or x.startswith("warning:")):
         assert re.search(r"\b(?:zones|networks|compute|design|growth)\.[a-z_.]+", line), line
     assert main(["generate", legacy, "-o", str(out), "-q"]) == 0
+
+
+# --- growth as a phase-1 decision (issue #32 item 1) ------------------------------------------
+
+
+def _scaled(tmp_path, name: str, cards: int, growth: int | None = None) -> str:
+    """The 10k example at `cards` (its pools and spine models hold 2,048 cards and the step
+    after), optionally with a growth plan."""
+    bp = yaml.safe_load(yaml.safe_dump(TEN_K))
+    bp["metadata"]["name"] = name
+    bp["compute"]["cards"] = cards
+    if growth:
+        bp["growth"] = {"cards": growth}
+    path = tmp_path / f"{name}-{cards}-{growth}.yaml"
+    path.write_text(yaml.safe_dump(bp, sort_keys=False))
+    return str(path)
+
+
+def _review(result) -> str:
+    return next(f.data for f in result.files if f.path == "docs/README.md").decode()
+
+
+@pytest.fixture(scope="module")
+def phase_one(tmp_path_factory):
+    """A 2,048-card blueprint without growth, its design review, and the plan it recommends."""
+    tmp = tmp_path_factory.mktemp("phase-one")
+    path = _scaled(tmp, "grow", 2048)
+    result = pipeline.run(path)
+    review = _review(result)
+    section = review.split("## Growth", 1)[1].split("\n### ", 1)[0]
+    plan = re.search(r"```yaml\ngrowth: \{cards: (\d+)\}\n```", section)
+    return tmp, path, result, section, int(plan.group(1)) if plan else 0
+
+
+def test_the_phase_one_review_names_the_growth_cost_and_a_plan(phase_one, capsys):
+    tmp, path, result, section, cards = phase_one
+    assert cards > 2048, section  # a growth.cards line to paste into the blueprint
+    assert f"Recommended before phase 1: growth.cards {cards:,}" in section
+    # the cost stated is the one `wanka diff` finds growing to that size without a plan
+    cost = re.search(r"disturbs installed gear ([\d,]+) times: ([^.(]*)", section)
+    assert cost, section
+    assert main(["diff", path, _scaled(tmp, "grow", cards), "--format", "json"]) == 1
+    found = json.loads(capsys.readouterr().out)["disturbances"]
+    kinds = Counter(x["kind"] for x in found if x["kind"] != "switch config changed")
+    assert int(cost.group(1).replace(",", "")) == sum(kinds.values()) > 0
+    assert kinds["device moved"] > 0 and f"{kinds['device moved']:,} devices moved" in section
+    # what reserving it costs is stated: switches, rack space, power, spine ports
+    reserve = next(x for x in section.splitlines() if x.startswith("Reserving it costs now:"))
+    for what in ("switches", "rack units", "racks", "kW", "spine and core ports"):
+        assert what in reserve
+    html = next(f.data for f in result.files if f.path == "docs/report.html").decode()
+    assert f"growth: {{cards: {cards}}}" in html and "Growth, decided before phase 1" in html
+
+
+def test_the_recommended_plan_makes_the_step_disturbance_free(phase_one, capsys):
+    """Setting the growth.cards the review recommends, then growing to it: `wanka diff` shows
+    only additions (the recommendation proved by the tool the user would run)."""
+    tmp, _path, _result, _section, cards = phase_one
+    old, new = _scaled(tmp, "grow", 2048, cards), _scaled(tmp, "grow", cards, cards)
+    assert main(["diff", old, new, "--fail-on", "disturbance"]) == 0
+    out = capsys.readouterr().out
+    assert "**0 disturbances**" in out and "#### Devices added" in out
+
+
+def test_diff_without_a_plan_names_the_plan_that_avoids_it(phase_one, capsys):
+    tmp, path, _result, _section, cards = phase_one
+    assert main(["diff", path, _scaled(tmp, "grow", cards), "--fail-on", "disturbance"]) == 1
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("A growth plan would have avoided"))
+    assert f"`growth.cards: {cards}` in phase 1" in line and "moved 0 devices" in line
+
+
+def test_a_plan_that_covers_the_next_step_needs_no_other(tmp_path):
+    result = pipeline.run(_scaled(tmp_path, "planned", 2048, 4096))
+    section = _review(result).split("## Growth", 1)[1].split("\n### ", 1)[0]
+    assert "growth.cards 4,096, covers it" in section
+    assert "```yaml" not in section and "Recommended" not in section
+    # the cost without the plan is still stated, so the plan's worth is visible
+    assert re.search(r"disturbs installed gear [\d,]+ times", section)
+
+
+def test_a_next_step_that_does_not_fit_names_the_setting_to_change(tmp_path):
+    """pod-128's parameter pool (/18) holds 2,048 cards but not the step after: the review says
+    so, with the key and the size that would hold it, instead of recommending a plan."""
+    result = pipeline.run(_pod(tmp_path, 2048, None))
+    section = _review(result).split("## Growth", 1)[1].split("\n### ", 1)[0]
+    assert "does not fit this blueprint: networks.parameter.pool:" in section
+    assert "```yaml" not in section
+
+
+def test_a_cluster_too_large_to_measure_gets_the_default_and_the_command(tmp_path, monkeypatch):
+    """Above growth_cost.MEASURED_BELOW_LINKS generate does not expand the next step (it would
+    cost about a fifth of the run at 10,240 cards); the review says so, gives the next step as
+    the default plan and the `wanka diff` that measures it."""
+    from generator.analysis import growth_cost
+
+    monkeypatch.setattr(growth_cost, "MEASURED_BELOW_LINKS", 1)
+    result = pipeline.run(_pod(tmp_path, 128, None))
+    section = _review(result).split("## Growth", 1)[1].split("\n### ", 1)[0]
+    assert "Not measured by wanka generate at this size" in section
+    assert "compute.cards: 160" in section and "`wanka diff BLUEPRINT COPY`" in section
+    assert "growth: {cards: 160}" in section and "Reserving it" not in section

@@ -5,12 +5,15 @@ is kept between calls."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from generator.analysis.checks import ERROR, INFO, WARNING, Finding, check
 from generator.analysis.command_table import unconfirmed
 from generator.analysis.failure_domains import Review
 from generator.analysis.failure_review import review
+from generator.analysis.growth_cost import GrowthCost, next_step_cost
 from generator.analysis.hardware import lossless_needs
 from generator.analysis.licences import Licence, licence_rows, licences
 from generator.analysis.materials import BomRow, IpEntry, bom_rows, ip_entries
@@ -30,6 +33,9 @@ class Analysis:
     # per device model: (model, platform, the command forms no reference page confirms for it)
     unconfirmed_commands: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
     licences: tuple[Licence, ...] = ()  # (device, feature, licence, source), the BOM's licence rows
+    # the next step up without a growth plan, the plan that avoids it and what reserving costs
+    # (generator.analysis.growth_cost); None when analysed without the blueprint
+    growth: GrowthCost | None = None
 
 
 def unconfirmed_commands(cluster: Cluster) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
@@ -45,15 +51,20 @@ def unconfirmed_commands(cluster: Cluster) -> tuple[tuple[str, str, tuple[str, .
     return tuple(out)
 
 
-def analyse(cluster: Cluster) -> Analysis:
+def analyse(cluster: Cluster, blueprint: Mapping[str, Any] | None = None) -> Analysis:
+    """With the validated `blueprint` the cluster came from, also the growth cost (it expands
+    the blueprint once more, at the next step up)."""
     failures = review(cluster)
     needs = tuple(licences(cluster))
+    findings = tuple(check(cluster, failures))
+    grows = blueprint and not any(f.severity == ERROR for f in findings)  # else nothing is written
     return Analysis(
-        findings=tuple(check(cluster, failures)),
+        findings=findings,
         failures=failures,
         bom=(*bom_rows(cluster), *licence_rows(cluster, needs)),  # licence rows last, as sorted
         ip_plan=tuple(ip_entries(cluster)),
         rolling=rolling(cluster),
         unconfirmed_commands=unconfirmed_commands(cluster),
         licences=needs,
+        growth=next_step_cost(cluster, blueprint) if grows else None,
     )

@@ -24,6 +24,7 @@ from markupsafe import Markup
 from generator import render
 from generator.analysis import Analysis
 from generator.analysis.failure_text import markdown, one_failure
+from generator.analysis.growth_cost import summary as growth_summary
 from generator.analysis.materials import ip_table
 from generator.artifacts import OutputFile
 from generator.artifacts.drawings import (
@@ -240,6 +241,7 @@ def readme(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) -> st
             for f in cluster.flows
         ],
         racks=rack_rows(cluster),
+        growth_cost=growth_summary(analysis.growth) if analysis.growth else None,
         bom=bom_rows(analysis),
         findings=[[f.severity, f.code, f.message] for f in analysis.findings],
         unconfirmed=[
@@ -352,6 +354,7 @@ def report_html(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) 
             if f.severity in ("error", "warning")
         ],
         growth=growth_status(cluster),
+        growth_cost=growth_summary(analysis.growth) if analysis.growth else None,
         findings=[[f.severity, f.code, f.message] for f in analysis.findings],
         failure_head=failure_head,
         failure_rows=failure_rows,
