@@ -144,11 +144,7 @@ def reservation(unplanned: Cluster, reserved: Cluster, grown: Cluster) -> dict[s
         "rack_units": sum(d.height_u for d in reserved.devices)
         - sum(d.height_u for d in unplanned.devices),
         "racks": len(reserved.racks) - len(unplanned.racks),
-        "power_kw": round(
-            (sum(d.power_w for d in reserved.devices) - sum(d.power_w for d in unplanned.devices))
-            / 1000,
-            1,
-        ),
+        "power_kw": round(reserved.power_kw - unplanned.power_kw, 1),  # the model's racks' load
         "upper_ports": upper_ends(grown) - upper_ends(reserved),
         "held_racks": len(grown.racks) - len(reserved.racks),
     }
