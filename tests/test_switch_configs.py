@@ -1,10 +1,11 @@
 """Switch configurations read back and checked against the cabling plan and the host side.
 
-The rendered .cfg files are parsed with a small VRP parser (below): a top-level command opens a
-block, lines indented by one space belong to it, `#` separates blocks. Every example blueprint
-is checked: every cabled switch port exists, is split as planned, is up and names its far end;
-no other port is configured; BGP peers are cabled far ends with their ASNs; the lossless class
-on the switches is the one the NICs and HCCL use; secrets never appear in clear.
+The rendered .cfg files are parsed with verify's VRP parser (generator/verify/vrp.py: hier_config's
+tree under its Huawei VRP driver): a top-level command opens a block, indented lines nest under
+it, `#` lines are comments. Every example blueprint is checked: every cabled switch port exists,
+is split as planned, is up and names its far end; no other port is configured; BGP peers are
+cabled far ends with their ASNs; the lossless class on the switches is the one the NICs and HCCL
+use; secrets never appear in clear.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hier_config import Platform, get_hconfig, get_hconfig_driver
 
 from generator import pipeline, render
 from generator.artifacts import switches
 from generator.catalog import build_catalog
 from generator.structured_yaml import FastVariablesLoader
+from generator.verify import vrp
 from tests.conftest import ROOT, generated
 
 LOADER = FastVariablesLoader  # reads the inventory's `!unsafe` tags as Ansible does
@@ -30,13 +33,19 @@ LOGICAL = re.compile(r"^(Vlanif|Eth-Trunk|LoopBack)\d+$")
 
 
 # ---------------------------------------------------------------------------------------------
-# A small parser for VRP configuration text
+# The configuration text read by verify's VRP parser (generator/verify/vrp.py): hier_config's
+# tree under its Huawei VRP driver, seen here as blocks of flattened lines
 
 
 @dataclass
 class Block:
     line: str
     children: list[str] = field(default_factory=list)  # one level of indentation removed
+
+
+def _block(node) -> Block:
+    """A top-level command of the tree and every line under it, one space per level deeper."""
+    return Block(node.text, [" " * (c.depth() - 2) + c.text for c in node.all_children()])
 
 
 @dataclass
@@ -62,28 +71,57 @@ class Parsed:
 
 
 def parse(text: str) -> Parsed:
-    blocks: list[Block] = []
-    for raw in text.splitlines():
-        if not raw.strip() or raw.strip() == "#":
-            continue
-        if raw.startswith(" "):
-            assert blocks, f"indented line before any block: {raw!r}"
-            blocks[-1].children.append(raw[1:])
-        else:
-            blocks.append(Block(raw))
-    return Parsed(blocks)
+    return Parsed([_block(node) for node in vrp.tree(text).children])
+
+
+SAMPLE = (
+    "system-view\n#\nbgp 1\n peer 10.0.0.1  as-number 2\n ipv4-family unicast\n"
+    "  network 1.1.1.1 32\n  #\n! a comment\n#\nreturn\n"
+)
 
 
 def test_parser_reads_nested_blocks():
-    p = parse(
-        "system-view\n#\nbgp 1\n peer 10.0.0.1 as-number 2\n ipv4-family unicast\n  network 1.1.1.1 32\n#\nreturn\n"
-    )
-    assert p.top() == ["system-view", "bgp 1", "return"]
-    assert p.find("bgp")[0].children == [
+    tree = vrp.tree(SAMPLE)
+    assert [c.text for c in tree.children] == ["system-view", "bgp 1", "return"]
+    bgp = tree.get_child(equals="bgp 1")
+    assert [c.text for c in bgp.children] == ["peer 10.0.0.1 as-number 2", "ipv4-family unicast"]
+    network = bgp.get_child(equals="ipv4-family unicast").get_child(startswith="network ")
+    assert (network.text, network.facts["line"]) == ("network 1.1.1.1 32", 6)
+    assert parse(SAMPLE).find("bgp")[0].children == [
         "peer 10.0.0.1 as-number 2",
         "ipv4-family unicast",
         " network 1.1.1.1 32",
     ]
+    assert tree.driver.negation_prefix == "undo "  # the Huawei VRP driver
+
+
+def test_comment_lines_are_the_ones_the_huawei_driver_empties():
+    rules = get_hconfig_driver(Platform.HUAWEI_VRP).rules.per_line_sub
+    for line in ("#", " #", "! x", "  !", "#x", "", "  ", "x", " ip address 1 2", " de #1", " a!"):
+        emptied = line
+        for rule in rules:
+            emptied = re.sub(rule.search, rule.replace, emptied)
+        assert vrp.comment(line) == (not emptied.strip()), line
+        assert (vrp.words(line)[0] == ()) == vrp.comment(line), line
+
+
+def test_each_section_nests_as_hier_configs_own_loader_nests_it(example_name):
+    """verify reads sections (vrp.sections); the tree the tests read is built from them: each
+    section loaded alone by hier_config's own loader (get_hconfig, Huawei VRP) gives the same
+    lines at the same depths (a whole config it refuses: `system-view` comes twice)."""
+    for name, (_, text) in configs_of(example_name).items():
+        sections = vrp.sections(text, name)
+        tree = vrp.tree(text)
+        assert [(c.facts["line"], c.text) for c in tree.children] == [
+            (s.n, " ".join(s.text.split())) for s in sections
+        ], name
+        for section, node in zip(sections, tree.children, strict=True):
+            if not section.body:
+                continue
+            own = get_hconfig(Platform.HUAWEI_VRP, "\n".join([section.text, *section.body]))
+            assert [(c.depth(), c.text) for c in own.all_children()] == [
+                (c.depth(), c.text) for c in (node, *node.all_children())
+            ], (name, section.n)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from generator.verify import vrp
 from generator.verify.policy import Rule, policy_line, rule_of
-from generator.verify.safe import Damaged, file_text, file_yaml, located, rel
+from generator.verify.safe import file_text, file_yaml, located, rel
+from generator.vocab import Plane
 
-PLANES = ("parameter", "storage", "business", "inband", "oob", "border", "provider")
 DEFAULT_VRF = "_public_"
 
 
@@ -182,7 +182,7 @@ def settings(folder: Path) -> dict:
 @located("group_vars/all.yml")
 def pools(folder: Path, data: dict | None = None) -> dict[str, ipaddress.IPv4Network]:
     data = settings(folder) if data is None else data
-    return {p: ipaddress.ip_network(data["pools"][p]) for p in PLANES if p in data.get("pools", {})}
+    return {p: ipaddress.ip_network(data["pools"][p]) for p in Plane if p in data.get("pools", {})}
 
 
 ROUTE = re.compile(
@@ -198,8 +198,7 @@ _VLANIF = re.compile(r"Vlanif(\d+)")
 _VLAN_BATCH = re.compile(r"vlan batch (.+)")
 _ACL = re.compile(r"acl (?:number |name )?(\S+)")
 _ZONE = re.compile(r"firewall zone (?:name )?(\S+)")
-_SSH_ACL = re.compile(r"ssh server acl (\S+)")
-_SNMP_ACL = re.compile(r"snmp-agent acl (\S+)")
+_SERVICE_ACL = re.compile(r"(ssh server|snmp-agent) acl (\S+)")
 _VTY_ACL = re.compile(r"acl (\S+) inbound")
 _BGP_PEER = re.compile(r"peer (\S+) as-number")
 _ZONE_MEMBER = re.compile(r"add interface (\S+)")
@@ -219,145 +218,153 @@ def switch(
     """Add one device config (switch, router, or with `gateway` a firewall, whose interfaces
     are never joined) to the graph; returns physical port -> logical interface and how the
     device restricts management access. Routes, peers, zones and policies go to `routing`."""
-    where = rel(folder, path)
-    device = path.stem
-    text = file_text(folder, path)
-    lines = text.splitlines()
-    fold: dict[str, str] = {}
-    vlans: set[int] = set()
-    iface: str | None = None
-    vrf = DEFAULT_VRF
-    all_vlan_ifaces: list[tuple[str, int]] = []
-    members = 0  # (interface, VLAN) edges
-    access = Access(where, device)
-    acls, uses = access.acls, access.uses
-    acl: str | None = None
-    block = ""
-    zone = ""
-    rule: dict | None = None
-    rules = routing.rules.setdefault(device, []) if gateway else []
-    into = rules  # the policy being read: security-policy (rules) or nat-policy
-    for n, raw in enumerate(lines, 1):
-        if len(raw) > vrp.MAX_LINE:
-            raise Damaged(f"{where}:{n}: {len(raw):,} characters; {vrp.TOO_LONG}")
-        if not raw[:1].isspace():
-            parts = vrp.words(raw)[0] if raw != "#" else ("#",)
-            line = " ".join(parts)
-            if rule is not None:
-                into.append(rule_of(rule))
-                rule = None
-            iface, acl, block = None, None, ""
-            if line == "#" or not line:
-                continue
-            if m := _INTERFACE.match(line):
-                iface, vrf = m.group(1), DEFAULT_VRF
-                if v := _VLANIF.fullmatch(iface):
-                    g.edge(("if", device, iface), ("vlan", device, int(v.group(1))), (where, n))
-            elif m := _VLAN_BATCH.match(line):
-                vlans |= _vlan_list(m.group(1))
-            elif m := ROUTE.match(line):
-                net = ipaddress.ip_network(f"{m.group(2)}/{_prefix(m.group(3))}", strict=False)
-                hop = ip_int(m.group(4))
-                pref = int(m.group(5) or 60)
-                routing.routes.append(
-                    StaticRoute(device, m.group(1) or DEFAULT_VRF, net, hop, pref, (where, n))
-                )
-            elif m := _ACL.match(line):
-                acl = m.group(1)
-                acls.setdefault(acl, [])
-            elif line.startswith("user-interface vty"):
-                block = "vty"
-                access.vty.append((n, False))
-            elif line.startswith(("bgp ", "ospf ")):
-                block = "routing"
-            elif m := _ZONE.match(line):
-                block, zone = "zone", m.group(1)
-            elif line.startswith("security-policy"):
-                block, into = "policy", rules
-            elif line.startswith("nat-policy"):
-                block = "policy"
-                into = routing.nat.setdefault(device, []) if gateway else []
-            elif m := _SSH_ACL.match(line):
-                uses["ssh server acl"].append(n)
-                acls.setdefault("@ssh", []).append((n, m.group(1)))
-            elif m := _SNMP_ACL.match(line):
-                uses["snmp-agent acl"].append(n)
-                acls.setdefault("@snmp", []).append((n, m.group(1)))
-            elif line.startswith("snmp-agent"):
-                access.snmp = True
-            if parts[0] in vrp.BREACHES:
-                _breach(access, parts, n)
-            continue
-        view = "acl" if acl is not None else block or ("interface" if iface else None)
-        parts, known = vrp.words(raw, view)
-        if not known and raw.lstrip()[:1] in vrp.BREACH_INITIALS:
-            # a system-view command indented under another view: flagged as if the switch ran
-            # it there [unconfirmed: whether the CE falls back to the system view for it]
-            _breach(access, vrp.words(raw)[0], n)
-        s = " ".join(parts)
-        if acl is not None:
-            if s.startswith("rule "):
-                acls[acl].append((n, s))
-            continue
-        if block == "vty":
-            if m := _VTY_ACL.match(s):
-                uses["vty acl"].append(n)
-                access.vty[-1] = (access.vty[-1][0], True)
-                acls.setdefault("@vty", []).append((n, m.group(1)))
-            continue
-        if block == "routing":
-            if m := _BGP_PEER.match(s):
-                routing.peers.append((device, m.group(1), n, (where, n)))
-            elif s.startswith(("default-route-advertise", "import-route static")):
-                routing.advertises.add(device)
-            continue
-        if block == "zone":
-            if m := _ZONE_MEMBER.match(s):
-                routing.zones[(device, m.group(1))] = zone
-            continue
-        if block == "policy":
-            if m := _POLICY_RULE.match(s):
-                if rule is not None:
-                    into.append(rule_of(rule))
-                rule = {"name": m.group(1), "where": (where, n), "src": [], "dst": [], "svc": []}
-            elif rule is not None:
-                policy_line(rule, s)
-            continue
-        if iface is None:
-            continue
+    device = _Device(g, rel(folder, path), path.stem, routing, gateway)
+    for section in vrp.sections(file_text(folder, path), device.where):
+        device.read(section)
+    return device.done()
+
+
+class _Device:
+    """One device config being read, section by section (vrp.sections)."""
+
+    def __init__(self, g: Graph, where: str, name: str, routing: Routing, gateway: bool) -> None:
+        self.g, self.where, self.name, self.out, self.gateway = g, where, name, routing, gateway
+        self.access = Access(where, name)
+        self.fold: dict[str, str] = {}
+        self.vlans: set[int] = set()
+        self.all_vlans: list[tuple[str, int]] = []  # (interface, line) carrying every VLAN
+        self.members = 0  # (interface, VLAN) edges
+        self.rules = routing.rules.setdefault(name, []) if gateway else []
+        self.vrf = DEFAULT_VRF  # of the interface being read
+        self.rule: dict | None = None  # the policy rule being read
+
+    def read(self, section: vrp.Section) -> None:
+        """A top-level command and the lines under it, read in the view it opens."""
+        parts = vrp.words(section.text)[0]
+        view, subject = self.command(" ".join(parts), section.n)
+        if parts[0] in vrp.BREACHES:
+            _breach(self.access, parts, section.n)
+        handle = getattr(self, view) if view else None  # a view's lines: its method
+        words, initials = vrp.words, vrp.BREACH_INITIALS
+        for n, raw in enumerate(section.body, section.n + 1):
+            parts, known = words(raw, view)
+            if not known and raw.lstrip()[:1] in initials:
+                # a system-view command indented under another view: flagged as if the switch
+                # ran it there [unconfirmed: whether the CE falls back to the system view for it]
+                _breach(self.access, words(raw)[0], n)
+            if handle is not None and parts:
+                handle(subject, " ".join(parts), n)
+        if self.rule is not None:
+            subject.append(rule_of(self.rule))
+            self.rule = None
+
+    def command(self, line: str, n: int) -> tuple[str | None, object]:
+        """A system-view command: what it adds, the view it opens and that view's subject."""
+        access = self.access
+        if m := _INTERFACE.match(line):
+            iface, self.vrf = m.group(1), DEFAULT_VRF
+            if v := _VLANIF.fullmatch(iface):
+                vlan = ("vlan", self.name, int(v.group(1)))
+                self.g.edge(("if", self.name, iface), vlan, (self.where, n))
+            return "interface", iface
+        if m := _VLAN_BATCH.match(line):
+            self.vlans |= vrp.vlan_list(m.group(1))
+        elif m := ROUTE.match(line):
+            net = ipaddress.ip_network(f"{m.group(2)}/{_prefix(m.group(3))}", strict=False)
+            vrf, hop, pref = m.group(1) or DEFAULT_VRF, ip_int(m.group(4)), int(m.group(5) or 60)
+            self.out.routes.append(StaticRoute(self.name, vrf, net, hop, pref, (self.where, n)))
+        elif m := _ACL.match(line):
+            access.acls.setdefault(m.group(1), [])
+            return "acl", m.group(1)
+        elif line.startswith("user-interface vty"):
+            access.vty.append((n, False))
+            return "vty", None
+        elif line.startswith(("bgp ", "ospf ")):
+            return "routing", None
+        elif m := _ZONE.match(line):
+            return "zone", m.group(1)
+        elif line.startswith("security-policy"):
+            return "policy", self.rules
+        elif line.startswith("nat-policy"):
+            return "policy", self.out.nat.setdefault(self.name, []) if self.gateway else []
+        elif m := _SERVICE_ACL.match(line):  # the ACL of the SSH or SNMP server
+            access.uses[f"{m.group(1)} acl"].append(n)
+            ref = "@ssh" if m.group(1) == "ssh server" else "@snmp"
+            access.acls.setdefault(ref, []).append((n, m.group(2)))
+        elif line.startswith("snmp-agent"):
+            access.snmp = True
+        return None, None
+
+    def acl(self, acl: str, s: str, n: int) -> None:
+        if s.startswith("rule "):
+            self.access.acls[acl].append((n, s))
+
+    def vty(self, _: None, s: str, n: int) -> None:
+        if m := _VTY_ACL.match(s):
+            access = self.access
+            access.uses["vty acl"].append(n)
+            access.vty[-1] = (access.vty[-1][0], True)
+            access.acls.setdefault("@vty", []).append((n, m.group(1)))
+
+    def routing(self, _: None, s: str, n: int) -> None:
+        if m := _BGP_PEER.match(s):
+            self.out.peers.append((self.name, m.group(1), n, (self.where, n)))
+        elif s.startswith(("default-route-advertise", "import-route static")):
+            self.out.advertises.add(self.name)
+
+    def zone(self, zone: str, s: str, n: int) -> None:
+        if m := _ZONE_MEMBER.match(s):
+            self.out.zones[(self.name, m.group(1))] = zone
+
+    def policy(self, into: list[Rule], s: str, n: int) -> None:
+        if m := _POLICY_RULE.match(s):
+            if self.rule is not None:
+                into.append(rule_of(self.rule))
+            self.rule = {
+                "name": m.group(1),
+                "where": (self.where, n),
+                "src": [],
+                "dst": [],
+                "svc": [],
+            }
+        elif self.rule is not None:
+            policy_line(self.rule, s)
+
+    def interface(self, iface: str, s: str, n: int) -> None:
         if s == "dhcp select relay":
-            routing.relays.add((device, iface))
+            self.out.relays.add((self.name, iface))
         if not s.startswith(("ip ", "eth-trunk ", "port ")):
-            continue
-        node = ("if", device, iface)
+            return
+        g, node, where = self.g, ("if", self.name, iface), (self.where, n)
         if m := _VRF_BINDING.match(s):
-            vrf = m.group(1)
+            self.vrf = m.group(1)
         elif m := _IP_ADDRESS.match(s):
             prefix = _prefix(m.group(2))
-            g.edge(node, ("net", network(m.group(1), prefix)), (where, n))
-            routing.addresses[ip_int(m.group(1))] = (device, iface, prefix)
-            if not gateway:
-                g.edge(node, ("vrf", device, vrf), (where, n))
+            g.edge(node, ("net", network(m.group(1), prefix)), where)
+            self.out.addresses[ip_int(m.group(1))] = (self.name, iface, prefix)
+            if not self.gateway:
+                g.edge(node, ("vrf", self.name, self.vrf), where)
         elif m := _ETH_TRUNK.match(s):
-            fold[iface] = f"Eth-Trunk{m.group(1)}"
-            g.edge(node, ("if", device, f"Eth-Trunk{m.group(1)}"), (where, n))
+            self.fold[iface] = trunk = f"Eth-Trunk{m.group(1)}"
+            g.edge(node, ("if", self.name, trunk), where)
         elif m := _PORT_VLAN.match(s):
-            for v in _vlan_list(m.group(1)):
-                g.edge(node, ("vlan", device, v), (where, n))
-                members += 1
+            for v in vrp.vlan_list(m.group(1)):
+                g.edge(node, ("vlan", self.name, v), where)
+                self.members += 1
         elif s.startswith("port vlan exclude") or s == "port trunk allow-pass vlan all":
-            all_vlan_ifaces.append((iface, n))
-        if members + len(all_vlan_ifaces) * len(vlans) > MAX_MEMBERS:
+            self.all_vlans.append((iface, n))
+        self.bounded()
+
+    def bounded(self) -> None:
+        if self.members + len(self.all_vlans) * len(self.vlans) > MAX_MEMBERS:
             raise ValueError(f"more than {MAX_MEMBERS:,} VLAN memberships in one device")
-    if rule is not None:
-        into.append(rule_of(rule))
-    if all_vlan_ifaces and members + len(all_vlan_ifaces) * len(vlans) > MAX_MEMBERS:
-        n = all_vlan_ifaces[0][1]
-        raise ValueError(f"more than {MAX_MEMBERS:,} VLAN memberships in one device")
-    for name, n in all_vlan_ifaces:  # a peer-link carries every VLAN but the excluded ones
-        for v in sorted(vlans):
-            g.edge(("if", device, name), ("vlan", device, v), (where, n))
-    return fold, access
+
+    def done(self) -> tuple[dict[str, str], Access]:
+        self.bounded()
+        for name, n in self.all_vlans:  # a peer-link carries every VLAN but the excluded ones
+            for v in sorted(self.vlans):
+                self.g.edge(("if", self.name, name), ("vlan", self.name, v), (self.where, n))
+        return self.fold, self.access
 
 
 def _breach(access: Access, parts: tuple[str, ...], n: int) -> None:
@@ -365,25 +372,6 @@ def _breach(access: Access, parts: tuple[str, ...], n: int) -> None:
         access.telnet.append(n)
     elif vrp.clear_snmp(parts):
         access.clear_snmp.append(n)
-
-
-def _vlan_list(text: str) -> set[int]:
-    out: set[int] = set()
-    words = text.split()
-    i = 0
-    while i < len(words):
-        if not words[i].isdigit():
-            i += 1
-            continue
-        low = high = int(words[i])
-        if i + 2 < len(words) and words[i + 1] == "to" and words[i + 2].isdigit():
-            high = int(words[i + 2])
-            i += 2
-        if not 1 <= low <= high <= 4094:  # a VLAN ID is 1-4094 (IEEE 802.1Q: 0, 4095 reserved)
-            raise ValueError(f"VLAN {low} to {high} is not within 1-4094")
-        out |= set(range(low, high + 1))
-        i += 1
-    return out
 
 
 @located()
