@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import shutil
@@ -13,6 +14,9 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+# ansible_collections/wanka/cluster -> the checkout: where ansible.cfg's collections_path finds
+# the wanka.cluster collection (plugins/modules, plugins/filter, plugins/module_utils)
+COLLECTIONS = ROOT / ".collections"
 RECAP = re.compile(
     r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M
 )
@@ -29,6 +33,14 @@ def tool(name: str) -> str:
     path = shutil.which(name) or str(Path(sys.executable).parent / name)
     assert Path(path).exists(), f"{name} is a test dependency: pip install -e '.[test]'"
     return path
+
+
+def plugin(kind: str, name: str):
+    """The collection's module or filter plugin `name` (kind modules|filter|module_utils),
+    imported under the name Ansible gives it, so that its module_utils imports resolve."""
+    if str(COLLECTIONS) not in sys.path:
+        sys.path.append(str(COLLECTIONS))
+    return importlib.import_module(f"ansible_collections.wanka.cluster.plugins.{kind}.{name}")
 
 
 def recap(res: subprocess.CompletedProcess) -> dict[str, tuple[int, int, int]]:

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.ansible_run import plugin
 from tests.conftest import generated
 from tests.output_readers import YAML
 
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location(
-    "wanka_hccl_acceptance", ROOT / "roles/npu_acceptance/library/wanka_hccl_acceptance.py"
-)
-reader = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(reader)
+reader = plugin("modules", "wanka_hccl_acceptance")
 
 # The documented sample of HCCL Test's output, as printed in CANN "HCCL Performance Tester" >
 # "Result Description" (hiascend.com .../devaids/hccltool/HCCLpertest_16_0006.html), first and

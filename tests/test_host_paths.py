@@ -7,7 +7,6 @@ named as `systemd-escape --path` names them."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
 from pathlib import Path
@@ -16,20 +15,14 @@ import pytest
 
 from generator import cli
 from generator.blueprint import refusals
+from tests.ansible_run import plugin
 from tests.conftest import TINY
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _load(name: str, path: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-mount_unit = _load("wanka_mount_unit", "roles/dpc_client/filter_plugins/wanka_mount_unit.py")
-checklist = _load("wanka_ops_checklist", "roles/ops_checklist/library/wanka_ops_checklist.py")
+mount_unit = plugin("filter", "wanka_mount_unit")
+checklist = plugin("modules", "wanka_ops_checklist")
 
 MOUNTS = "[{name: train, mountpoint: /data/train}, {name: ckpt, mountpoint: /ckpt}]"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-MODULE = ROOT / "roles" / "npu_nic" / "library" / "wanka_hccn.py"
+MODULE = ROOT / "plugins" / "modules" / "wanka_hccn.py"
 HCCN_TOOL = ROOT / "tests" / "fakes" / "bin" / "hccn_tool"
 
 

@@ -6,22 +6,17 @@ when it does not the check fails naming the licence the switch's `licences` host
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.ansible_run import ROOT, VAULT, Runner
+from tests.ansible_run import ROOT, VAULT, Runner, plugin
 from tests.conftest import render_example
 from tests.output_readers import inventory_vars
 
 CAPTURE = ROOT / "tests/data/captures/ce-v300-display-ai-ecn-calculated-state.txt"
-_spec = importlib.util.spec_from_file_location(
-    "wanka_ai_ecn", ROOT / "roles/switch_config/filter_plugins/wanka_ai_ecn.py"
-)
-ai_ecn = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(ai_ecn)
+ai_ecn = plugin("filter", "wanka_ai_ecn")
 
 
 def test_vendor_example_parses_to_its_two_interfaces_on_queue_4():

@@ -3,16 +3,13 @@ origins in its README), and the comparison with a plan."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
+
+from tests.ansible_run import plugin
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPTURES = ROOT / "tests" / "data" / "captures"
-_spec = importlib.util.spec_from_file_location(
-    "wanka_lldp", ROOT / "roles/switch_config/filter_plugins/wanka_lldp.py"
-)
-lldp = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(lldp)
+lldp = plugin("filter", "wanka_lldp")
 
 
 def _capture(name: str) -> str:

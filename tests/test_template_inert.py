@@ -20,10 +20,10 @@ from ansible.errors import AnsibleFilterError
 
 from generator import cli
 from generator.verify import verify
-from tests.ansible_run import ROOT, VAULT, Runner, tool
+from tests.ansible_run import ROOT, VAULT, Runner, plugin, tool
 
-sys.path.insert(0, str(ROOT / "roles/ztp_server/filter_plugins"))
-from wanka_vault import wanka_vault_fill, wanka_vault_names
+wanka_vault_fill = plugin("filter", "wanka_vault").wanka_vault_fill
+wanka_vault_names = plugin("filter", "wanka_vault").wanka_vault_names
 
 HOSTS = ("npu-001", "par-leaf-0001", "controller-01")  # a server, a switch, a management node
 

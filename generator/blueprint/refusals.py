@@ -10,7 +10,7 @@
   delete under (acceptance.compile_cache.paths: a daily root `find PATH ... -delete`,
   roles/ops_checklist) are normalised too and are neither a system folder nor inside a system
   tree; a cache path is not a DPC mount or a folder holding one. The roles refuse the same paths
-  (roles/dpc_client/filter_plugins/wanka_mount_unit.py, roles/ops_checklist/library/).
+  (plugins/filter/wanka_mount_unit.py, plugins/modules/wanka_ops_checklist.py).
 """
 
 from __future__ import annotations

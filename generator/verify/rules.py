@@ -16,9 +16,9 @@ from collections import deque
 
 from generator.verify import read, safe
 from generator.verify.report import Problem, Report
+from generator.vocab import Plane
 
-MANAGEMENT = ("inband", "oob")
-GATEWAY_PLANES = frozenset({"business", "inband", "oob", "border"})
+GATEWAY_PLANES = frozenset({Plane.BUSINESS, Plane.INBAND, Plane.OOB, Plane.BORDER})
 HOST_GROUPS = ("npu_servers", "storage_nodes", "management_nodes")
 VAULT = re.compile(r"\{\{ vault_[a-z0-9_]+ \}\}")
 REFERENCE = re.compile(r"\{\{ vault_[a-z0-9_]+ \}\}|\$\{[A-Z0-9_]+\}")  # vault or environment
@@ -81,7 +81,7 @@ def check_access(access: read.Access, pools: dict, report: Report) -> None:
     for n, has_acl in access.vty:
         if not has_acl:
             report.problems.append(Problem(rel, n, f"{device}: VTY lines without an inbound ACL"))
-    mgmt = [pools[p] for p in MANAGEMENT if p in pools]
+    mgmt = [pools[p] for p in Plane if p.is_management and p in pools]
     for what in ("ssh server acl", "vty acl") + (("snmp-agent acl",) if access.snmp else ()):
         if not uses[what]:
             report.problems.append(
@@ -138,8 +138,8 @@ def isolation(
             address, plen = _net(node[1])
             nets[(address, plen)] = node
             plane = planes(address, plen) or "outside every pool"
-            plane = "border" if plane == "provider" else plane  # the routers' hand-off
-            plane_of[node] = "business" if shared and plane == "storage" else plane
+            plane = "border" if plane == Plane.PROVIDER else plane  # the routers' hand-off
+            plane_of[node] = "business" if shared and plane == Plane.STORAGE else plane
     for (address, plen), node in list(nets.items()):  # a host address in a served subnet
         if plen == 32:
             for length in range(31, 7, -1):
@@ -283,7 +283,7 @@ def border_cabling(
                 continue
             if other not in planes:
                 planes[other] = _device_planes(g, other, pools)
-            bad = planes[other] - GATEWAY_PLANES - ({"storage"} if shared else set())
+            bad = planes[other] - GATEWAY_PLANES - ({Plane.STORAGE} if shared else set())
             if bad:
                 report.problems.append(
                     Problem(
@@ -395,7 +395,7 @@ TEMPLATED = ("ansible_python_interpreter:", "ansible_user:", "wanka_files:", "wa
 
 def templates_in(rel: str, text: str, report: Report) -> None:
     """Template syntax Ansible would run: in a device configuration anything but a Vault
-    placeholder (roles ztp_server/switch_deploy fill only those, filter_plugins/wanka_vault.py);
+    placeholder (roles ztp_server/switch_deploy fill only those, plugins/filter/wanka_vault.py);
     in an Ansible variable file (host_vars/, group_vars/) a value not tagged `!unsafe` other
     than the generator's own expressions (generator/artifacts/inventory.py, Template)."""
     variables = rel.startswith(("host_vars/", "group_vars/"))

@@ -1,1 +1,0 @@
-../../ztp_server/filter_plugins/wanka_vault.py
