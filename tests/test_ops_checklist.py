@@ -3,15 +3,13 @@ case per checklist item (the Ansible wiring is linted with the other roles)."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
+from tests.ansible_run import plugin
+
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location(
-    "wanka_ops_checklist", ROOT / "roles/ops_checklist/library/wanka_ops_checklist.py"
-)
-checklist = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(checklist)
+checklist = plugin("modules", "wanka_ops_checklist")
+npu_smi = plugin("module_utils", "npu_smi")
 
 # ethtool(8) `ethtool -l` layout
 ETHTOOL = """Channel parameters for {nic}:
@@ -79,7 +77,7 @@ MAPPING = """NPU ID                         Chip ID                        Chip 
 
 
 def test_chips_are_the_ascend_rows_of_npu_smi_info_m():
-    assert checklist.chips(MAPPING) == [(4, 0)]
+    assert npu_smi.chips(MAPPING) == [(4, 0, 0)]
 
 
 def _fake_npus(root: Path, *lines: str) -> None:

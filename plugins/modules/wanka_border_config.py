@@ -5,10 +5,17 @@ the device's prompts."""
 from __future__ import annotations
 
 import ipaddress
-import os
 import re
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.wanka.cluster.plugins.module_utils.ce_session import (
+    SESSION_SPEC,
+    connect,
+    discard,
+    rejected,
+    save_backup,
+    type_key,
+)
 
 DOCUMENTATION = r"""
 module: wanka_border_config
@@ -38,7 +45,6 @@ MASK_LENGTH = re.compile(r"^(ip address \S+) (\d+)$")
 # Typed although it is the default, so not saved (NE40E telnet-server-enable page: "If the
 # default configuration file is used, the Telnet service is disabled").
 DEFAULTS = {"undo telnet server enable"}
-PROMPTS = ("Enter Password:", "Confirm Password:")
 # Lines that open a view although the script types nothing in it: `ipv4-family` enters the VPN
 # instance IPv4 address family view (NE40E ipv4-family-unicast(L3VPNOM) page; generator/catalog/
 # commands.yaml `enters`), so one more `quit` leaves it.
@@ -100,19 +106,10 @@ def views(intended: str) -> set[tuple[str, ...]]:
     return {path[: i + 1] for path, _ in tree(intended, True) for i in range(len(path))}
 
 
-def _rejected(output: str) -> list[str]:
-    return [line.strip() for line in output.splitlines() if re.match(r"^\s*Error:", line)]
-
-
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
-            "host": {"type": "str", "required": True},
-            "port": {"type": "int", "default": 22},
-            "username": {"type": "str", "required": True},
-            "password": {"type": "str", "required": True, "no_log": True},
-            "device_type": {"type": "str", "default": "huawei_vrpv8"},
-            "timeout": {"type": "int", "default": 60},
+            **SESSION_SPEC,
             "intended": {"type": "str", "required": True},
             "backup": {"type": "path", "required": True},
             "snmp_auth_key": {"type": "str", "required": True, "no_log": True},
@@ -121,22 +118,8 @@ def main() -> None:
         supports_check_mode=True,
     )
     p = module.params
-    try:
-        from netmiko import ConnectHandler
-    except ImportError as exc:
-        module.fail_json(msg=f"netmiko is needed on the controller: {exc}")
     two_stage = p["device_type"] == "huawei_vrpv8"
-    conn = ConnectHandler(
-        device_type=p["device_type"],
-        host=p["host"],
-        port=p["port"],
-        username=p["username"],
-        password=p["password"],
-        conn_timeout=p["timeout"],
-        auth_timeout=p["timeout"],
-        banner_timeout=p["timeout"],
-        read_timeout_override=p["timeout"],
-    )
+    conn = connect(module)
     try:
         running = conn.send_command("display current-configuration")
         todo = missing(running, p["intended"])
@@ -152,10 +135,7 @@ def main() -> None:
         if not todo or module.check_mode:
             module.exit_json(**result)
 
-        os.makedirs(os.path.dirname(p["backup"]) or ".", exist_ok=True)
-        fd = os.open(p["backup"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(running)
+        save_backup(p["backup"], running)
         result["backup"] = p["backup"]
 
         keys = {"authentication": p["snmp_auth_key"], "privacy": p["snmp_priv_key"]}
@@ -167,16 +147,12 @@ def main() -> None:
                 continue
             output += conn.send_config_set(plain, enter_config_mode=False, exit_config_mode=False)
             plain = []
-            output += conn.send_command(line, expect_string=PROMPTS[0])
-            output += conn.send_command(  # a key is not echoed
-                keys[m.group(1)], expect_string=PROMPTS[1], cmd_verify=False
-            )
-            output += conn.send_command(keys[m.group(1)], expect_string=r"\]", cmd_verify=False)
+            output += type_key(conn, line, keys[m.group(1)])
         output += conn.send_config_set(plain, enter_config_mode=False, exit_config_mode=False)
-        errors = _rejected(output)
+        errors = rejected(output, _shown)
         if errors:
             if two_stage:
-                conn.send_command("clear configuration candidate", expect_string=r"\]")
+                discard(conn)
             conn.exit_config_mode()
             module.fail_json(
                 msg=f"{p['host']} rejected a line"

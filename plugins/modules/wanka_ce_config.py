@@ -4,10 +4,17 @@
 from __future__ import annotations
 
 import ipaddress
-import os
 import re
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.wanka.cluster.plugins.module_utils.ce_session import (
+    SESSION_SPEC,
+    connect,
+    discard,
+    rejected,
+    save_backup,
+    type_key,
+)
 
 DOCUMENTATION = r"""
 module: wanka_ce_config
@@ -25,7 +32,7 @@ description:
     configuration. If the configuration read back after the commit still differs from the intended
     one, C(rollback configuration last 1) (answered C(y) at its C([Y/N]) prompt) restores the
     configuration from before the commit (VRP8 configuration rollback).
-  - Lines that carry secrets (a password or key argument: C(local-user ... password
+  - Lines that carry secrets (a password or key argument, as in C(local-user ... password
     irreversible-cipher), C(snmp-agent usm-user ... cipher), DFS/OSPF C(authentication-mode ...),
     BGP C(peer ... password cipher)) are left out of the comparison, because the switch prints them
     encrypted; they are set by zero-touch provisioning or with O(secrets=true). Other lines with
@@ -77,9 +84,6 @@ USM_KEY = re.compile(
     r"^\s*snmp-agent usm-user v3 (?P<user>\S+) (?P<kind>authentication|privacy)-mode (?P<mode>\S+)"
     r"(?P<key> .+)?$"
 )
-# The prompts after a keyless mode line (that example, step 5: "Please configure the authentication
-# password (8-255)" / "Enter Password:" / "Confirm Password:"); the key is not echoed.
-PROMPTS = ("Enter Password:", "Confirm Password:")
 
 
 # How `display current-configuration` prints a line (CE V300R023C00):
@@ -178,43 +182,13 @@ def key_lines(running: str, intended: str, rotate: bool) -> list[tuple[str, str]
     ]
 
 
-def _set_keys(conn, keys: list[tuple[str, str]], secret: dict[str, str]) -> str:
-    """Type each keyless mode line and answer its two password prompts (not echoed). A line the
-    switch rejects prints an error instead of the first prompt: its key is not sent."""
-    output = ""
-    for line, kind in keys:
-        asked = conn.send_command(line, expect_string=rf"{PROMPTS[0]}|\]")
-        output += asked
-        if PROMPTS[0] not in asked:
-            continue
-        output += conn.send_command(secret[kind], expect_string=PROMPTS[1], cmd_verify=False)
-        output += conn.send_command(secret[kind], expect_string=r"\]", cmd_verify=False)
-    return output
-
-
-def _rejected(output: str) -> list[str]:
-    """`<line>: Error: ...` for each line the switch answered with an error (VRP prints the line
-    after the prompt, a caret under the fault, then `Error: ...`)."""
-    out, last = [], ""
-    for line in output.splitlines():
-        if re.match(r"^\s*Error:", line):
-            out.append(f"{_masked([last]).strip()!r}: {line.strip()}")
-        elif "]" in line and not line.strip().startswith("^"):
-            last = line.split("]", 1)[1].strip()
-    return out
-
-
 def _masked(lines: list[str]) -> str:
     return "".join(SECRET.sub(r"\1 ******", line) + "\n" for line in lines)
 
 
 def _discard(conn) -> None:
-    """Drop the uncommitted candidate and go back to the user view. `clear configuration
-    candidate` "clears an uncommitted configuration" in all views except the user view
-    (clear_configuration_candidate.json; configuration guide, Selecting a Mode for the
-    Configuration to Take Effect). Plain `abort` is no V300R023C00 command: only `abort trial`,
-    which ends a `commit trial` (abort_trial.json)."""
-    conn.send_command("clear configuration candidate", expect_string=r"\]")
+    """Drop the uncommitted candidate (ce_session.discard) and go back to the user view."""
+    discard(conn)
     conn.send_command("return", expect_string=r">")
 
 
@@ -228,12 +202,7 @@ def _rollback(conn) -> None:
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
-            "host": {"type": "str", "required": True},
-            "port": {"type": "int", "default": 22},
-            "username": {"type": "str", "required": True},
-            "password": {"type": "str", "required": True, "no_log": True},
-            "device_type": {"type": "str", "default": "huawei_vrpv8"},
-            "timeout": {"type": "int", "default": 60},
+            **SESSION_SPEC,
             "intended": {"type": "str", "required": True},
             "backup": {"type": "path", "required": True},
             "secrets": {"type": "bool", "default": False},
@@ -244,22 +213,7 @@ def main() -> None:
         supports_check_mode=True,
     )
     p = module.params
-    try:
-        from netmiko import ConnectHandler
-    except ImportError as exc:
-        module.fail_json(msg=f"netmiko and hier_config are needed on the controller: {exc}")
-
-    conn = ConnectHandler(
-        device_type=p["device_type"],
-        host=p["host"],
-        port=p["port"],
-        username=p["username"],
-        password=p["password"],
-        conn_timeout=p["timeout"],
-        auth_timeout=p["timeout"],
-        banner_timeout=p["timeout"],
-        read_timeout_override=p["timeout"],
-    )
+    conn = connect(module)
     try:
         running = conn.send_command("display current-configuration")
         lines = remediation(running, p["intended"], p["secrets"])
@@ -275,16 +229,13 @@ def main() -> None:
         if absent:
             module.fail_json(msg=f"SNMPv3 keys to set and no {', '.join(absent)}", **result)
 
-        os.makedirs(os.path.dirname(p["backup"]) or ".", exist_ok=True)
-        fd = os.open(p["backup"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(running)
+        save_backup(p["backup"], running)
         result["backup"] = p["backup"]
 
         commands = [line.strip() for line in lines]
         output = conn.send_config_set(commands, exit_config_mode=False)
-        output += _set_keys(conn, keys, secret)
-        errors = _rejected(output)
+        output += "".join(type_key(conn, line, secret[kind]) for line, kind in keys)
+        errors = rejected(output, lambda line: _masked([line]))
         if errors:
             _discard(conn)
             after = conn.send_command("display current-configuration")

@@ -4,6 +4,10 @@
 from __future__ import annotations
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.wanka.cluster.plugins.module_utils.ce_session import (
+    SESSION_SPEC,
+    connect,
+)
 
 DOCUMENTATION = r"""
 module: wanka_ce_display
@@ -25,12 +29,7 @@ options:
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
-            "host": {"type": "str", "required": True},
-            "port": {"type": "int", "default": 22},
-            "username": {"type": "str", "required": True},
-            "password": {"type": "str", "required": True, "no_log": True},
-            "device_type": {"type": "str", "default": "huawei_vrpv8"},
-            "timeout": {"type": "int", "default": 60},
+            **SESSION_SPEC,
             "command": {"type": "str", "required": True},
         },
         supports_check_mode=True,
@@ -38,14 +37,7 @@ def main() -> None:
     p = module.params
     if not p["command"].startswith("display "):
         module.fail_json(msg=f"only display commands are run, not {p['command']!r}")
-    try:
-        from netmiko import ConnectHandler
-    except ImportError as exc:
-        module.fail_json(msg=f"netmiko is needed on the controller: {exc}")
-    keys = ("device_type", "host", "port", "username", "password")
-    waits = ("conn_timeout", "auth_timeout", "banner_timeout", "read_timeout_override")
-    args = {k: p[k] for k in keys} | dict.fromkeys(waits, p["timeout"])
-    with ConnectHandler(**args) as conn:
+    with connect(module) as conn:
         out = conn.send_command(p["command"])
     module.exit_json(changed=False, stdout=out, stdout_lines=out.splitlines())
 

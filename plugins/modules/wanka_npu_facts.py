@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.wanka.cluster.plugins.module_utils.npu_smi import chips
 
 DOCUMENTATION = r"""
 module: wanka_npu_facts
@@ -25,20 +26,6 @@ options:
 """
 
 FIELD = re.compile(r"^\s*(SDID|Super Pod ID|Server Index)\s*:\s*(\d+)\s*$", re.M)
-
-
-def chips(table: str) -> list[tuple[int, int, int]]:
-    """(npu id, chip id, device id) of every die in `npu-smi info -m`."""
-    lines = [x.split() for x in table.splitlines() if x.strip()]
-    header = " ".join(lines[0]) if lines else ""
-    phy = "Phy-ID" in header
-    out = []
-    for cols in lines[1:]:
-        if len(cols) < 4 or not cols[0].isdigit() or not cols[2].isdigit():
-            continue  # Mcu rows carry '-' ids
-        device = cols[3] if phy and cols[3].isdigit() else cols[2]
-        out.append((int(cols[0]), int(cols[1]), int(device)))
-    return out
 
 
 def main() -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.wanka.cluster.plugins.module_utils.npu_smi import chips
 
 DOCUMENTATION = r"""
 module: wanka_npu_preflight
@@ -61,19 +62,6 @@ def lldp_neighbour(text: str) -> tuple[str, str]:
     return system, port
 
 
-def dies(table: str) -> dict[int, tuple[str, str]]:
-    """device id -> (NPU id, chip id) from `npu-smi info -m` (columns NPU ID, Chip ID, Chip Logic
-    ID[, Chip Phy-ID], Chip Name; Mcu rows have '-' ids); the device id is the Phy-ID where the
-    table has one, else the logic id."""
-    rows = [x.split() for x in table.splitlines() if x.strip()]
-    phy = bool(rows) and "Phy-ID" in " ".join(rows[0])
-    return {
-        int(r[3] if phy and r[3].isdigit() else r[2]): (r[0], r[1])
-        for r in rows[1:]
-        if len(r) >= 4 and r[0].isdigit() and r[2].isdigit()
-    }
-
-
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
@@ -101,7 +89,7 @@ def main() -> None:
     problems: list[str] = []
     warnings: list[str] = []
     facts: list[dict] = []
-    chip_of = dies(run(p["npu_smi"], "info", "-m"))
+    chip_of = {d: (str(n), str(c)) for n, c, d in chips(run(p["npu_smi"], "info", "-m"))}
     for n, expected in enumerate(p["lldp"]):
         i = str(n)
         if n not in chip_of:

@@ -28,6 +28,7 @@ import re
 import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.wanka.cluster.plugins.module_utils.npu_smi import chips
 
 # FHS 3.0 ch. 3: the system's own trees (programs, libraries, configuration, boot files) and the
 # kernel's virtual file systems (/proc, /sys, /dev) and runtime data (/run): no cache lies in them.
@@ -82,16 +83,6 @@ def rss_problem(nic: str, text: str) -> str:
     return ""
 
 
-def chips(table: str) -> list[tuple[int, int]]:
-    """(NPU ID, Chip ID) of every Ascend chip in `npu-smi info -m` (columns NPU ID, Chip ID, Chip
-    Logic ID[, Chip Phy-ID], Chip Name; Mcu rows carry '-' ids). The same reading as roles/npu_facts
-    chips() and roles/npu_preflight dies(): roles cannot share module_utils yet, so it is repeated."""
-    rows = [r.split() for r in table.splitlines()]  # the header row has no digits
-    return [
-        (int(r[0]), int(r[1])) for r in rows if len(r) >= 4 and r[0].isdigit() and r[2].isdigit()
-    ]
-
-
 def idle_power_problem(chip: str, text: str, limit: float) -> str:
     f = dict(FIELD.findall(text))
     usage, power = f.get("Aicore Usage Rate(%)"), f.get("NPU Real-time Power(W)")
@@ -144,7 +135,7 @@ def npu_power_problems(p: dict, env: dict) -> list[str]:
     if not found:
         return [f"npu-smi info -m lists no NPU chip: {table.strip() or 'no output'}"]
     out = []
-    for npu, chip in found:
+    for npu, chip, _ in found:
         text = _run([p["npu_smi"], "info", "-t", "common", "-i", str(npu), "-c", str(chip)], env)
         out.append(idle_power_problem(f"NPU {npu} chip {chip}", text, p["idle_power_max_w"]))
     return out

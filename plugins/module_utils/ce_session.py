@@ -1,0 +1,85 @@
+"""The SSH session to a Huawei VRP device that the wanka.cluster modules share (netmiko on the
+controller): the connection options, the backup of the running configuration, the SNMPv3 key
+typed at the device's password prompts, the scan for rejected lines and the discard of an
+uncommitted change. Used by wanka_ce_config and wanka_ce_display (CloudEngine, VRP V200/V300) and
+wanka_border_config (NetEngine 8000, VRP8; USG6000E)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+# The options every session module takes (merged into its argument_spec).
+SESSION_SPEC = {
+    "host": {"type": "str", "required": True},
+    "port": {"type": "int", "default": 22},
+    "username": {"type": "str", "required": True},
+    "password": {"type": "str", "required": True, "no_log": True},
+    "device_type": {"type": "str", "default": "huawei_vrpv8"},
+    "timeout": {"type": "int", "default": 60},
+}
+
+# The prompts after a keyless `snmp-agent usm-user v3 U authentication-mode|privacy-mode M` line;
+# the key is not echoed. CE V300R023C00 configuration guide, Example for Configuring a Device to
+# Communicate with NMSs Using SNMPv3 USM Users, step 5 ("Please configure the authentication
+# password (8-255)" / "Enter Password:" / "Confirm Password:"); NE40E V800R012C10 SNMPUSMUser page
+# and its configuration guide's USM SNMPv3 user example.
+PROMPTS = ("Enter Password:", "Confirm Password:")
+
+# VRP prints the typed line after the view prompt `[~HUAWEI-view]`, a caret under the fault, then
+# `Error: ...`.
+ERROR = re.compile(r"^\s*Error:")
+
+
+def connect(module):
+    """A netmiko session with the module's session options; every wait is the module's timeout."""
+    try:
+        from netmiko import ConnectHandler
+    except ImportError as exc:
+        module.fail_json(msg=f"netmiko is needed on the controller: {exc}")
+    p = module.params
+    keys = ("device_type", "host", "port", "username", "password")
+    waits = ("conn_timeout", "auth_timeout", "banner_timeout", "read_timeout_override")
+    return ConnectHandler(**{k: p[k] for k in keys}, **dict.fromkeys(waits, p["timeout"]))
+
+
+def save_backup(path: str, running: str) -> None:
+    """The running configuration written to `path`, readable by its owner only (it holds the
+    device's encrypted secrets)."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(running)
+
+
+def type_key(conn, line: str, key: str) -> str:
+    """Type a keyless SNMPv3 mode line and answer its two password prompts with `key`. A line the
+    device rejects prints an error (or the view prompt) instead of the first prompt: the key is
+    then not sent."""
+    asked = conn.send_command(line, expect_string=rf"{PROMPTS[0]}|\]")
+    if PROMPTS[0] not in asked:
+        return asked
+    asked += conn.send_command(key, expect_string=PROMPTS[1], cmd_verify=False)
+    return asked + conn.send_command(key, expect_string=r"\]", cmd_verify=False)
+
+
+def rejected(output: str, mask=lambda line: line) -> list[str]:
+    """`'<line>': Error: ...` for each line the device answered with an error; `mask` hides the
+    secrets of the line shown."""
+    out, last = [], ""
+    for line in output.splitlines():
+        if ERROR.match(line):
+            out.append(f"{mask(last).strip()!r}: {line.strip()}")
+        elif "]" in line and not line.strip().startswith("^"):
+            last = line.split("]", 1)[1].strip()
+    return out
+
+
+def discard(conn) -> None:
+    """Drop the uncommitted candidate of a two-stage-commit device (VRP8), staying in the system
+    view. `clear configuration candidate` "clears an uncommitted configuration" in all views
+    except the user view (CE V300R023C00 clear_configuration_candidate.json; configuration guide,
+    Selecting a Mode for the Configuration to Take Effect; NE40E V800R012C10 Disard(CFGOM) page).
+    Plain `abort` is no V300R023C00 command: only `abort trial`, which ends a `commit trial`
+    (abort_trial.json)."""
+    conn.send_command("clear configuration candidate", expect_string=r"\]")
