@@ -156,8 +156,9 @@ def summary(cost: GrowthCost) -> dict[str, str]:
     c = cost
     out = {
         "step": f"The next step up from {c.cards:,} cards is +{c.step * c.cards_per_server:,} "
-        f"cards ({c.next_cards:,}): one eighth more servers in whole parameter leaf groups of "
-        f"{c.unit:,} servers.",
+        f"cards ({c.next_cards:,}): one eighth more servers, rounded up to whole units of "
+        f"{c.unit:,} servers (one parameter leaf group; whole supernodes where the cluster has "
+        "them).",
         "cost": _cost(c),
         "plan": "",
         "yaml": "",
@@ -183,8 +184,8 @@ def summary(cost: GrowthCost) -> dict[str, str]:
         out["reserve"] = (
             f"Reserving it costs now: {c.switches:+,} switches, {c.rack_units:+,} rack units, "
             f"{c.racks:+,} racks, {c.power_kw:+,.1f} kW nameplate; {c.upper_ports:,} spine and "
-            f"core ports left free and {c.held_racks:,} rack positions held on the floor for the "
-            "step."
+            f"core ports left free and {c.held_racks:,} rack position"
+            f"{'s' if c.held_racks != 1 else ''} held on the floor for the step."
         )
     if c.recommended:
         out["yaml"] = f"growth: {{cards: {c.recommended}}}"
@@ -198,7 +199,8 @@ def _cost(c: GrowthCost) -> str:
         return (
             "Not measured by wanka generate at this size: it would expand the blueprint once "
             "more (about a fifth more CPU at 10,240 cards). To measure it, copy the blueprint "
-            f"with compute.cards: {c.next_cards} and run `wanka diff BLUEPRINT COPY`: it counts "
+            f"with compute.cards: {c.next_cards} (compute.servers: {c.servers + c.step}) and run "
+            "`wanka diff BLUEPRINT COPY`: it counts "
             "what moves and names the plan that avoids it."
         )
     if not c.total:
