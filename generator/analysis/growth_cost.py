@@ -93,7 +93,8 @@ def step_size(cluster: Cluster, bp: Mapping[str, Any]) -> tuple[int, int]:
 def _sized(bp: Mapping[str, Any], servers: int) -> dict[str, Any]:
     """The blueprint at `servers` NPU servers, without a growth plan."""
     compute = {k: v for k, v in bp["compute"].items() if k != "cards"}
-    return {**{k: v for k, v in bp.items() if k != "growth"}, "compute": {**compute, "servers": servers}}  # fmt: skip
+    rest = {k: v for k, v in bp.items() if k != "growth"}
+    return {**rest, "compute": {**compute, "servers": servers}}
 
 
 def next_step_cost(cluster: Cluster, bp: Mapping[str, Any]) -> GrowthCost | None:
