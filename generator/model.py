@@ -48,9 +48,8 @@ _OCTETS = tuple(map(str, range(256)))
 
 
 def ip(value: int) -> str:
-    """Integer IPv4 address (0 .. 2**32-1, as the model holds them) -> dotted quad. Every output
-    prints tens of thousands (2.6 million at 102,400 cards): the octets' text is looked up, not
-    formatted, which halves the instructions (callgrind) of formatting four integers."""
+    """Integer IPv4 address (0 .. 2**32-1, as the model holds them) -> dotted quad, each octet's
+    text looked up (every output prints many addresses)."""
     o = _OCTETS
     return f"{o[value >> 24]}.{o[(value >> 16) & 255]}.{o[(value >> 8) & 255]}.{o[value & 255]}"
 
@@ -186,9 +185,15 @@ class Subnet:
     def on_vlan(cls, plane: str, owners: tuple[str, ...], network: int, prefix: int, vlan: int):
         """A subnet whose gateway is the first address, on the owners' Vlanif of `vlan`."""
         return cls(
-            plane, f"{ip(network)}/{prefix}", owners, network, prefix, network + 1, vlan,
-            f"Vlanif{vlan}",
-        )  # fmt: skip
+            plane=plane,
+            name=f"{ip(network)}/{prefix}",
+            owners=owners,
+            network=network,
+            prefix=prefix,
+            gateway=network + 1,
+            vlan=vlan,
+            gateway_interface=f"Vlanif{vlan}",
+        )
 
 
 @record

@@ -40,7 +40,12 @@ class SwitchMtu:
     @classmethod
     def of(cls, plane: str, nic_mtu: int) -> SwitchMtu:
         ip_mtu = max(SWITCH_IP_MTU, nic_mtu)
-        return cls(plane, nic_mtu, ip_mtu, max(JUMBO_FRAME, ip_mtu + FRAME_OVERHEAD))
+        return cls(
+            plane=plane,
+            nic_mtu=nic_mtu,
+            ip_mtu=ip_mtu,
+            jumbo_frame=max(JUMBO_FRAME, ip_mtu + FRAME_OVERHEAD),
+        )
 
     @property
     def carried(self) -> bool:

@@ -99,16 +99,16 @@ def context(cluster: Cluster, switches: Iterable[Device] | None = None) -> Conte
     }
     port_key = cache(port_sort_key)  # a fresh cache per cluster
     return Context(
-        cluster,
-        devices,
-        platform,
-        ends,
-        bond,
-        subnet,
-        dict(subnets),
-        host_subnet,
-        mlag_peer,
-        port_key,
+        cluster=cluster,
+        devices=devices,
+        platform=platform,
+        ends=ends,
+        bond=bond,
+        subnet=subnet,
+        subnets=dict(subnets),
+        host_subnet=host_subnet,
+        mlag_peer=mlag_peer,
+        port_key=port_key,
     )
 
 

@@ -22,4 +22,4 @@ def licence_table() -> dict[str, dict[str, dict[str, Any]]]:
 def licence_for(platform: str, feature: str) -> Licence | None:
     """The licence a switch of `platform` needs to run `feature` (one shared record), or None."""
     need = licence_table().get(platform, {}).get(feature)
-    return Licence(need["licence"], feature, need["source"]) if need else None
+    return Licence(name=need["licence"], feature=feature, source=need["source"]) if need else None

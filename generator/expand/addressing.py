@@ -117,13 +117,13 @@ def allocate(
             if w.port_index == 0:
                 addresses.append(
                     Address(
-                        w.a_device,
-                        bond_name,
-                        plane,
-                        sn.network + 2 + w.member,
-                        sub_prefix,
-                        sn.gateway,
-                        sn.name,
+                        device=w.a_device,
+                        port=bond_name,
+                        plane=plane,
+                        ip=sn.network + 2 + w.member,
+                        prefix=sub_prefix,
+                        gateway=sn.gateway,
+                        subnet=sn.name,
                     )
                 )
             continue
@@ -133,13 +133,13 @@ def allocate(
             offset = w.member * leaf_ports + w.port_index // build.rails
         addresses.append(
             Address(
-                w.a_device,
-                w.a_port,
-                plane,
-                sn.network + 2 + offset,
-                sub_prefix,
-                sn.gateway,
-                sn.name,
+                device=w.a_device,
+                port=w.a_port,
+                plane=plane,
+                ip=sn.network + 2 + offset,
+                prefix=sub_prefix,
+                gateway=sn.gateway,
+                subnet=sn.name,
             )
         )
 
@@ -165,5 +165,9 @@ def allocate(
     }
     used = len(owners) * dies * sub_size + 2 * len(p2p) + len(loopbacks)
     return PlaneAddresses(
-        tuple(subnets), tuple(addresses), p2p, loopbacks, Pool(plane, network, prefix, used)
+        tuple(subnets),
+        tuple(addresses),
+        p2p,
+        loopbacks,
+        Pool(plane=plane, network=network, prefix=prefix, used=used),
     )

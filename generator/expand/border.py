@@ -133,7 +133,15 @@ def attach(
 
     def uplink(a: str, b: str, where: YamlPath) -> Wire:
         pa, pb = ports.take(a, BORDER_SPEED, where), ports.take(b, BORDER_SPEED, where)
-        return Wire("uplink", a, pa, b, pb, BORDER_SPEED, (a, pa))
+        return Wire(
+            kind="uplink",
+            a_device=a,
+            a_port=pa,
+            b_device=b,
+            b_port=pb,
+            speed=BORDER_SPEED,
+            cable=(a, pa),
+        )
 
     where = ("zones", "border")
     wires = [uplink(fw, t, where) for fw in firewalls for t in faces]
@@ -146,7 +154,17 @@ def attach(
             for p, port in enumerate(spec.names if spec else ()):
                 sp = biz_spines[p % len(biz_spines)]
                 pb = ports.take(sp, spec.speed, where)
-                storage.append(Wire("host", node, port, sp, pb, spec.speed, (node, port)))
+                storage.append(
+                    Wire(
+                        kind="host",
+                        a_device=node,
+                        a_port=port,
+                        b_device=sp,
+                        b_port=pb,
+                        speed=spec.speed,
+                        cable=(node, port),
+                    )
+                )
     return Attached(wires, storage, faces, uplinks)
 
 
@@ -235,8 +253,8 @@ def border_routing(
     routes.sort(key=lambda r: (r.device, r.vrf, r.network, r.prefix, r.preference, r.next_hop))
     used = nxt["border"] - net
     pools_out = (
-        Pool("border", net, prefix, used),
-        Pool("provider", pnet, pprefix, 2 * len(uplinks)),
+        Pool(plane="border", network=net, prefix=prefix, used=used),
+        Pool(plane="provider", network=pnet, prefix=pprefix, used=2 * len(uplinks)),
     )
     return BorderRouting(
         p2p, tuple(routes), tuple(uplinks), pools_out, nat, border_ospf(attached, p2p)
@@ -318,8 +336,16 @@ def shared_storage_addresses(pool_text: str, wires: list[Wire], where: YamlPath)
         sn = Subnet.on_vlan("storage", (spine,), net, sub_prefix, vlan)
         subnets.append(sn)
         addresses += [
-            Address(w.a_device, w.a_port, "storage", net + 2 + k, sub_prefix, sn.gateway, sn.name)
+            Address(
+                device=w.a_device,
+                port=w.a_port,
+                plane="storage",
+                ip=net + 2 + k,
+                prefix=sub_prefix,
+                gateway=sn.gateway,
+                subnet=sn.name,
+            )
             for k, w in enumerate(ws)
         ]
-    pool = Pool("storage", network, prefix, len(ports) * size)
+    pool = Pool(plane="storage", network=network, prefix=prefix, used=len(ports) * size)
     return PlaneAddresses(tuple(subnets), tuple(addresses), {}, {}, pool)

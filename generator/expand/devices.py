@@ -77,7 +77,7 @@ def host_endpoints(hosts: Hosts, floor: Floor) -> dict[str, list[Endpoint]]:
             spec = hosts.model[h].port(role)
             if spec:
                 zone = floor.racks[floor.position[h][0]].zone
-                out.append(Endpoint(h, spec.names, spec.speed, (zone,)))
+                out.append(Endpoint(host=h, ports=spec.names, speed=spec.speed, group=(zone,)))
         return out
 
     return {
@@ -162,10 +162,14 @@ class Placer:
                         if dev in hosts.model:
                             spec = hosts.model[dev].port("bmc")
                             if spec:
-                                out.append(Endpoint(dev, spec.names, spec.speed, (zone,)))
+                                out.append(
+                                    Endpoint(
+                                        host=dev, ports=spec.names, speed=spec.speed, group=(zone,)
+                                    )
+                                )
                         else:
                             port = self.placed.model[dev].mgmt_port
-                            out.append(Endpoint(dev, (port,), 1, (zone,)))
+                            out.append(Endpoint(host=dev, ports=(port,), speed=1, group=(zone,)))
         return out
 
 
@@ -182,12 +186,18 @@ def management(
     if model is not None:
         for a in addresses.get(("oob", name), ()):
             if a.port == model.mgmt_port:
-                return Management(a.ip, a.prefix, a.port, MGMT_VRF, a.gateway)
-        return Management(loopback, 32, "LoopBack0", "") if loopback else None
+                return Management(
+                    ip=a.ip, prefix=a.prefix, interface=a.port, vrf=MGMT_VRF, gateway=a.gateway
+                )
+        return (
+            Management(ip=loopback, prefix=32, interface="LoopBack0", vrf="") if loopback else None
+        )
     inband = addresses.get(("inband", name))
     if inband:
         a = inband[0]
-        return Management(a.ip, a.prefix, a.port, "", a.gateway, routes)
+        return Management(
+            ip=a.ip, prefix=a.prefix, interface=a.port, vrf="", gateway=a.gateway, routes=routes
+        )
     return None
 
 
@@ -259,15 +269,15 @@ def devices(
             mgmt = management(name, None, by_device, 0, inband_routes[role])
             out.append(
                 Device(
-                    name,
-                    role,
-                    "",
-                    m.name,
-                    rack,
-                    u,
-                    m.height_u,
-                    m.power_w,
-                    i,
+                    name=name,
+                    role=role,
+                    plane="",
+                    model=m.name,
+                    rack=rack,
+                    u=u,
+                    height_u=m.height_u,
+                    power_w=m.power_w,
+                    index=i,
                     supernode=sn,
                     mgmt=mgmt,
                 )
@@ -280,15 +290,15 @@ def devices(
         loopback = loopbacks.get(name, 0)
         out.append(
             Device(
-                name,
-                role,
-                plane,
-                m.name,
-                rack,
-                u,
-                m.height_u,
-                m.power_w,
-                index[(role, plane)],
+                name=name,
+                role=role,
+                plane=plane,
+                model=m.name,
+                rack=rack,
+                u=u,
+                height_u=m.height_u,
+                power_w=m.power_w,
+                index=index[(role, plane)],
                 pod=pod.get(name, -1),
                 asn=asn.get(name, 0),
                 loopback=loopback,

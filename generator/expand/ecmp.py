@@ -37,13 +37,13 @@ def switch_facts(devices: Iterable[Device], catalog: Catalog) -> tuple[SwitchFac
         m = catalog.switches[name]
         out.append(
             SwitchFacts(
-                name,
-                str(m.fact("release", "")),
-                m.ecmp_max,
-                str(m.fact("ecn", "none")),
-                m.command_families,
-                bool(m.facts.get("release", {}).get("confirmed", True)),
-                bool(m.facts.get("command_families", {}).get("confirmed", True)),
+                model=name,
+                release=str(m.fact("release", "")),
+                ecmp_max=m.ecmp_max,
+                ecn=str(m.fact("ecn", "none")),
+                command_families=m.command_families,
+                release_confirmed=bool(m.facts.get("release", {}).get("confirmed", True)),
+                families_confirmed=bool(m.facts.get("command_families", {}).get("confirmed", True)),
             )
         )
     return tuple(out)

@@ -166,20 +166,28 @@ def build_plane(
                 lane, parent = plan.lanes[lane_index]
                 wires.append(
                     Wire(
-                        "host", ep.host, port, leaf_name, lane, speed, (leaf_name, parent), slot, p
+                        kind="host",
+                        a_device=ep.host,
+                        a_port=port,
+                        b_device=leaf_name,
+                        b_port=lane,
+                        speed=speed,
+                        cable=(leaf_name, parent),
+                        member=slot,
+                        port_index=p,
                     )
                 )
         for i in range(1, rails, 2):  # M-LAG / dual-homed pairs: peer-link between leaf i-1 and i
             for port in plan.peer_ports:
                 wires.append(
                     Wire(
-                        "peer-link",
-                        names[i - 1],
-                        port,
-                        names[i],
-                        port,
-                        plan.up_speed,
-                        (names[i - 1], port),
+                        kind="peer-link",
+                        a_device=names[i - 1],
+                        a_port=port,
+                        b_device=names[i],
+                        b_port=port,
+                        speed=plan.up_speed,
+                        cable=(names[i - 1], port),
                     )
                 )
 
@@ -236,20 +244,20 @@ def build_plane(
                     )
                 )
         return PlaneBuild(
-            leaves,
-            spines,
-            cores,
-            wires,
-            members,
-            leaf_groups,
-            2,
-            rails,
-            hosts_per_group,
-            plan,
-            s,
-            n_leaves,
-            1,
-            0,
+            leaves=leaves,
+            spines=spines,
+            cores=cores,
+            wires=wires,
+            leaf_members=members,
+            leaf_groups=leaf_groups,
+            tiers=2,
+            rails=rails,
+            hosts_per_group=hosts_per_group,
+            plan=plan,
+            spines_per_pod=s,
+            leaves_per_pod=n_leaves,
+            pods=1,
+            cores_per_plane=0,
         )
 
     # Three tiers: pods of leaves under `n_up` pod spines (one link each), pod spine i of every
@@ -304,30 +312,30 @@ def build_plane(
                     core_sw.splits[c_parent] = core_split
                 wires.append(
                     Wire(
-                        "uplink",
-                        sp.name,
-                        lane,
-                        core_sw.name,
-                        c_lane,
-                        plan.up_speed,
-                        (core_sw.name, c_parent),
+                        kind="uplink",
+                        a_device=sp.name,
+                        a_port=lane,
+                        b_device=core_sw.name,
+                        b_port=c_lane,
+                        speed=plan.up_speed,
+                        cable=(core_sw.name, c_parent),
                     )
                 )
     return PlaneBuild(
-        leaves,
-        spines,
-        cores,
-        wires,
-        members,
-        leaf_groups,
-        3,
-        rails,
-        hosts_per_group,
-        plan,
-        s,
-        per_pod,
-        pods,
-        cores_per_plane,
+        leaves=leaves,
+        spines=spines,
+        cores=cores,
+        wires=wires,
+        leaf_members=members,
+        leaf_groups=leaf_groups,
+        tiers=3,
+        rails=rails,
+        hosts_per_group=hosts_per_group,
+        plan=plan,
+        spines_per_pod=s,
+        leaves_per_pod=per_pod,
+        pods=pods,
+        cores_per_plane=cores_per_plane,
     )
 
 
@@ -338,7 +346,15 @@ def _uplink(
     lane, parent = lane_parent
     if split != "none":
         upper.splits[parent] = split
-    return Wire("uplink", lower, port, upper.name, lane, speed, (upper.name, parent))
+    return Wire(
+        kind="uplink",
+        a_device=lower,
+        a_port=port,
+        b_device=upper.name,
+        b_port=lane,
+        speed=speed,
+        cable=(upper.name, parent),
+    )
 
 
 def _two_tier_spines(n_leaves: int, n_up: int, radix: int, spine_count: str | int) -> int | None:

@@ -17,7 +17,14 @@ from generator.model_hardware import PART_KINDS
 def _part(kind: str, e: Mapping[str, Any]) -> Part:
     confirmed = bool(e.get("source")) and e.get("confirmed", True) is not False
     source = str(e.get("source") or f"[unconfirmed] {e.get('note', '')}".strip())
-    return Part(kind, str(e["name"]), int(e["count"]), int(e.get("watts") or 0), confirmed, source)
+    return Part(
+        kind=kind,
+        name=str(e["name"]),
+        count=int(e["count"]),
+        watts=int(e.get("watts") or 0),
+        confirmed=confirmed,
+        source=source,
+    )
 
 
 def hardware(devices: Iterable[Device], catalog: Catalog) -> tuple[Hardware, ...]:
@@ -28,10 +35,10 @@ def hardware(devices: Iterable[Device], catalog: Catalog) -> tuple[Hardware, ...
         parts = sw.parts if sw else {}
         out.append(
             Hardware(
-                name,
-                m.confirmed,
-                m.source,
-                tuple(_part(kind, e) for kind in PART_KINDS for e in parts.get(kind, ())),
+                model=name,
+                confirmed=m.confirmed,
+                source=m.source,
+                parts=tuple(_part(kind, e) for kind in PART_KINDS for e in parts.get(kind, ())),
             )
         )
     return tuple(out)

@@ -13,11 +13,11 @@ def storage_nics(models: Iterable[HostModel]) -> tuple[StorageNic, ...]:
     named = {m.name: m.storage_nic for m in models if m.storage_nic}
     return tuple(
         StorageNic(
-            model,
-            str(nic["model"]),
-            str(nic["driver"]),
-            bool(nic.get("confirmed", False)),
-            str(nic.get("source", "")),
+            model=model,
+            nic=str(nic["model"]),
+            driver=str(nic["driver"]),
+            confirmed=bool(nic.get("confirmed", False)),
+            source=str(nic.get("source", "")),
         )
         for model, nic in sorted(named.items())
     )

@@ -129,17 +129,17 @@ class Floor:
                 for slot in self.rows[(zone, row)]:
                     out.append(
                         Rack(
-                            slot.name,
-                            zone,
-                            row,
-                            slot.position,
-                            slot.kind,
-                            slot.position * RACK_WIDTH_M,
-                            y,
-                            slot.height_u,
-                            slot.power_kw,
-                            slot.cooling_kw,
-                            slot.cooling,
+                            name=slot.name,
+                            zone=zone,
+                            row=row,
+                            position=slot.position,
+                            kind=slot.kind,
+                            x_m=slot.position * RACK_WIDTH_M,
+                            y_m=y,
+                            height_u=slot.height_u,
+                            power_kw=slot.power_kw,
+                            cooling_kw=slot.cooling_kw,
+                            cooling=slot.cooling,
                         )
                     )
                 y += ROW_PITCH_M

@@ -135,7 +135,14 @@ def assign_cdus(racks: tuple[Rack, ...], floor: Floor, tz: Mapping[str, Any]) ->
     load = 0.0
 
     def close() -> None:
-        out.append(Cdu(f"CDU-{len(out) + 1:02d}", cap, tuple(current), round(load, 3)))
+        out.append(
+            Cdu(
+                name=f"CDU-{len(out) + 1:02d}",
+                capacity_kw=cap,
+                racks=tuple(current),
+                load_kw=round(load, 3),
+            )
+        )
 
     for r in racks:
         if r.zone != "training" or r.kind != "compute":

@@ -63,24 +63,32 @@ def npu_servers(
     rank = 0
     for (_, p, _, _), d, ports, leaves in found:
         devs = tuple(
-            NpuDevice(k, a.port, a.ip, a.prefix, a.gateway, leaf_of[(d.name, a.port)], rank + k)
+            NpuDevice(
+                device_id=k,
+                port=a.port,
+                ip=a.ip,
+                prefix=a.prefix,
+                gateway=a.gateway,
+                leaf=leaf_of[(d.name, a.port)],
+                rank=rank + k,
+            )
             for k, a in enumerate(ports)
         )
         rank += len(devs)
         m = models[d.name]
         out.append(
             NpuServer(
-                d.name,
-                inband.get(d.name, 0),
-                p,
-                d.supernode,
-                leaves,
-                devs,
-                domains(d, leaves),
-                m.accelerator,
-                m.npus,
-                m.dies_per_npu,
-                d.supernode,  # the planned supernode until the hardware's Super Pod ID is read
+                name=d.name,
+                host_ip=inband.get(d.name, 0),
+                pod=p,
+                supernode=d.supernode,
+                leaves=leaves,
+                devices=devs,
+                domains=domains(d, leaves),
+                accelerator=m.accelerator,
+                npus=m.npus,
+                dies_per_npu=m.dies_per_npu,
+                super_pod_id=d.supernode,  # the planned supernode until the hardware's Super Pod ID is read
             )
         )
     return tuple(out)
@@ -98,14 +106,18 @@ def domain_namer(
     tiers, par-cores in 3) and supernode. Indexes: racks and CDUs in floor order, access units
     by their first leaf's index, pods and supernodes by the model's numbers."""
     rack_ids = {
-        r.name: Domain("rack", i, r.name)
+        r.name: Domain(kind="rack", index=i, name=r.name)
         for i, r in enumerate(x for x in racks if x.zone == "training" and x.kind == "compute")
     }
-    cdu_of = {r: Domain("cdu", i, c.name) for i, c in enumerate(cdus) for r in c.racks}
+    cdu_of = {
+        r: Domain(kind="cdu", index=i, name=c.name) for i, c in enumerate(cdus) for r in c.racks
+    }
     tiers = fabric.tiers if fabric else 2
     top = None
     if tiers >= 2:
-        top = Domain("fabric", 0, f"{CODE}-spines" if tiers == 2 else f"{CODE}-cores")
+        top = Domain(
+            kind="fabric", index=0, name=f"{CODE}-spines" if tiers == 2 else f"{CODE}-cores"
+        )
     units: dict[tuple[str, ...], tuple[Domain, ...]] = {}
 
     def unit(leaf_names: tuple[str, ...]) -> tuple[Domain, ...]:
@@ -113,11 +125,11 @@ def domain_namer(
         name = leaves[0].name
         if len(leaves) > 1:
             name += "-" + leaves[-1].name.rsplit("-", 1)[-1]
-        out = [Domain("leaf", leaves[0].index, name)]
+        out = [Domain(kind="leaf", index=leaves[0].index, name=name)]
         pods = {leaf.pod for leaf in leaves}
         if tiers == 3 and len(pods) == 1:
             p = max(pods.pop(), 0)
-            out.append(Domain("pod", p, f"{CODE}-pod{p + 1:02d}"))
+            out.append(Domain(kind="pod", index=p, name=f"{CODE}-pod{p + 1:02d}"))
         return tuple(out)
 
     def domains(d: Device, leaf_names: tuple[str, ...]) -> tuple[Domain, ...]:
@@ -129,7 +141,9 @@ def domain_namer(
         if top is not None:
             out.append(top)
         if d.supernode >= 0:
-            out.append(Domain("supernode", d.supernode, supernode_name(d.supernode)))
+            out.append(
+                Domain(kind="supernode", index=d.supernode, name=supernode_name(d.supernode))
+            )
         return tuple(out)
 
     return domains
@@ -184,10 +198,10 @@ def npu_nic_limits(models: Iterable[HostModel]) -> tuple[NpuNicLimits, ...]:
         if m.kind == "npu-server":
             nic = m.npu_nic
             out[m.name] = NpuNicLimits(
-                m.name,
-                int(nic.get("mtu_max", 9702)),
-                tuple(nic.get("refused_networks", ())),
-                bool(nic.get("confirmed", True)),
-                str(nic.get("source", "")),
+                model=m.name,
+                mtu_max=int(nic.get("mtu_max", 9702)),
+                refused=tuple(nic.get("refused_networks", ())),
+                confirmed=bool(nic.get("confirmed", True)),
+                source=str(nic.get("source", "")),
             )
     return tuple(out[name] for name in sorted(out))
