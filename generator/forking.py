@@ -31,7 +31,7 @@ class _Pool(multiprocessing.pool.Pool):
     """A pool whose `with` block ends by letting its workers finish (close, join), not by
     killing them (terminate): a worker killed while it sends a result holds the result queue's
     lock for ever, and the pool's task handler then waits on it for ever (a hung test run showed
-    it). Work still queued runs to its end first: seconds at 10,240 cards."""
+    it). Work still queued runs to its end first."""
 
     def __exit__(self, *exc: object) -> None:
         self.close()
@@ -78,8 +78,8 @@ def _start(parent: int, value: object) -> None:
 def no_cycle_collection() -> Iterator[None]:
     """The cyclic garbage collector paused: a cluster model (or a verify graph) is a large graph
     of long-lived objects without reference cycles, which the collector would traverse again and
-    again while it is built and read (a fifth of generate's CPU at 10,240 cards). Reference
-    counting still frees everything; forked workers inherit the pause."""
+    again while it is built and read. Reference counting still frees everything; forked
+    workers inherit the pause."""
     enabled = gc.isenabled()
     gc.disable()
     try:

@@ -183,7 +183,7 @@ def write(folder: Path, files: Iterable[OutputFile]) -> int:
 
     The cyclic collector stays paused, as in pipeline.run: the model and the files are still in
     memory, and the first collection after the pipeline would walk every object the pipeline
-    made (0.65 s of CPU at 102,400 cards, measured)."""
+    made."""
     new = _files(files)
     with Staging(folder) as stage:
         with stage.os_errors():
@@ -267,7 +267,7 @@ def put(root: str, files: Iterable[OutputFile]) -> list[str]:
     """Write `files` under `root` (a Staging's) in this process, each as it comes; their paths.
     The emitters' forked workers call it on an emitter's files as they are made (a pool's
     worker cannot fork writers): a file's memory is then reused for the next, where a list of
-    them took fresh pages (half the page faults of a switch part at 10,240 cards)."""
+    them would take fresh pages."""
     made: set[str] = set()
     paths = []
     try:

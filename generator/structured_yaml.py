@@ -1,66 +1,47 @@
 """A structured config (plain dicts, lists and scalars) as YAML: block mappings, one line per list
-item as a JSON flow value, which any YAML parser reads. Small diffs, fast to write. Also the
-one-line JSON writers every emitter uses (`flow` for YAML, `compact` for JSON files, `json_rows`
-for large tables)."""
+item as a JSON flow value, which any YAML parser reads. Small diffs, fast to write. Also the JSON
+writers every emitter uses: `line` (one line, for YAML flow values and JSON files), `indented`
+(json.dumps(indent=2) layout)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Mapping
 from typing import Any
 
+import orjson
 import yaml
 
-
-def json_line(item_separator: str = ", ", key_separator: str = ": ") -> Callable[[Any], str]:
-    """A function writing a value on one line as JSON (ASCII), which YAML reads as a flow scalar,
-    sequence or mapping: what json.dumps(value, separators=...) returns, faster.
-
-    The C encoder is built once and reused (json.dumps builds a new one per call, which costs
-    more than encoding one port); the pure-Python encoder is the fallback."""
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:
-        return json.JSONEncoder(separators=(item_separator, key_separator)).encode
-    encoder = make(
-        None,
-        None,
-        json.encoder.encode_basestring_ascii,
-        None,
-        key_separator,
-        item_separator,
-        False,
-        False,
-        True,
-    )
-    return lambda value: "".join(encoder(value, 0))
+_OPTIONS = orjson.OPT_NON_STR_KEYS  # keys as json.dumps writes them ({1: x} -> {"1": x})
+# what YAML 1.1 (PyYAML, libyaml: Ansible) reads as a line break (U+0085, U+2028, U+2029) or
+# refuses unescaped (DEL, C1 controls, U+FEFF, U+FFFE, U+FFFF), written as \\uXXXX, which JSON
+# and YAML double-quoted strings read alike
+_ESCAPE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
 
 
-flow = json_line()  # {"a": 1, "b": [2, 3]}: YAML flow style, readable
-compact = json_line(",", ":")  # {"a":1,"b":[2,3]}: machine-read JSON
-quote = json.encoder.encode_basestring_ascii  # one string as both write it: "a\"b"
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\u{ord(match[0]):04x}"
 
 
-# what JSON (ASCII) writes inside a string unescaped (but the quote and backslash), and a line break
-_PLAIN = bytes(range(0x20, 0x7F)) + b"\n"
+def line(value: Any) -> str:
+    """`value` as one line of compact JSON (`{"a":1,"b":[2,3]}`, UTF-8), which YAML also reads
+    as a flow value. A string orjson refuses (a lone surrogate) is written by the json module,
+    `\\u`-escaped."""
+    try:
+        text = orjson.dumps(value, option=_OPTIONS).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(value, separators=(",", ":"))
+    return text if text.isascii() else _ESCAPE.sub(_escaped, text)
 
 
-def json_rows(rows: Sequence[tuple], form: str, encode: Callable[[tuple], str], sep: str) -> str:
-    """`sep`.join(encode(row) for row in rows), made as `form % row` for each row: `form` is the
-    row's JSON with its strings' quotes in place and `%s` for each value (unquoted ones take
-    integers). That is a third of the encoder's instructions (callgrind), and the same JSON
-    while no string needs an escape: the text is made by `encode` instead when it shows one
-    would (more quotes than the forms', a backslash, a control or non-ASCII character, a line
-    break more than the separators')."""
-    text = sep.join([form % row for row in rows])
-    n = len(rows)
-    if (
-        text.count('"') == n * form.count('"')
-        and text.count("\n") == max(n - 1, 0) * sep.count("\n")
-        and "\\" not in text
-        and not text.encode().translate(None, _PLAIN)
-    ):
-        return text
-    return sep.join(map(encode, rows))
+def indented(value: Any) -> str:
+    """`value` in json.dumps(value, indent=2)'s layout, strings as `line` writes them."""
+    try:
+        text = orjson.dumps(value, option=_OPTIONS | orjson.OPT_INDENT_2).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(value, indent=2)
+    return text if text.isascii() else _ESCAPE.sub(_escaped, text)
 
 
 def to_yaml(data: Mapping[str, Any], indent: str = "") -> str:
@@ -70,66 +51,10 @@ def to_yaml(data: Mapping[str, Any], indent: str = "") -> str:
         if type(value) is dict and value:
             lines.append(f"{indent}{key}:\n{to_yaml(value, indent + '  ')}")
         elif type(value) is list and value:
-            item = f"\n{indent}  - "
-            lines.append(f"{indent}{key}:{item}{_items(value, item)}")
+            lines += [f"{indent}{key}:", *(f"{indent}  - {line(v)}" for v in value)]
         else:
-            lines.append(f"{indent}{key}: {flow(value)}")
+            lines.append(f"{indent}{key}: {line(value)}")
     return "\n".join(lines) + ("\n" if not indent else "")
-
-
-def _items(value: list, item: str) -> str:
-    """`item`.join(flow(v) for v in value), for a list of dicts written as one JSON array: the
-    C encoder runs once instead of once per item (a switch has hundreds of ports). The items
-    are then cut where one dict ends and the next begins: every item boundary is a `}, {`,
-    and when the text holds no other (none inside a string, no nested list of dicts) those
-    are exactly the boundaries."""
-    if all(type(v) is dict for v in value):
-        text = flow(value)[1:-1]
-        if text.count("}, {") == len(value) - 1:
-            return text.replace("}, {", "}" + item + "{")
-    return item.join(map(flow, value))
-
-
-def indented(value: Any, indent: str = "  ") -> str:
-    """What json.dumps(value, indent=len(indent)) writes (ASCII, `,` ending lines, `: ` after
-    keys), for dicts with string keys, lists, tuples and scalars: twice as fast, because
-    json.dumps with an indent runs its pure-Python encoder; here scalars go through the C one."""
-    out: list[str] = []
-    add = out.append
-
-    def walk(v: Any, pad: str) -> None:
-        kind = type(v)
-        if kind is dict:
-            if not v:
-                add("{}")
-                return
-            inner = pad + indent
-            sep = "{" + inner
-            for k, x in v.items():
-                if type(k) is not str:
-                    raise TypeError(f"indented() takes string keys only, not {k!r}")
-                add(sep + quote(k) + ": ")
-                walk(x, inner)
-                sep = "," + inner
-            add(pad + "}")
-        elif kind is list or kind is tuple:
-            if not v:
-                add("[]")
-                return
-            inner = pad + indent
-            sep = "[" + inner
-            for x in v:
-                add(sep)
-                walk(x, inner)
-                sep = "," + inner
-            add(pad + "]")
-        elif kind is str:
-            add(quote(v))
-        else:
-            add(compact(v))
-
-    walk(value, "\n")
-    return "".join(out)
 
 
 # Ansible variable files. Ansible templates every string of a variable it reads (a `{{ lookup('pipe',
@@ -163,8 +88,8 @@ def inert(value: Any) -> str:
     when it holds a string, a Template's text as it is, numbers and booleans plain (the tag
     would turn a scalar into a string in ansible-core before 2.19)."""
     if type(value) is Template:
-        return flow(str(value))
-    return f"{UNSAFE} {flow(value)}" if _holds_text(value) else flow(value)
+        return line(str(value))
+    return f"{UNSAFE} {line(value)}" if _holds_text(value) else line(value)
 
 
 def variables_file(title: str, values: Mapping[str, Any]) -> bytes:

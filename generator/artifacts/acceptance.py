@@ -13,7 +13,7 @@ import yaml
 
 from generator.artifacts import OutputFile
 from generator.model import AcceptanceScope, Cluster
-from generator.structured_yaml import flow
+from generator.structured_yaml import line
 
 HEADER = """\
 # Acceptance plan of {name}: HCCL Test at each scope of the topology (generated; do not edit).
@@ -89,9 +89,9 @@ def _text(data: dict[str, Any]) -> str:
             out.append(f"  units: {units}\n")
         else:
             out.append("  units:\n")
-            out += [f"  - {flow(u)}\n" for u in units]
+            out += [f"  - {line(u)}\n" for u in units]
     out.append("leaves:\n")
-    out += [f"  {name}: {flow(servers)}\n" for name, servers in data["leaves"].items()]
+    out += [f"  {name}: {line(servers)}\n" for name, servers in data["leaves"].items()]
     return "".join(out)
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from generator.artifacts import OutputFile, csv_bytes
 from generator.model import Cluster
-from generator.structured_yaml import compact, json_rows
+from generator.structured_yaml import line
 
 COLUMNS = (
     "cable_id",
@@ -62,17 +62,10 @@ def rows(cluster: Cluster) -> Iterator[tuple]:
         )
 
 
-# cabling.json's line for one row, as `compact(dict(zip(COLUMNS, row)))` writes it
-NUMBERS = ("a_u", "b_u", "length_m", "cassette_port", "trunk_m")
-_LINE = "{" + ",".join(f'"{c}":%s' if c in NUMBERS else f'"{c}":"%s"' for c in COLUMNS) + "}"
-
-
 def json_file(table: list[tuple]) -> bytes:
     """cabling.json: one object a line inside the array, which keeps git diffs to the changed
     cables."""
-    lines = json_rows(
-        table, _LINE, lambda row: compact(dict(zip(COLUMNS, row, strict=True))), ",\n"
-    )
+    lines = ",\n".join([line(dict(zip(COLUMNS, row, strict=True))) for row in table])
     return ("[\n" + lines + "\n]\n").encode()
 
 

@@ -43,7 +43,7 @@ from generator.artifacts.rack_drawings import (
     floor_svg,
 )
 from generator.model import PLANES, Cluster, Device, ip
-from generator.structured_yaml import compact, json_rows
+from generator.structured_yaml import line
 
 # --- shared figures ---------------------------------------------------------------------------
 
@@ -260,15 +260,10 @@ def _html_json(text: str) -> Markup:
     return Markup(text.replace("</", "<\\/"))
 
 
-# The report's tables, one JSON array a row (repeated device names go by index into devices)
-_DEVICE = '["%s","%s",%s]'  # name, rack, U
-_CABLE = '["%s","%s",%s,"%s",%s,"%s",%s,"%s",%s]'  # id, plane, a, a port, b, b port, Gb/s, media, m
-_IP = '["%s",%s,"%s","%s","%s","%s","%s"]'  # address, prefix, subnet, gateway, device, port, plane
-
-
 def tables_data(cluster: Cluster, analysis: Analysis) -> str:
-    """The report's table data as compact JSON (what json.dumps writes with separators
-    (",", ":"))."""
+    """The report's tables as compact JSON, one array a row. A device: name, rack, U; a cable:
+    id, plane, a, a port, b, b port, Gb/s, media, m (a and b index devices); an address:
+    address, prefix, subnet, gateway, device, port, plane."""
     index = {d.name: i for i, d in enumerate(cluster.devices)}
     devs = [(d.name, d.rack, d.u) for d in cluster.devices]
     cables = [
@@ -286,15 +281,7 @@ def tables_data(cluster: Cluster, analysis: Analysis) -> str:
         for x in cluster.links
     ]
     ips = list(ip_table(analysis.ip_plan))
-    return (
-        '{"devices":['
-        + json_rows(devs, _DEVICE, compact, ",")
-        + '],"cables":['
-        + json_rows(cables, _CABLE, compact, ",")
-        + '],"ips":['
-        + json_rows(ips, _IP, compact, ",")
-        + "]}"
-    )
+    return line({"devices": devs, "cables": cables, "ips": ips})
 
 
 def growth_status(cluster: Cluster) -> dict | None:

@@ -60,7 +60,7 @@ def rank_table(servers: Sequence[NpuServer], version: str = "1.0") -> dict[str, 
 
 
 def dumps(table: Mapping[str, Any]) -> bytes:
-    return (indented(table) + "\n").encode()  # json.dumps(table, indent=2)
+    return (indented(table) + "\n").encode()
 
 
 def environment(cluster: Cluster, server: NpuServer) -> str:
