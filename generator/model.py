@@ -36,8 +36,8 @@ from generator.model_settings import (  # noqa: F401  (re-exported: one model na
     Uplink,
 )
 from generator.records import record
+from generator.vocab import LinkKind, Plane, Role  # the names the model spells (re-exported)
 
-PLANES = ("parameter", "storage", "business", "inband", "oob", "border")
 # Switch platforms wanka renders a switch configuration for (files/switches/, templates/switches/
 # <platform>/): `Device.configured`. Border routers and firewalls get files/border/ instead.
 CONFIGURED_PLATFORMS = ("huawei-ce",)
@@ -92,17 +92,15 @@ class Rack:
 @record
 class Device:
     name: str
-    role: str  # npu-server | storage-node | management-node | leaf | spine | core | access | border-router | firewall
-    plane: (
-        str  # host devices: "" ; switches: parameter | storage | business | inband | oob | border
-    )
+    role: Role
+    plane: Plane | str  # switches: their plane; host devices: ""
     model: str
     rack: str
     u: int  # lowest rack unit occupied
     height_u: int
     power_w: float
     index: int = 0  # 0-based index within its role and plane
-    pod: int = -1  # parameter/storage plane pod (3 tiers) or -1
+    pod: int | None = None  # parameter/storage plane pod (3 tiers), None outside pods
     supernode: int = -1  # NPU servers in supernodes
     asn: int = 0  # BGP AS number (switches of a plane routed with BGP), else 0
     loopback: int = 0  # loopback address as integer (0 = none)
@@ -118,6 +116,15 @@ class Device:
     mlag_peer: str | None = None
     configured: bool = False  # wanka renders its configuration (files/switches/<name>.cfg)
     licences: tuple[Licence, ...] = ()  # switches: what their configuration needs licensed
+
+    @property
+    def is_host(self) -> bool:
+        return Role(self.role).is_host
+
+    @property
+    def is_switch(self) -> bool:
+        """Every network device (border routers and firewalls too), not a host."""
+        return Role(self.role).is_switch
 
 
 @record
@@ -144,8 +151,8 @@ class Link:
     the patch cords of a structured run (Trunk) a trunk_id."""
 
     cable_id: str
-    plane: str
-    kind: str  # host | uplink | peer-link | mgmt
+    plane: Plane
+    kind: LinkKind
     a_device: str  # lower tier (host or lower switch)
     a_port: str
     b_device: str  # upper tier

@@ -27,27 +27,28 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from generator.errors import Problem, YamlPath, format_path
 from generator.model import Cluster
+from generator.vocab import Plane, Role
 
 SWITCH_GROUP = {  # (plane, role) -> group
-    ("parameter", "leaf"): "parameter_leaves",
-    ("parameter", "spine"): "parameter_spines",
-    ("parameter", "core"): "parameter_cores",
-    ("storage", "leaf"): "storage_leaves",
-    ("storage", "spine"): "storage_spines",
-    ("storage", "core"): "storage_cores",
-    ("business", "leaf"): "business_leaves",
-    ("business", "spine"): "business_spines",
-    ("inband", "access"): "inband_access",
-    ("inband", "core"): "inband_cores",
-    ("oob", "access"): "oob_access",
-    ("oob", "core"): "oob_cores",
-    ("border", "border-router"): "border_routers",
-    ("border", "firewall"): "firewalls",
+    (Plane.PARAMETER, Role.LEAF): "parameter_leaves",
+    (Plane.PARAMETER, Role.SPINE): "parameter_spines",
+    (Plane.PARAMETER, Role.CORE): "parameter_cores",
+    (Plane.STORAGE, Role.LEAF): "storage_leaves",
+    (Plane.STORAGE, Role.SPINE): "storage_spines",
+    (Plane.STORAGE, Role.CORE): "storage_cores",
+    (Plane.BUSINESS, Role.LEAF): "business_leaves",
+    (Plane.BUSINESS, Role.SPINE): "business_spines",
+    (Plane.INBAND, Role.ACCESS): "inband_access",
+    (Plane.INBAND, Role.CORE): "inband_cores",
+    (Plane.OOB, Role.ACCESS): "oob_access",
+    (Plane.OOB, Role.CORE): "oob_cores",
+    (Plane.BORDER, Role.BORDER_ROUTER): "border_routers",
+    (Plane.BORDER, Role.FIREWALL): "firewalls",
 }
 HOST_GROUP = {
-    "npu-server": "npu_servers",
-    "storage-node": "storage_nodes",
-    "management-node": "management_nodes",
+    Role.NPU_SERVER: "npu_servers",
+    Role.STORAGE_NODE: "storage_nodes",
+    Role.MANAGEMENT_NODE: "management_nodes",
 }
 PARENTS = {
     "switches": [*dict.fromkeys(SWITCH_GROUP.values())],
@@ -93,7 +94,7 @@ def _sourced_groups(cluster: Cluster) -> dict[str, tuple[list[str], set[tuple[st
             add(fixed or group_name(f"{d.plane}_{d.role}"), d.name, "a switch group of wanka's")
         else:
             add(HOST_GROUP[d.role], d.name, "a host group of wanka's")
-            if d.role == "management-node":
+            if d.role == Role.MANAGEMENT_NODE:
                 role = role_of(d.name)
                 add(group_name(role), d.name, f"management role {role}", (*_ROLES, role))
         add(group_name(f"rack_{d.rack}"), d.name, f"the group of rack {d.rack}")
@@ -110,12 +111,12 @@ def _sourced_groups(cluster: Cluster) -> dict[str, tuple[list[str], set[tuple[st
 
 
 def _device_owner(name: str, role: str, plane: str) -> tuple[str, YamlPath]:
-    if role == "npu-server":
+    if role == Role.NPU_SERVER:
         return f"NPU server {name} (compute.hostname)", _HOSTNAME
-    if role == "management-node":
+    if role == Role.MANAGEMENT_NODE:
         key = (*_ROLES, role_of(name))
         return f"management node {name} ({format_path(key)})", key
-    if role == "storage-node":
+    if role == Role.STORAGE_NODE:
         return f"storage node {name} (named by wanka)", ()
     return f"{plane} {role} {name} (named by wanka)", ()
 

@@ -73,7 +73,8 @@ def tier_of(cluster: Cluster, members: Iterable[tuple[NpuServer, int]]) -> str:
     leaves = {s.devices[d].leaf for s, d in members}
     if len(leaves) == 1:
         return "leaf"
-    if widest_tier(cluster) == "spine" or len({s.pod for s, _ in members}) == 1:
+    one_pod = len({s.pod for s, _ in members}) == 1
+    if widest_tier(cluster) == "spine" or one_pod:  # vocabulary: placement tier
         return "spine"
     return "core"
 

@@ -28,6 +28,7 @@ from pathlib import Path
 import yaml
 
 from generator.output import MARKER, OutputError, write_file
+from generator.vocab import Plane
 
 SECRET = re.compile(r"\{\{\s*(vault_\w+)\s*\}\}")  # a bare reference: `| default(...)` is optional
 # Where generated files reference secrets: the device configurations a role renders or an
@@ -41,7 +42,7 @@ SECRET_FILES = (
 # Planes whose host ports are OS network interfaces, mapped by roles/host_network (business bond
 # members, in-band mgmt0, storage NICs); the parameter plane's NPU ports are hccn_tool's, the
 # out-of-band port is the BMC's.
-HOST_PLANES = ("business", "inband", "storage")
+HOST_PLANES = (Plane.BUSINESS, Plane.INBAND, Plane.STORAGE)
 NEEDED = (MARKER, "hosts.yml", "group_vars/all.yml", "files/cabling.csv")
 
 

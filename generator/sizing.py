@@ -23,6 +23,7 @@ import yaml
 from generator.blueprint.validate import SCHEMA
 from generator.catalog import Catalog, build_catalog
 from generator.expand.fabric import leaf_port_plan
+from generator.vocab import Role
 
 SECONDS_PER_DAY = 86_400
 HOURS_PER_YEAR = 8766.0
@@ -277,8 +278,8 @@ def size(
     if precision not in PRECISIONS:
         raise SizingError(f"--precision: one of {', '.join(PRECISIONS)}")
     host = catalog.hosts.get(server)
-    if host is None or host.kind != "npu-server":
-        choices = ", ".join(n for n, h in catalog.hosts.items() if h.kind == "npu-server")
+    if host is None or host.kind != Role.NPU_SERVER:
+        choices = ", ".join(n for n, h in catalog.hosts.items() if h.kind == Role.NPU_SERVER)
         raise SizingError(f"--server: unknown NPU server {server!r}; one of {choices}")
     if supernode < 0:
         raise SizingError("--supernode is a number of servers")

@@ -25,11 +25,12 @@ from generator.catalog import Catalog
 from generator.errors import BlueprintError, Problem
 from generator.expand import BORDER_SPARE
 from generator.expand.ports import spine_lanes
+from generator.vocab import Plane, Role
 
 ROUNDS = 6  # each round settles every plane it reports, so two or three suffice
 SET = re.compile(r"set ([\w.]+): ([\w-]+) \(")
 PREFIX = re.compile(r"use a /(\d+) or larger")
-UPPER = {"spine": "spine", "core": "core"}  # roles above the leaves / access switches
+UPPER = {Role.SPINE: "spine", Role.CORE: "core"}  # roles above the leaves / access switches
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,14 +129,20 @@ def reasons(result: Any, catalog: Catalog) -> list[str]:
         used[link.b_device, link.speed] += 1
     out = []
     for fabric in cluster.fabrics:
-        where = "management." + fabric.plane if fabric.plane in ("inband", "oob") else fabric.plane
+        where = (
+            "management." + fabric.plane
+            if fabric.plane in (Plane.INBAND, Plane.OOB)
+            else fabric.plane
+        )
         parts = [f"{fabric.leaf_model} leaves"]
         for role in sorted({d.role for d in cluster.devices if d.plane == fabric.plane} & {*UPPER}):
             devs = [d for d in cluster.devices if d.plane == fabric.plane and d.role == role]
             model = devs[0].model
             need = max(used[d.name, fabric.up_speed] for d in devs)
             have = len(spine_lanes(catalog.switches[model], fabric.up_speed)[0])
-            key = {"parameter": role, "inband": "core", "oob": "core"}.get(fabric.plane, "spine")
+            key = {Plane.PARAMETER: role, Plane.INBAND: "core", Plane.OOB: "core"}.get(
+                fabric.plane, "spine"
+            )
             default = _default(f"networks.{where}.{key}.model")
             why = f"{len(devs)} x {model} ({role}): {need} ports used of {have} at {fabric.up_speed}GE"
             if model != default and _get(bp, f"networks.{where}.{key}.model") == model:

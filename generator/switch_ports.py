@@ -18,6 +18,7 @@ from generator.model import (
     Subnet,
     port_sort_key,
 )
+from generator.vocab import LinkKind, Plane
 
 # Platforms with templates (the model's); routers and firewalls get no config here.
 PLATFORMS = CONFIGURED_PLATFORMS
@@ -81,7 +82,7 @@ def context(cluster: Cluster, switches: Iterable[Device] | None = None) -> Conte
             ends[link.b_device].append(
                 End(link, link.b_port, link.a_device, link.a_port, link.b_ip, link.a_ip, False)
             )
-    bond = {a.device: a.port for a in cluster.addresses if a.plane == "business"}
+    bond = {a.device: a.port for a in cluster.addresses if a.plane == Plane.BUSINESS}
     subnets: dict[str, tuple[Subnet, ...]] = defaultdict(tuple)
     by_name = {}
     for s in cluster.subnets:
@@ -93,7 +94,10 @@ def context(cluster: Cluster, switches: Iterable[Device] | None = None) -> Conte
         (a.device, a.port): by_name[a.subnet] for a in cluster.addresses if a.subnet in by_name
     }
     mlag_peer = {  # the peer-link's a side takes the DFS group's first priority
-        d.name: (d.mlag_peer, any(e.lower for e in ends[d.name] if e.link.kind == "peer-link"))
+        d.name: (
+            d.mlag_peer,
+            any(e.lower for e in ends[d.name] if e.link.kind == LinkKind.PEER_LINK),
+        )
         for d in chosen
         if d.mlag_peer is not None and d.name in platform
     }

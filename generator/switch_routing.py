@@ -8,6 +8,7 @@ from typing import Any
 
 from generator.model import Device, ip, network_of
 from generator.switch_ports import Context
+from generator.vocab import LinkKind
 
 Config = dict[str, Any]
 OSPF_PROCESS, OSPF_AREA = 1, "0.0.0.0"
@@ -40,7 +41,7 @@ def routing(dev: Device, cx: Context, ports: Config) -> Config | None:
     routed = [
         e
         for e in cx.ends.get(dev.name, ())
-        if e.local_ip and e.link.kind == "uplink" and e.link.plane == dev.plane
+        if e.local_ip and e.link.kind == LinkKind.UPLINK and e.link.plane == dev.plane
     ]
     if not dev.loopback:
         return None

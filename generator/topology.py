@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from generator.model import Cluster, Device
+from generator.vocab import Role
 
 PLANE = "parameter"
 
@@ -45,7 +46,7 @@ def topology(cluster: Cluster) -> Topology:
     """The domain tree, from the model's domains of each NPU server (leaf, pod, fabric,
     supernode): the same names the inventory, monitoring and failure reports use."""
     by_name = cluster.device_by_name
-    servers = tuple(d for d in cluster.devices if d.role == "npu-server")
+    servers = tuple(d for d in cluster.devices if d.role == Role.NPU_SERVER)
     npu = {s.name: s for s in cluster.npu_servers}
     access: dict[str, tuple[Device, ...]] = {}
     order: dict[str, int] = {}
@@ -71,7 +72,7 @@ def topology(cluster: Cluster) -> Topology:
     tiers = fabric.tiers if fabric else 2
     above: list[tuple[str, dict[str, str]]] = []
     if tiers == 3:
-        above.append(("spine", named("pod")))
+        above.append(("spine", named("pod")))  # vocabulary: scheduler level
     if tiers >= 2:
         above.append(("spine" if tiers == 2 else "core", named("fabric")))
     fabric_levels = _stack(Level("leaf", members, unit_of), above)
@@ -85,7 +86,8 @@ def topology(cluster: Cluster) -> Topology:
     for d in servers:
         in_supernode.setdefault(supernode_of[d.name], []).append(d.name)
     base = Level("supernode", in_supernode, supernode_of)
-    return Topology(servers, access, fabric_levels, _stack(base, [("leaf", unit_of), *above]))
+    levels = [("leaf", unit_of), *above]  # vocabulary: scheduler level
+    return Topology(servers, access, fabric_levels, _stack(base, levels))
 
 
 def _stack(base: Level, candidates: Sequence[tuple[str, dict[str, str]]]) -> tuple[Level, ...]:

@@ -132,7 +132,7 @@ def test_every_npu_server_and_switch_is_a_target_with_its_place():
     first = npu[0]
     assert first["targets"] == [f"{ip(inband['npu-0001'])}:8082"]  # npu-exporter's default port
     assert {t["labels"]["pod"] for t in npu} == {f"par-pod{p:02d}" for p in range(1, 6)}
-    switches = [d for d in c.devices if d.role in monitoring.SWITCH_ROLES]
+    switches = [d for d in c.devices if d.is_switch]
     assert len(snmp) == len(switches)
     by_name = {t["labels"]["switch"]: t for t in snmp}
     leaf = by_name["par-leaf-0001"]["labels"]

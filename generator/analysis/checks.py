@@ -26,8 +26,8 @@ from generator.analysis.hardware import (
 from generator.expand.fabric import parse_ratio
 from generator.model import Cluster, ip
 from generator.placement import RequestError, placement
+from generator.vocab import LinkKind, Plane
 
-MANAGEMENT = ("inband", "oob")
 RACK_BUDGET = {  # the blueprint setting that budgets a rack's power, by rack kind
     "compute": "zones.training.rack.power_kw",
     "network": "zones.training.network_rack.power_kw",
@@ -116,17 +116,19 @@ def _ratio(down: int, up: int) -> str:
 def ports_left(cluster: Cluster) -> Iterator[Finding]:
     host_lanes: dict[str, int] = defaultdict(int)
     for link in cluster.links:
-        if link.kind in ("host", "mgmt"):
+        if link.kind in (LinkKind.HOST, LinkKind.MGMT):
             host_lanes[link.b_device] += 1
     for fabric in cluster.fabrics:
-        role = "leaf" if fabric.plane in ("parameter", "storage", "business") else "access"
+        role = (
+            "leaf" if fabric.plane in (Plane.PARAMETER, Plane.STORAGE, Plane.BUSINESS) else "access"
+        )
         partial = [
             (d.name, host_lanes[d.name])
             for d in cluster.devices_with(role, fabric.plane)
             if host_lanes[d.name] < fabric.down_lanes
         ]
         growing = cluster.growth.planned_servers > cluster.growth.servers
-        if partial and fabric.plane == "parameter" and not growing:  # a plan fills them later
+        if partial and fabric.plane == Plane.PARAMETER and not growing:  # a plan fills them later
             name, used = partial[0]
             full = fabric.down_lanes * fabric.rails  # cards that fill one leaf (group)
             yield Finding(
@@ -148,7 +150,7 @@ def pool_usage(cluster: Cluster) -> Iterator[Finding]:
         pct = 100 * pool.used / pool.size
         text = f"{pool.plane} pool {ip(pool.network)}/{pool.prefix}: {pool.used:,} of {pool.size:,} addresses ({pct:.1f}%)"
         if pct > 80:
-            where = (*(("networks", "management") if pool.plane in MANAGEMENT else ("networks",)),
+            where = (*(("networks", "management") if Plane(pool.plane).is_management else ("networks",)),
                      pool.plane, "pool")  # fmt: skip
             text += f" (give {'.'.join(where)} a shorter prefix)"
         yield Finding(WARNING if pct > 80 else INFO, "pool-usage", text)
@@ -288,7 +290,7 @@ def business_spof(cluster: Cluster) -> Iterator[Finding]:
         )
     for key, pair in (
         ("router", settings.border_router_pair),
-        ("firewall", settings.firewall_pair),
+        ("firewall", settings.firewall_pair),  # vocabulary: blueprint key
     ):
         if not pair:
             yield Finding(

@@ -27,13 +27,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from generator.model import Cluster
+from generator.vocab import LinkKind, Plane, Role
 
 HOURS_PER_YEAR = 8766.0  # 365.25 days
-LOWER_ROLES = ("leaf", "access")
-UPPER_ROLES = ("spine", "core")
-SWITCH_ROLES = (*LOWER_ROLES, *UPPER_ROLES, "border-router", "firewall")
-INTERRUPTING = ("parameter", "inband")  # plus the storage path (storage, or business when shared)
-OTHER_PLANES = ("storage", "business", "inband", "oob")
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,25 +146,25 @@ def topology(cluster: Cluster) -> _Index:
     for f in cluster.fabrics:
         planes[f.plane] = _Plane(f.plane, f.tiers)
     for d in cluster.devices:
-        if d.plane in planes and d.role in UPPER_ROLES:
+        if d.plane in planes and Role(d.role).is_upper:
             planes[d.plane].top.add(d.name)
-    pod_of = {d.name: max(d.pod, 0) for d in cluster.devices if d.role in SWITCH_ROLES}
+    pod_of = {d.name: d.pod or 0 for d in cluster.devices if d.is_switch}
     for link in cluster.links:
         p = planes.get(link.plane)
         if p is None:
             continue
-        if link.kind in ("host", "mgmt"):
+        if link.kind in (LinkKind.HOST, LinkKind.MGMT):
             p.host_ports.setdefault(link.a_device, []).append((link.b_device, link.cable_id))
             p.switch_hosts.setdefault(link.b_device, []).append(link.a_device)
             p.cable_legs.setdefault(link.cable_id, []).append(
                 (link.a_device, link.a_port, link.b_device)
             )
-        elif link.kind == "peer-link":
+        elif link.kind == LinkKind.PEER_LINK:
             p.peers.setdefault(link.a_device, []).append((link.b_device, link.cable_id))
             p.peers.setdefault(link.b_device, []).append((link.a_device, link.cable_id))
-        elif link.kind == "uplink":
+        elif link.kind == LinkKind.UPLINK:
             lower_role = by_name[link.a_device].role
-            if lower_role in LOWER_ROLES:
+            if Role(lower_role).is_lower:
                 p.up.setdefault(link.a_device, []).append(
                     (link.b_device, link.speed, link.cable_id)
                 )
@@ -226,9 +222,9 @@ def topology(cluster: Cluster) -> _Index:
     shared = cluster.settings.storage_mode == "shared"
     storage_path = {}
     for s in cluster.npu_servers:
-        if "storage" in planes and s.name in planes["storage"].host_ports:
+        if Plane.STORAGE in planes and s.name in planes["storage"].host_ports:
             storage_path[s.name] = "storage"
-        elif shared and "business" in planes and s.name in planes["business"].host_ports:
+        elif shared and Plane.BUSINESS in planes and s.name in planes["business"].host_ports:
             storage_path[s.name] = "business"
         else:
             storage_path[s.name] = ""
@@ -252,7 +248,7 @@ def _job_domains(
 ) -> tuple[dict[int, dict[str, object]], dict[int, dict[object, int]], dict[int, str]]:
     """Job sizes worth reviewing, each with the domain a job of that size is placed in."""
     levels: list[tuple[str, dict[str, object]]] = [
-        ("leaf", {s.name: s.leaves for s in cluster.npu_servers})
+        ("leaf", {s.name: s.leaves for s in cluster.npu_servers})  # vocabulary: domain level
     ]
     if any(s.supernode >= 0 for s in cluster.npu_servers):
         levels.append(("supernode", {s.name: s.supernode for s in cluster.npu_servers}))
@@ -343,7 +339,7 @@ def impact(cluster: Cluster, failure: Failure, index: _Index | None = None) -> I
             if h in dead:
                 continue
             ports = p.host_ports[h]
-            if p.name == "parameter":
+            if p.name == Plane.PARAMETER:
                 npu_ports_cut += cut
                 if h in cards:
                     interrupted.add(h)
@@ -358,11 +354,11 @@ def impact(cluster: Cluster, failure: Failure, index: _Index | None = None) -> I
         for sw, lost in lost_up.items():
             if not lost or not reach.get(sw) or sw in p.top or not p.up_total.get(sw):
                 continue
-            if p.name == "parameter":
+            if p.name == Plane.PARAMETER:
                 leaf_lost_par[sw] = lost / p.up_total[sw]
             else:
                 degraded.update(p.switch_hosts.get(sw, ()))  # less the dead, below
-        if p.name == "parameter" and p.tiers == 3:
+        if p.name == Plane.PARAMETER and p.tiers == 3:
             pods = {ix.pod_of[s] for s in dead if s in p.spine_up}
             for core in dead:
                 pods.update(ix.pod_of[s] for s in p.core_spines.get(core, ()))
@@ -381,7 +377,7 @@ def impact(cluster: Cluster, failure: Failure, index: _Index | None = None) -> I
                     )
                 if lost and p.pod_core_total.get(pod):
                     pod_lost[pod] = lost / p.pod_core_total[pod]
-        if p.name != "parameter":
+        if p.name != Plane.PARAMETER:
             cut_n = len(cut_hosts)
             deg_n = len(degraded - cut_hosts - dead)
             if cut_n:
@@ -389,7 +385,7 @@ def impact(cluster: Cluster, failure: Failure, index: _Index | None = None) -> I
             if deg_n:
                 hosts_degraded[p.name] = deg_n
 
-    for plane in ("storage", "business"):
+    for plane in (Plane.STORAGE, Plane.BUSINESS):
         interrupted.update(h for h in plane_cut.get(plane, ()) if ix.storage_path.get(h) == plane)
     interrupted.update(h for h in plane_cut.get("inband", ()) if h in cards)
 

@@ -21,16 +21,17 @@ from generator.analysis.failure_domains import (
     topology,
 )
 from generator.model import Cluster, Device, NpuServer
+from generator.vocab import LinkKind, Plane, Role
 
 
 def device_kind(d: Device) -> str:
-    if d.role == "npu-server":
+    if d.role == Role.NPU_SERVER:
         return "NPU server"
-    if d.role in ("storage-node", "management-node"):
+    if d.role in (Role.STORAGE_NODE, Role.MANAGEMENT_NODE):
         return d.role.replace("-", " ")
-    if d.role == "border-router":
+    if d.role == Role.BORDER_ROUTER:
         return "border router"
-    if d.role == "firewall":
+    if d.role == Role.FIREWALL:
         return "firewall"
     return f"{d.plane} {d.role}"
 
@@ -145,7 +146,7 @@ def review(cluster: Cluster) -> Review:
     for kind, f, i in _cable_worst(cluster, ix):
         worst[kind] = (f, i)
     cable_rate = settings.cable_failure_rate
-    for plane, link_kind in (("parameter", "host"), ("parameter", "uplink")):
+    for plane, link_kind in ((Plane.PARAMETER, LinkKind.HOST), (Plane.PARAMETER, LinkKind.UPLINK)):
         n = len({x.cable_id for x in cluster.links if x.plane == plane and x.kind == link_kind})
         kind = f"{plane} {link_kind} cable"
         units[kind], per_year[kind], max_rate[kind] = n, n * cable_rate, cable_rate
@@ -238,9 +239,9 @@ def _job_risks(
                     ports = p.host_ports.get(h)
                     if not ports:
                         continue
-                    if plane == "parameter":
+                    if plane == Plane.PARAMETER:
                         hit.update((plane, c) for _, c in ports)
-                    elif (plane == "inband" or ix.storage_path.get(h) == plane) and len(
+                    elif (plane == Plane.INBAND or ix.storage_path.get(h) == plane) and len(
                         {c for _, c in ports}
                     ) == 1:  # one cable carries every port of the plane
                         hit.add((plane, ports[0][1]))
@@ -258,7 +259,7 @@ def _domain_label(server: NpuServer, level: str) -> str:
     domain = server.domain(level)
     if domain is None:  # level "cluster"
         return "the whole cluster"
-    if level == "leaf" and len(server.leaves) > 1:
+    if level == "leaf" and len(server.leaves) > 1:  # vocabulary: failure-domain level
         return f"rail group {domain.name}"
     return f"{level} {domain.name}"
 

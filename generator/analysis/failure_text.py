@@ -9,8 +9,10 @@ from collections.abc import Iterator
 
 from generator.analysis.failure_domains import ClassRow, Review
 from generator.model import Cluster
+from generator.vocab import Plane
 
-PLANES = ("storage", "business", "inband", "oob")
+# the planes whose cut hosts are counted beside the parameter plane's ranks
+PLANES = tuple(p for p in Plane if p.has_hosts and p != Plane.PARAMETER)
 
 
 def _num(x: float) -> str:

@@ -26,8 +26,9 @@ from typing import Any
 from generator import diff
 from generator.errors import BlueprintError, format_path
 from generator.expand import expand
-from generator.expand.growth import HOSTS, prefix
+from generator.expand.growth import prefix
 from generator.model import Cluster, Growth
+from generator.vocab import Plane, Role
 
 STEP_SHARE = 8  # the next step adds one eighth of the servers built now
 # `wanka generate` measures the step only below this many links (where the pipeline runs in one
@@ -35,7 +36,6 @@ STEP_SHARE = 8  # the next step adds one eighth of the servers built now
 # expand and comparison added about a fifth to the run's CPU time (0.7-1.0 s on 4.6-5 s), far
 # over the tenth it may cost; there the review says how to measure it with `wanka diff`.
 MEASURED_BELOW_LINKS = 20_000
-UPPER = ("spine", "core")  # the switches whose ports a plan keeps free for the step
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +83,7 @@ class GrowthCost:
 
 def step_size(cluster: Cluster, bp: Mapping[str, Any]) -> tuple[int, int]:
     """(servers the next step adds, the unit it is counted in)."""
-    fabric = next((f for f in cluster.fabrics if f.plane == "parameter"), None)
+    fabric = next((f for f in cluster.fabrics if f.plane == Plane.PARAMETER), None)
     supernode = bp["compute"].get("supernode", {}).get("servers", 1)
     unit = lcm(max(1, fabric.hosts_per_group if fabric else 1), supernode)
     want = -(-len(cluster.npu_servers) // STEP_SHARE)
@@ -133,9 +133,10 @@ def reservation(unplanned: Cluster, reserved: Cluster, grown: Cluster) -> dict[s
     """What the plan installs now beyond the unplanned build, and what it keeps free."""
 
     def switches(c: Cluster) -> list:
-        return [d for d in c.devices if d.role not in HOSTS]
+        return [d for d in c.devices if d.is_switch]
 
-    upper = {d.name for d in reserved.devices if d.role in UPPER}
+    # the switches whose ports a plan keeps free for the step
+    upper = {d.name for d in reserved.devices if Role(d.role).is_upper}
 
     def upper_ends(c: Cluster) -> int:
         return sum((x.a_device in upper) + (x.b_device in upper) for x in c.links)

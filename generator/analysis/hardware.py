@@ -12,6 +12,7 @@ from generator.analysis.command_table import load_table, supported
 from generator.analysis.finding import ERROR, INFO, WARNING, Finding
 from generator.model import Cluster
 from generator.model_hosts import JUMBO_FRAME_MAX, SWITCH_MTU_MAX
+from generator.vocab import Plane
 
 DOCUMENTATION_NETS = ((0xC0000200, 24), (0xC6336400, 24), (0xCB007100, 24))  # RFC 5737
 
@@ -185,7 +186,7 @@ def npu_nic(cluster: Cluster) -> Iterator[Finding]:
     """The parameter plane's NPU addresses and MTU are ones hccn_tool accepts on every NPU server
     model in use (catalog `npu_nic`, from the tool's source): a refused address or MTU stops the
     generated files/hccn/<host>.sh (set -eu) at that NPU, and npu_nic fails the host."""
-    pool = next((p for p in cluster.pools if p.plane == "parameter"), None)
+    pool = next((p for p in cluster.pools if p.plane == Plane.PARAMETER), None)
     lossless = cluster.lossless_of("parameter")
     for nic in cluster.npu_nic_limits:
         unconfirmed = "" if nic.confirmed else " [unconfirmed]"

@@ -21,10 +21,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from generator.model import Cluster
+from generator.vocab import Plane, Role
 
 MAX_LAYER_SHARE = 0.25
-ROLE_ORDER = ("leaf", "access", "spine", "core")
-ONE_AT_A_TIME = {("parameter", "spine"), ("parameter", "core")}
+ROLE_ORDER = (Role.LEAF, Role.ACCESS, Role.SPINE, Role.CORE)
+ONE_AT_A_TIME = {(Plane.PARAMETER, Role.SPINE), (Plane.PARAMETER, Role.CORE)}
 
 
 @dataclass(frozen=True, slots=True)

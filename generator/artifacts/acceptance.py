@@ -44,9 +44,9 @@ def plan(cluster: Cluster) -> dict[str, Any]:
     a = cluster.acceptance
     scopes = []
     for s in a.scopes:
+        across = s.kind == "leaf-pair" and "core" in s.tiers  # vocabulary: the tiers text
         entry: dict[str, Any] = {
-            "name": f"{s.kind}/{s.op}"
-            + ("/across-pods" if s.kind == "leaf-pair" and "core" in s.tiers else ""),
+            "name": f"{s.kind}/{s.op}" + ("/across-pods" if across else ""),
             "kind": s.kind,
             "op": s.op,
             "tiers": s.tiers,

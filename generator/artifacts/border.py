@@ -20,6 +20,7 @@ from generator.artifacts import OutputFile, csv_bytes
 from generator.model import BorderOspf, Cluster, Device, Flow, Link, ip, netmask, network_of
 from generator.structured_yaml import to_yaml
 from generator.switch_routing import OSPF_AREA, OSPF_PROCESS, wildcard
+from generator.vocab import Plane, Role
 
 Config = dict[str, Any]
 TEMPLATES = {"huawei-usg": "border/usg6000e.cfg.j2", "huawei-ne": "border/ne8000.cfg.j2"}
@@ -32,7 +33,7 @@ BUILT_IN_ZONES = {"untrust": 5, "dmz": 50, "trust": 85, "local": 100}
 MGMT_ZONE = (
     "management"  # the firewall's own management port (an interface in no zone passes nothing)
 )
-ZONE_PRIORITY = {"business": 60, "inband": 70, "oob": 80, MGMT_ZONE: 90}
+ZONE_PRIORITY = {Plane.BUSINESS: 60, Plane.INBAND: 70, Plane.OOB: 80, MGMT_ZONE: 90}
 # service-manage keywords of the management port per required flow port: the management port
 # permits only HTTP, HTTPS and ping by default (USG admin guide sec_admin_network_interface_0073:
 # "HTTP, HTTPS, and Ping are enabled on the management interface"); SSH and SNMP are the flows'.
@@ -54,7 +55,7 @@ FLOW_COLUMNS = ("flow", "source", "destination", "protocol", "ports", "zones", "
 
 
 def _zone(plane: str) -> str:
-    return "untrust" if plane == "border" else plane
+    return "untrust" if plane == Plane.BORDER else plane
 
 
 def _groups(cluster: Cluster) -> dict[str, list[tuple[str, int]]]:
@@ -63,7 +64,7 @@ def _groups(cluster: Cluster) -> dict[str, list[tuple[str, int]]]:
     mgmt = sorted(
         (ip(d.mgmt.ip), 32)
         for d in cluster.devices
-        if d.role == "management-node" and d.mgmt is not None
+        if d.role == Role.MANAGEMENT_NODE and d.mgmt is not None
     )
     relays = sorted({s.gateway for s in cluster.subnets if s.dhcp_relay})
     return {
@@ -166,7 +167,7 @@ def structured_config(dev: Device, cluster: Cluster, links: list[Link], rules: l
             }
         )
         faces.setdefault(_zone(plane), []).append(interfaces[-1]["name"])
-    firewall = dev.role == "firewall"
+    firewall = dev.role == Role.FIREWALL
     local_rules, service_manage = _local_rules(cluster) if firewall and dev.mgmt else ([], [])
     if local_rules:
         faces[MGMT_ZONE] = [dev.mgmt.interface]
@@ -291,7 +292,7 @@ def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
     yield OutputFile("files/flows.csv", flows_csv(cluster.flows))
     links: dict[str, list[Link]] = {}
     for link in cluster.links:
-        if link.plane == "border":
+        if link.plane == Plane.BORDER:
             links.setdefault(link.a_device, []).append(link)
             links.setdefault(link.b_device, []).append(link)
     rules = _rules(cluster)

@@ -22,10 +22,9 @@ from collections.abc import Iterator
 
 from generator import render
 from generator.artifacts import OutputFile
-from generator.model import PLANES, Cluster, Device, ip, network_of
+from generator.model import Cluster, Device, ip, network_of
 from generator.switch_ports import ztp_switches
-
-BORDER_ROLES = ("firewall", "border-router")
+from generator.vocab import Plane, Role
 
 
 def _why(cluster: Cluster, dev: Device, kind: str) -> str:
@@ -57,7 +56,7 @@ def console_rows(cluster: Cluster) -> list[list[str]]:
             ]
         )
     for d in cluster.devices:
-        if d.role in BORDER_ROLES:
+        if Role(d.role).is_border:
             rows.append(
                 [
                     d.name,
@@ -76,7 +75,7 @@ def ztp_groups(cluster: Cluster) -> list[list[str]]:
     groups: dict[tuple[str, str], list[str]] = {}
     for d in ztp_switches(cluster):
         groups.setdefault((d.plane, d.role), []).append(d.name)
-    order = {p: i for i, p in enumerate(PLANES)}
+    order = {p: i for i, p in enumerate(Plane)}
     return [
         [plane, role, str(len(names)), ", ".join(names)]
         for (plane, role), names in sorted(groups.items(), key=lambda kv: (order[kv[0][0]], kv[0]))
@@ -96,12 +95,14 @@ def dhcp_rows(cluster: Cluster) -> list[list[str]]:
 
 def controllers(cluster: Cluster) -> list[list[str]]:
     """Each ZTP server (Services.ztp): name, in-band address/gateway, its routes, BMC address."""
-    by_ip = {d.mgmt.ip: d for d in cluster.devices if d.role == "management-node" and d.mgmt}
+    by_ip = {d.mgmt.ip: d for d in cluster.devices if d.role == Role.MANAGEMENT_NODE and d.mgmt}
     rows = []
     for a in cluster.services.ztp:
         d = by_ip[a]
         m = d.mgmt
-        bmc = next((x for x in cluster.addresses if x.device == d.name and x.plane == "oob"), None)
+        bmc = next(
+            (x for x in cluster.addresses if x.device == d.name and x.plane == Plane.OOB), None
+        )
         rows.append(
             [
                 d.name,

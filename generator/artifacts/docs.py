@@ -29,7 +29,6 @@ from generator.analysis.materials import ip_table
 from generator.artifacts import OutputFile
 from generator.artifacts.drawings import (
     COLOURS,
-    HOST_ROLES,
     LEVEL,
     Graph,
     fabric_svg,
@@ -42,7 +41,7 @@ from generator.artifacts.rack_drawings import (
     elevation_svgs,
     floor_svg,
 )
-from generator.model import PLANES, Cluster, Device, ip
+from generator.model import Cluster, Device, Plane, ip
 from generator.structured_yaml import line
 
 # --- shared figures ---------------------------------------------------------------------------
@@ -60,10 +59,8 @@ def bom_rows(analysis: Analysis) -> list[list[str]]:
 
 
 def switch_counts(cluster: Cluster) -> list[list[str]]:
-    counts = Counter(
-        (d.plane, d.role, d.model) for d in cluster.devices if d.role not in HOST_ROLES
-    )
-    order = {p: i for i, p in enumerate(PLANES)}
+    counts = Counter((d.plane, d.role, d.model) for d in cluster.devices if d.is_switch)
+    order = {p: i for i, p in enumerate(Plane)}
     keys = sorted(counts, key=lambda k: (order.get(k[0], 99), -LEVEL.get(k[1], 0), k[2]))
     return [[p, r, m, f"{counts[(p, r, m)]:,}"] for p, r, m in keys]
 
@@ -76,9 +73,9 @@ def ecn_rows(cluster: Cluster, analysis: Analysis) -> list[list[str]]:
     counts: Counter[tuple[str, str, str, str]] = Counter(
         (d.plane, d.model, ecn, licence_of.get(d.name, "none"))
         for d in cluster.devices
-        if d.platform and d.role not in HOST_ROLES and (ecn := cluster.ecn_of(d)) != "off"
+        if d.platform and d.is_switch and (ecn := cluster.ecn_of(d)) != "off"
     )
-    order = {p: i for i, p in enumerate(PLANES)}
+    order = {p: i for i, p in enumerate(Plane)}
     keys = sorted(counts, key=lambda k: (order.get(k[0], 99), k[1:]))
     return [[p, m, f"{counts[(p, m, e, lic)]:,}", e, lic] for p, m, e, lic in keys]
 
@@ -111,9 +108,9 @@ def zone_rows(cluster: Cluster) -> list[list[str]]:
 def oversubscription_rows(cluster: Cluster) -> list[list[str]]:
     tiers: dict[tuple[str, str], list[Device]] = defaultdict(list)
     for d in cluster.devices:
-        if d.role not in HOST_ROLES and d.up_gbps:
+        if d.is_switch and d.up_gbps:
             tiers[(d.plane, d.role)].append(d)
-    order = {p: i for i, p in enumerate(PLANES)}
+    order = {p: i for i, p in enumerate(Plane)}
     out = []
     for (plane, role), devs in sorted(
         tiers.items(), key=lambda kv: (order.get(kv[0][0], 99), LEVEL.get(kv[0][1], 0))
@@ -200,7 +197,7 @@ def rack_rows(cluster: Cluster) -> list[list[str]]:
 
 
 def readme(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) -> str:
-    switches = sum(1 for d in cluster.devices if d.role not in HOST_ROLES)
+    switches = sum(1 for d in cluster.devices if d.is_switch)
     cab, opt = cable_counts(analysis)
     text = markdown(cluster, analysis.failures)
     failure_domains = text.split("\n", 2)[2] if text.startswith("# ") else text

@@ -16,19 +16,20 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from generator import render
-from generator.model import PLANES, Cluster, Device, ip
+from generator.model import Cluster, Device, ip
+from generator.vocab import LinkKind, Plane, Role
 
-HOST_ROLES = ("npu-server", "storage-node", "management-node")
+HOSTS = frozenset(r for r in Role if r.is_host)  # node roles are also managed, provider
 LEVEL = {
-    "npu-server": 0,
-    "storage-node": 0,
-    "management-node": 0,
-    "leaf": 1,
-    "access": 1,
-    "spine": 2,
-    "core": 3,
-    "firewall": 4,
-    "border-router": 5,
+    Role.NPU_SERVER: 0,
+    Role.STORAGE_NODE: 0,
+    Role.MANAGEMENT_NODE: 0,
+    Role.LEAF: 1,
+    Role.ACCESS: 1,
+    Role.SPINE: 2,
+    Role.CORE: 3,
+    Role.FIREWALL: 4,
+    Role.BORDER_ROUTER: 5,
 }
 COLOURS = {
     "npu-server": "#4e79a7",
@@ -81,7 +82,7 @@ def _ident(text: str) -> str:
 
 
 Graph = tuple[list[Node], list[Edge]]
-POOLED = {"oob": "core"}  # the root of a tree plane: its switches drawn as one box
+POOLED = {Plane.OOB: "core"}  # the root of a tree plane: its switches drawn as one box
 
 
 def graphs(cluster: Cluster) -> dict[str, Graph]:
@@ -89,7 +90,7 @@ def graphs(cluster: Cluster) -> dict[str, Graph]:
     links: dict[str, list] = defaultdict(list)
     for x in cluster.links:
         links[x.plane].append(x)
-    return {p: plane_graph(cluster, p, links[p]) for p in PLANES if links.get(p)}
+    return {p: plane_graph(cluster, p, links[p]) for p in Plane if links.get(p)}
 
 
 def _sides(links: list) -> dict[str, str]:
@@ -97,7 +98,7 @@ def _sides(links: list) -> dict[str, str]:
     drawn as its A and B halves, so that its peer-links are a line between the two."""
     side = {}
     for x in links:
-        if x.kind == "peer-link":
+        if x.kind == LinkKind.PEER_LINK:
             first, second = sorted((x.a_device, x.b_device))
             side[first], side[second] = "A", "B"
     return side
@@ -131,10 +132,10 @@ def plane_graph(cluster: Cluster, plane: str, links: list | None = None) -> Grap
             return (d.role, d.role, level, d.role)
         if small:
             return (d.name, f"{d.name}<br/>{d.model}", level, d.role)
-        pod = f"pod {d.pod + 1} " if d.pod >= 0 else ""
+        pod = f"pod {d.pod + 1} " if d.pod is not None else ""
         s = side.get(d.name, "")
         return (
-            f"{d.role}{d.pod}{s}",
+            f"{d.role}{-1 if d.pod is None else d.pod}{s}",  # the node id: "-1" without a pod
             pod + d.role + (f"<br/>M-LAG side {s}" if s else ""),
             level,
             d.role,
@@ -168,11 +169,11 @@ def plane_graph(cluster: Cluster, plane: str, links: list | None = None) -> Grap
             kb, _, level_b, _ = group(b)
         else:  # hosts on another plane's switches (legacy storage on the business leaves)
             kb, level_b = outside(b, LEVEL.get(b.role, 1)), LEVEL.get(b.role, 1)
-        if plane == "oob" and a.plane != plane:
+        if plane == Plane.OOB and a.plane != plane:
             ka = f"managed@{kb}"
             meta.setdefault(ka, ("managed", 0, "managed"))
-            managed[ka][a.name] = a.role if a.role in HOST_ROLES else f"{a.plane} switch"
-        elif a.role in HOST_ROLES:  # one node for the hosts of both sides of an M-LAG pair
+            managed[ka][a.name] = a.role if a.is_host else f"{a.plane} switch"
+        elif a.is_host:  # one node for the hosts of both sides of an M-LAG pair
             ka = f"{a.role}@{kb.rstrip('AB')}"
             meta.setdefault(ka, (a.role, LEVEL.get(a.role, 0), a.role))
             models[ka].add(a.model)
@@ -185,13 +186,13 @@ def plane_graph(cluster: Cluster, plane: str, links: list | None = None) -> Grap
         e[0] += 1
         e[1] += link.speed
         e[2].add(link.speed)
-    if plane == "border":
+    if plane == Plane.BORDER:
         for u in cluster.uplinks:
             key = f"provider@{u.device}"
             meta[key] = (
                 f"provider<br/>gateway {ip(u.gateway)}",
                 LEVEL["border-router"] + 1,
-                "provider",
+                "provider",  # vocabulary: drawing node kind
             )
             edges[(group(by_name[u.device])[0], key)] = [1, 0, {0}, f"hand-off {u.port}"]
     nodes = []
@@ -207,7 +208,7 @@ def plane_graph(cluster: Cluster, plane: str, links: list | None = None) -> Grap
             label = "<br/>".join([f"{n:,} devices managed", *textwrap.wrap(what, WRAP)])
         elif small and POOLED.get(plane) == role:
             label = "<br/>".join([*sorted(members[key]), model])
-        elif role != "provider" and (not small or role in HOST_ROLES):
+        elif role != "provider" and (not small or role in HOSTS):  # vocabulary: drawing node
             label = f"{n:,} x {label}<br/>{model}"
         nodes.append(Node(_ident(f"{plane}_{key}"), label, level, role))
     out_edges = [
@@ -235,8 +236,7 @@ def mermaid(cluster: Cluster, plane: str, graph: Graph | None = None) -> str:
     text = render.render(
         "docs/fabric.mmd.j2",
         nodes=[
-            {"id": n.id, "label": n.label.replace('"', "'"), "host": n.role in HOST_ROLES}
-            for n in nodes
+            {"id": n.id, "label": n.label.replace('"', "'"), "host": n.role in HOSTS} for n in nodes
         ],
         edges=[
             {"a": e.a, "b": e.b, "title": e.label, "peer": level[e.a] == level[e.b]} for e in edges

@@ -22,6 +22,7 @@ from generator.artifacts import OutputFile
 from generator.model import Cluster, ip
 from generator.names import HOST_GROUP, PARENTS, SWITCH_GROUP, groups
 from generator.structured_yaml import Template, variables_file
+from generator.vocab import LinkKind, Plane
 
 
 def _cidr(addr: int, prefix: int) -> str:
@@ -37,11 +38,11 @@ def host_vars(cluster: Cluster) -> dict[str, dict[str, Any]]:
     lldp = {
         (x.a_device, x.a_port): (x.b_device, x.b_port)
         for x in cluster.links
-        if x.plane == "parameter" and x.kind == "host"
+        if x.plane == Plane.PARAMETER and x.kind == LinkKind.HOST
     }
     bond_members: dict[str, list[str]] = defaultdict(list)
     for x in cluster.links:
-        if x.plane == "business" and x.kind == "host":
+        if x.plane == Plane.BUSINESS and x.kind == LinkKind.HOST:
             bond_members[x.a_device].append(x.a_port)
     out: dict[str, dict[str, Any]] = {}
     for d in cluster.devices:
@@ -186,7 +187,7 @@ def all_vars(cluster: Cluster) -> dict[str, Any]:
             "tos": c.tos,
             "ecn": c.ecn,
         }
-        for plane in ("parameter", "storage")
+        for plane in (Plane.PARAMETER, Plane.STORAGE)
         if (c := cluster.lossless_of(plane)) is not None
     }
     out = {
@@ -213,7 +214,7 @@ def all_vars(cluster: Cluster) -> dict[str, Any]:
         "npu_temperature_max_c": hs.npu_temperature_max_c,
         "thermal_guard": dict(hs.thermal_guard),
     }
-    if "storage" in classes:  # the storage NICs' RoCE class (roles/storage_nic_qos)
+    if Plane.STORAGE in classes:  # the storage NICs' RoCE class (roles/storage_nic_qos)
         out["storage_lossless"] = classes["storage"]
     return out
 

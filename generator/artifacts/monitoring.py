@@ -25,12 +25,12 @@ import yaml
 
 from generator.artifacts import OutputFile
 from generator.model import Cluster, Device, NpuServer, ip
+from generator.vocab import Plane, Role
 
 NPU_EXPORTER_PORT = 8082  # MindCluster NPU Exporter default (-port=8082)
 SNMP_EXPORTER = "127.0.0.1:9116"  # snmp_exporter's default port, next to Prometheus
 SNMP_MODULE = "if_mib"
 SNMP_AUTH_NAME = "wanka_v3"  # an `auths:` entry of snmp_exporter's snmp.yml (see prometheus.yml)
-SWITCH_ROLES = ("leaf", "spine", "core", "access", "border-router", "firewall")
 # snmp_exporter auth_protocol / priv_protocol for the switch configs' SNMPv3 user. [U] whether
 # CE's "aes256" key localisation is Blumenthal (AES256) or the Cisco-style AES256C.
 AUTH_PROTOCOL = {"sha2-256": "SHA256", "sha": "SHA", "md5": "MD5"}
@@ -69,26 +69,27 @@ def npu_targets(cluster: Cluster) -> list[dict[str, Any]]:
         for kind in ("leaf", "supernode", "cdu"):
             domain = s.domain(kind)
             if domain is not None:  # a multi-rail server's access unit is its group of leaves
-                labels["rail_group" if kind == "leaf" and len(s.leaves) > 1 else kind] = domain.name
+                rails = kind == "leaf" and len(s.leaves) > 1  # vocabulary: scheduler domain
+                labels["rail_group" if rails else kind] = domain.name
         out.append({"targets": [f"{ip(address)}:{NPU_EXPORTER_PORT}"], "labels": labels})
     return out
 
 
 def snmp_targets(cluster: Cluster) -> list[dict[str, Any]]:
     """Every switch on its management address (the model's: MEth, or the oob loopback)."""
-    groups: dict[int, str] = {}  # pod index -> its name, or -1 -> the whole fabric's
+    groups: dict[int | None, str] = {}  # pod index -> its name, or None -> the whole fabric's
     supernodes: dict[str, set[str]] = {}
     for s in cluster.npu_servers:
         sn = s.domain("supernode")
         for kind in ("pod", "fabric"):
             domain = s.domain(kind)
             if domain is not None:
-                groups[domain.index if kind == "pod" else -1] = domain.name
+                groups[domain.index if kind == "pod" else None] = domain.name
         for leaf in s.leaves:
             supernodes.setdefault(leaf, set()).add(sn.name if sn else "")
     out = []
     for d in cluster.devices:
-        if d.role not in SWITCH_ROLES or d.mgmt is None:
+        if not d.is_switch or d.mgmt is None:
             continue
         labels = _switch_labels(cluster, d, groups, supernodes)
         out.append({"targets": [ip(d.mgmt.ip)], "labels": labels})
@@ -98,7 +99,7 @@ def snmp_targets(cluster: Cluster) -> list[dict[str, Any]]:
 def _switch_labels(
     cluster: Cluster,
     d: Device,
-    groups: Mapping[int, str],
+    groups: Mapping[int | None, str],
     supernodes: Mapping[str, set[str]],
 ) -> dict:
     labels = {
@@ -109,10 +110,10 @@ def _switch_labels(
         "zone": cluster.rack_by_name[d.rack].zone,
         "rack": d.rack,
     }
-    if d.role in ("leaf", "access"):
+    if Role(d.role).is_lower:
         labels["leaf"] = d.name
-    if d.plane == "parameter" and d.role in ("leaf", "spine"):
-        pod = groups.get(max(d.pod, 0)) or groups.get(-1)
+    if d.plane == Plane.PARAMETER and d.role in (Role.LEAF, Role.SPINE):
+        pod = groups.get(d.pod or 0) or groups.get(None)
         if pod:
             labels["pod"] = pod
     sn = supernodes.get(d.name, set())

@@ -40,6 +40,7 @@ from generator.switch_ports import (
     server_trunks,
 )
 from generator.switch_routing import monitor_link, routing, wildcard
+from generator.vocab import LinkKind, Plane
 
 Config = dict[str, Any]
 
@@ -59,7 +60,7 @@ DFS_KEY = "vault_dfs_password"
 # the CE default PFC priority (its profile starts with it enabled), static ECN thresholds [U].
 DS_DOMAIN = "wanka-lossless"
 PHB = ("be", "af1", "af2", "af3", "af4", "ef", "cs6", "cs7")
-AI_ECN_MODEL = {"parameter": "ai_ecn_hpc", "storage": "ai_ecn_distributedfilestorage"}
+AI_ECN_MODEL = {Plane.PARAMETER: "ai_ecn_hpc", Plane.STORAGE: "ai_ecn_distributedfilestorage"}
 CE_DEFAULT_PFC_PRIORITY = 3
 PFC_TURN_OFF_THRESHOLD = 20  # deadlocks within 20 s before PFC is turned off on a port
 ECN_PROFILE = "wanka-ecn"
@@ -205,7 +206,7 @@ def port_profiles(dev: Device, cx: Context) -> dict[str, Config]:
     lossless_plane = cx.cluster.lossless_of(plane) is not None
     subnet = cx.subnet.get(dev.name)
     host: Config = {"mode": "access", "vlan": subnet.vlan if subnet else 0, "edge": True}
-    if plane == "oob":  # BMCs and switch management ports share the VLAN: each reaches only the
+    if plane == Plane.OOB:  # BMCs and switch management ports share the VLAN: each reaches only the
         host["isolate_group"] = ISOLATE_GROUP  # gateway (review 1 finding 16)
     fabric: Config = {"mode": "routed"}
     if jumbo:
@@ -226,7 +227,8 @@ def port_profiles(dev: Device, cx: Context) -> dict[str, Config]:
     if subnet is not None:
         # one access profile per host subnet (A3: a subnet per die position, VLAN per subnet)
         extra = {_host_profile(s, subnet): {**host, "vlan": s.vlan} for s in cx.subnets[dev.name]}
-        out = {"host": host, **{k: v for k, v in extra.items() if k != "host"}, **out}
+        others = {k: v for k, v in extra.items() if k != "host"}  # vocabulary: output key
+        out = {"host": host, **others, **out}  # vocabulary: output key
     return out
 
 
@@ -246,18 +248,18 @@ def interfaces(dev: Device, cx: Context) -> Config:
     mgmt: list[Config] = []
     ports: list[Config] = []
     trunk_hosts: list[End] = []
-    business = dev.plane == "business"
+    business = dev.plane == Plane.BUSINESS
     for e in cx.ends.get(dev.name, ()):
         link = e.link
         kind = link.kind
         peer = {"device": e.far, "port": e.far_port}
-        if kind == "mgmt" and e.lower:  # this switch's own management port
+        if kind == LinkKind.MGMT and e.lower:  # this switch's own management port
             address = meth(dev)
             m: Config = {"name": e.port, "mode": "management", "peer": peer}
             if address is not None:
                 m.update(vrf=address.vrf, address=ip(address.ip), prefix=address.prefix)
             mgmt.append(m)
-        elif kind == "peer-link":
+        elif kind == LinkKind.PEER_LINK:
             ports.append(
                 {
                     "name": e.port,
@@ -266,12 +268,12 @@ def interfaces(dev: Device, cx: Context) -> Config:
                     "eth_trunk": PEER_LINK_TRUNK,
                 }
             )
-        elif business and kind == "host" and link.plane == "business":
+        elif business and kind == LinkKind.HOST and link.plane == Plane.BUSINESS:
             trunk_hosts.append(e)
-        elif kind != "uplink" and subnet is not None:
+        elif kind != LinkKind.UPLINK and subnet is not None:
             sn = cx.host_subnet.get((e.far, e.far_port), subnet)
             ports.append({"name": e.port, "peer": peer, "profile": _host_profile(sn, subnet)})
-        elif e.local_ip and link.plane == "border":  # toward a firewall, statically routed
+        elif e.local_ip and link.plane == Plane.BORDER:  # toward a firewall, statically routed
             ports.append(
                 {
                     "name": e.port,

@@ -21,6 +21,7 @@ from generator.blueprint.refusals import (
 )
 from generator.catalog import Catalog, HostModel, build_catalog, overrides, port_names
 from generator.errors import Problem, YamlPath, format_path
+from generator.vocab import Plane, Role
 
 Data = Mapping[str, Any]
 Check = Callable[[Data, Catalog], list[Problem]]
@@ -173,7 +174,7 @@ def _model_problem(path: YamlPath, name: str, kind: str, catalog: Catalog) -> Pr
 def server_model(data: Data, catalog: Catalog) -> HostModel | None:
     """The NPU server model, when the name is a known npu-server."""
     model = catalog.hosts.get(data["compute"]["server"])
-    return model if model is not None and model.kind == "npu-server" else None
+    return model if model is not None and model.kind == Role.NPU_SERVER else None
 
 
 def server_count(data: Data, catalog: Catalog) -> int | None:
@@ -376,7 +377,7 @@ def hccl_problems(data: Data, catalog: Catalog) -> list[Problem]:
 def cnp_problems(data: Data, catalog: Catalog) -> list[Problem]:
     """A plane's CNP DSCP differs from its RoCE DSCP (CNPs go to cs6, RoCE to the lossless queue)."""
     out = []
-    for plane in ("parameter", "storage"):
+    for plane in (Plane.PARAMETER, Plane.STORAGE):
         cfg = data["networks"][plane].get("lossless") or {}
         if "cnp_dscp" in cfg and cfg["cnp_dscp"] == cfg.get("dscp"):
             out.append(

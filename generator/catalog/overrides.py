@@ -28,6 +28,7 @@ from typing import Any
 
 from generator.catalog import port_names, shipped_data
 from generator.errors import Problem, YamlPath
+from generator.vocab import Role
 
 IFNAMSIZ = 16  # include/uapi/linux/if.h; a name is at most IFNAMSIZ - 1 characters
 # The port roles every NPU server of a cluster is cabled by (generator.expand.devices
@@ -105,7 +106,7 @@ def nic_name_problem(nic: str) -> str:
 
 def _count_problems(path: YamlPath, entry: Mapping[str, Any]) -> list[Problem]:
     npus, dies = entry.get("npus", 0), entry.get("dies_per_npu", 1)
-    if entry["kind"] != "npu-server":  # other kinds' npus are never read
+    if entry["kind"] != Role.NPU_SERVER:  # other kinds' npus are never read
         return []
     lacking = [role for role in NPU_SERVER_ROLES if role not in entry["ports"]]
     npu = entry["ports"].get("npu")

@@ -56,6 +56,7 @@ from generator.expand.services import (
 from generator.expand.settings import resolve_settings
 from generator.model import Cluster, Fabric, Growth
 from generator.names import host_name_problems, name_problems
+from generator.vocab import Plane, Role
 
 __all__ = ["PLANE_CODE", "expand", "plane_specs"]
 Progress = Callable[[str], None]
@@ -171,7 +172,7 @@ def _upper_hint(spec: PlaneSpec, e: UpperTooSmall, alt: str | None, catalog: Cat
     else:
         have = len(spine_lanes(catalog.switches[alt], e.speed)[0])
         out = f"set {key}: {alt} ({have} ports at {e.speed}GE, {e.need} needed)"
-    if spec.plane == "parameter" and spec.tiers == 2:  # the only plane with a `tiers` key
+    if spec.plane == Plane.PARAMETER and spec.tiers == 2:  # the only plane with a `tiers` key
         out += ", or tiers: 3 (pods under cores)"
     return out
 
@@ -188,21 +189,21 @@ def _expand(
     floor = Floor()
     hosts = place_hosts(bp, catalog, floor)
     named = {
-        "npu-server": hosts.servers,
-        "storage-node": hosts.storage_nodes,
-        "management-node": hosts.management_nodes,
+        Role.NPU_SERVER: hosts.servers,
+        Role.STORAGE_NODE: hosts.storage_nodes,
+        Role.MANAGEMENT_NODE: hosts.management_nodes,
     }
     if names := host_name_problems(named):  # records below are keyed by name
         raise BlueprintError(names)
     progress(f"placed {len(hosts.model):,} hosts in {len(floor.racks):,} racks")
 
-    npu_models = [m for m in hosts.model.values() if m.kind == "npu-server"]
+    npu_models = [m for m in hosts.model.values() if m.kind == Role.NPU_SERVER]
     npu_subnets = max((m.npu_subnets_per_server for m in npu_models), default=0)
     builds: dict[str, PlaneBuild] = {}
     unbuilt = False  # a plane that could not be built even with a larger model
     for plane, eps in host_endpoints(hosts, floor).items():
         if plane in specs and eps:
-            rule = npu_subnets if plane == "parameter" else 0
+            rule = npu_subnets if plane == Plane.PARAMETER else 0
             specs[plane], b = problems.plane(specs[plane], eps, catalog, rule)
             unbuilt |= b is None
             if b is not None:
@@ -235,7 +236,7 @@ def _expand(
         shared = problems.attempt(shared_storage_addresses, pool, attached.shared_storage, where)
         if shared is not None:
             addrs["storage"] = shared
-    plane_pools = {p: specs[p].pool for p in ("business", "inband", "oob")}
+    plane_pools = {p: specs[p].pool for p in (Plane.BUSINESS, Plane.INBAND, Plane.OOB)}
     routing = problems.attempt(border_routing, bp, plane_pools, attached)
     problems.check()
     assert routing is not None
@@ -348,7 +349,7 @@ def _allocate(
                 subnet_per_group=s.subnet_per_group,
                 bond_name=s.bond,
                 vlan=s.vlan,
-                dies=dies if s.plane == "parameter" else 1,
+                dies=dies if s.plane == Plane.PARAMETER else 1,
             )
         )
         if a is not None:

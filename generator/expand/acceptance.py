@@ -23,6 +23,7 @@ from typing import Any
 
 from generator.catalog import HostModel
 from generator.model import Acceptance, AcceptanceScope, Fabric, Link, NpuServer
+from generator.vocab import LinkKind, Plane
 
 Units = tuple[tuple[str, tuple[str, ...]], ...]
 
@@ -137,7 +138,7 @@ def _port_gbps(servers: Sequence[NpuServer], links: Sequence[Link]) -> float:
     slowest server's."""
     total: dict[str, int] = {}
     for x in links:
-        if x.plane == "parameter" and x.kind == "host":
+        if x.plane == Plane.PARAMETER and x.kind == LinkKind.HOST:
             total[x.a_device] = total.get(x.a_device, 0) + x.speed
     return min(total.get(s.name, 0) / max(len(s.devices), 1) for s in servers)
 
@@ -148,9 +149,9 @@ def _leaf_ratio(links: Sequence[Link]) -> tuple[float, int, int]:
     down: dict[str, int] = {}
     up: dict[str, int] = {}
     for x in links:
-        if x.plane == "parameter" and x.kind == "host":
+        if x.plane == Plane.PARAMETER and x.kind == LinkKind.HOST:
             down[x.b_device] = down.get(x.b_device, 0) + x.speed
-        elif x.plane == "parameter" and x.kind == "uplink":
+        elif x.plane == Plane.PARAMETER and x.kind == LinkKind.UPLINK:
             up[x.a_device] = up.get(x.a_device, 0) + x.speed
     rows = [(d / up[leaf] if up.get(leaf) else 0.0, d, up.get(leaf, 0)) for leaf, d in down.items()]
     ratio, d, u = max(rows, default=(0.0, 0, 0))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from generator.errors import BlueprintError, Problem, YamlPath
 from generator.expand.fabric import PlaneBuild
 from generator.model import Address, Pool, Subnet
+from generator.vocab import LinkKind
 
 REGION_HOSTS = (0, 4)  # (start eighth, eighths)
 REGION_LEAF_P2P = (4, 1)
@@ -74,7 +75,9 @@ def allocate(
     sub_size = 1 << (32 - sub_prefix)
     owners = build.leaf_groups if subnet_per_group else [(leaf.name,) for leaf in build.leaves]
     leaf_index = {leaf.name: leaf.index for leaf in build.leaves}
-    upper_count = sum(1 for w in build.wires if w.kind == "uplink" and w.a_device not in leaf_index)
+    upper_count = sum(
+        1 for w in build.wires if w.kind == LinkKind.UPLINK and w.a_device not in leaf_index
+    )
     switches = len(build.leaves) + len(build.spines) + len(build.cores)
     need = {
         "host subnets": (len(owners) * dies * sub_size, REGION_HOSTS),
@@ -110,7 +113,7 @@ def allocate(
             for name in names:
                 owner_subnet[(name, die)] = sn
     for w in build.wires:
-        if w.kind != "host":
+        if w.kind != LinkKind.HOST:
             continue
         sn = owner_subnet[(w.b_device, w.port_index % dies if w.port_index >= 0 else 0)]
         if subnet_per_group:  # one address per host, on the bond across the group
@@ -149,7 +152,7 @@ def allocate(
     upper_base = network + REGION_UPPER_P2P[0] * eighth
     upper_i = 0
     for i, w in enumerate(build.wires):
-        if w.kind != "uplink":
+        if w.kind != LinkKind.UPLINK:
             continue
         if w.a_device in leaf_index:
             j = seen.get(w.a_device, 0)

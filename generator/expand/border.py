@@ -21,10 +21,15 @@ from generator.expand.fabric import PlaneBuild, Wire
 from generator.expand.planes import HOST_VLAN
 from generator.expand.racks import Hosts
 from generator.model import Address, BorderOspf, Pool, Route, SourceNat, Subnet, Uplink
+from generator.vocab import Plane, Role
 
-BORDER = {"border-router": ("router", "rtr"), "firewall": ("firewall", "fw")}
+BORDER = {Role.BORDER_ROUTER: ("router", "rtr"), Role.FIREWALL: ("firewall", "fw")}
 BORDER_SPEED = 100
-FIREWALL_PLANES = ("business", "inband", "oob")  # the zones the firewalls face, and "border"
+FIREWALL_PLANES = (
+    Plane.BUSINESS,
+    Plane.INBAND,
+    Plane.OOB,
+)  # the zones the firewalls face, and "border"
 BORDER_REGION = 7  # the last eighth of a plane's pool (reserved by addressing) holds these /31s
 BACKUP_PREFERENCE = 10  # each further firewall's routes are this much less preferred (floating)
 # A firewall's static defaults back up the defaults the routers advertise by OSPF: VRP prefers
@@ -124,10 +129,10 @@ def attach(
         for plane in FIREWALL_PLANES
         for s in (builds[plane].spines or builds[plane].leaves[:2])
     }
-    biz_spines = [s for s, plane in faces.items() if plane == "business"]
+    biz_spines = [s for s, plane in faces.items() if plane == Plane.BUSINESS]
     border = border_devices(bp)
-    firewalls = [name for name, role, _ in border if role == "firewall"]
-    routers = [name for name, role, _ in border if role == "border-router"]
+    firewalls = [name for name, role, _ in border if role == Role.FIREWALL]
+    routers = [name for name, role, _ in border if role == Role.BORDER_ROUTER]
     faces |= dict.fromkeys(routers, "border")
     ports = FreePorts(builds, switch_model, splits, [*faces, *firewalls])
 
@@ -216,7 +221,7 @@ def border_routing(
         )
     firewalls = sorted({w.a_device for w in attached.border})
     rank = {fw: i for i, fw in enumerate(firewalls)}
-    want = {"business": (0, 0), "inband": bases["oob"], "oob": bases["inband"]}
+    want = {Plane.BUSINESS: (0, 0), Plane.INBAND: bases["oob"], Plane.OOB: bases["inband"]}
     routes: list[Route] = []
     for i, w in enumerate(attached.border):
         fw_ip, far_ip = p2p[i]
@@ -247,7 +252,7 @@ def border_routing(
     nat = source_nat(border, firewalls, bases["business"], len(uplinks))
     section = {n.device: n for n in nat}
     for i, w in enumerate(attached.border):  # each router: a firewall's section to that firewall
-        if attached.faces[w.b_device] == "border":
+        if attached.faces[w.b_device] == Plane.BORDER:
             s = section[w.a_device]
             routes.append(Route(w.b_device, s.network, s.prefix, p2p[i][0]))
     routes.sort(key=lambda r: (r.device, r.vrf, r.network, r.prefix, r.preference, r.next_hop))
@@ -268,7 +273,7 @@ def border_ospf(attached: Attached, p2p: dict[int, tuple[int, int]]) -> tuple[Bo
     nets: dict[str, list[tuple[int, int]]] = {}
     lowest: dict[str, int] = {}
     for i, w in enumerate(attached.border):
-        if attached.faces[w.b_device] != "border":
+        if attached.faces[w.b_device] != Plane.BORDER:
             continue
         for dev, address in ((w.a_device, p2p[i][0]), (w.b_device, p2p[i][1])):
             nets.setdefault(dev, []).append((p2p[i][0], 31))

@@ -26,8 +26,12 @@ from generator.model import (
     Management,
     port_sort_key,
 )
+from generator.vocab import LinkKind, Plane, Role
 
-ASN_OFFSET = {"parameter": 0, "storage": 100_000}  # BGP planes; cores, spines per pod, leaves
+ASN_OFFSET = {
+    Plane.PARAMETER: 0,
+    Plane.STORAGE: 100_000,
+}  # BGP planes; cores, spines per pod, leaves
 MAX_ASN = 4_294_967_294  # 2**32 - 1 is reserved (RFC 7300)
 
 
@@ -81,10 +85,13 @@ def host_endpoints(hosts: Hosts, floor: Floor) -> dict[str, list[Endpoint]]:
         return out
 
     return {
-        "parameter": endpoints(hosts.servers, "npu"),
-        "storage": endpoints(hosts.servers, "storage") + endpoints(hosts.storage_nodes, "storage"),
-        "business": endpoints(hosts.servers, "business"),
-        "inband": endpoints(hosts.servers + hosts.storage_nodes + hosts.management_nodes, "inband"),
+        Plane.PARAMETER: endpoints(hosts.servers, "npu"),
+        Plane.STORAGE: endpoints(hosts.servers, "storage")
+        + endpoints(hosts.storage_nodes, "storage"),
+        Plane.BUSINESS: endpoints(hosts.servers, "business"),
+        Plane.INBAND: endpoints(
+            hosts.servers + hosts.storage_nodes + hosts.management_nodes, "inband"
+        ),
     }
 
 
@@ -125,7 +132,7 @@ class Placer:
             members = b.leaf_members[leaf.name]
             rack = floor.racks[floor.position[members[0]][0]]
             m = self.catalog.switches[spec.leaf]
-            tor = spec.plane == "parameter" and all(
+            tor = spec.plane == Plane.PARAMETER and all(
                 floor.position[h][0] == rack.name for h in members
             )
             if tor and rack.fits(m.height_u, m.power_w):
@@ -184,7 +191,7 @@ def management(
     out-of-band switches themselves) their loopback. Hosts: their in-band address, routing
     `routes` (the pools their in-band port reaches) via its gateway."""
     if model is not None:
-        for a in addresses.get(("oob", name), ()):
+        for a in addresses.get((Plane.OOB, name), ()):
             if a.port == model.mgmt_port:
                 return Management(
                     ip=a.ip, prefix=a.prefix, interface=a.port, vrf=MGMT_VRF, gateway=a.gateway
@@ -192,7 +199,7 @@ def management(
         return (
             Management(ip=loopback, prefix=32, interface="LoopBack0", vrf="") if loopback else None
         )
-    inband = addresses.get(("inband", name))
+    inband = addresses.get((Plane.INBAND, name))
     if inband:
         a = inband[0]
         return Management(
@@ -221,7 +228,7 @@ def devices(
             continue
         for sw in (*b.leaves, *b.spines, *b.cores):
             base = asn_base + offset
-            asn[sw.name] = {"core": base, "spine": base + 1 + max(sw.pod, 0)}.get(
+            asn[sw.name] = {Role.CORE: base, Role.SPINE: base + 1 + (sw.pod or 0)}.get(
                 sw.role, base + 1000 + sw.index
             )
     if asn and max(asn.values()) > MAX_ASN:
@@ -240,32 +247,36 @@ def devices(
     pod = {sw.name: sw.pod for b in builds.values() for sw in (*b.leaves, *b.spines, *b.cores)}
     loopbacks = {k: v for a in addrs.values() for k, v in a.loopbacks.items()}
     by_device: dict[tuple[str, str], list[Address]] = {}
-    for plane in ("inband", "oob"):
+    for plane in (Plane.INBAND, Plane.OOB):
         for a in addrs[plane].addresses if plane in addrs else ():
             by_device.setdefault((plane, a.device), []).append(a)
     supernode = bp["compute"].get("supernode", {}).get("servers")
     # the pools a host's in-band port routes: its own plane's; the management nodes manage the
     # out-of-band plane too (switch management ports, BMCs), through the firewalls
-    pool = {p: (a.pool.network, a.pool.prefix) for p, a in addrs.items() if p in ("inband", "oob")}
+    pool = {
+        p: (a.pool.network, a.pool.prefix)
+        for p, a in addrs.items()
+        if p in (Plane.INBAND, Plane.OOB)
+    }
     inband_routes = {
         role: tuple(pool[p] for p in planes if p in pool)
         for role, planes in (
-            ("npu-server", ("inband",)),
-            ("storage-node", ("inband",)),
-            ("management-node", ("inband", "oob")),
+            (Role.NPU_SERVER, (Plane.INBAND,)),
+            (Role.STORAGE_NODE, (Plane.INBAND,)),
+            (Role.MANAGEMENT_NODE, (Plane.INBAND, Plane.OOB)),
         )
     }
     port_key = cache(port_sort_key)  # every leaf splits the same port names
     out: list[Device] = []
     for role, names in (
-        ("npu-server", hosts.servers),
-        ("storage-node", hosts.storage_nodes),
-        ("management-node", hosts.management_nodes),
+        (Role.NPU_SERVER, hosts.servers),
+        (Role.STORAGE_NODE, hosts.storage_nodes),
+        (Role.MANAGEMENT_NODE, hosts.management_nodes),
     ):
         for i, name in enumerate(names):
             m = hosts.model[name]
             rack, u = floor.position[name]
-            sn = i // supernode if supernode and role == "npu-server" else -1
+            sn = i // supernode if supernode and role == Role.NPU_SERVER else -1
             mgmt = management(name, None, by_device, 0, inband_routes[role])
             out.append(
                 Device(
@@ -299,7 +310,7 @@ def devices(
                 height_u=m.height_u,
                 power_w=m.power_w,
                 index=index[(role, plane)],
-                pod=pod.get(name, -1),
+                pod=pod.get(name),
                 asn=asn.get(name, 0),
                 loopback=loopback,
                 splits=tuple(sorted(splits.get(name, {}).items(), key=lambda kv: port_key(kv[0]))),
@@ -318,11 +329,11 @@ def link_facts(devices: tuple[Device, ...], links: Iterable[Link]) -> tuple[Devi
     up: Counter[str] = Counter()
     peer: dict[str, str] = {}
     for link in links:
-        if link.kind in ("host", "uplink", "mgmt"):
+        if link.kind in (LinkKind.HOST, LinkKind.UPLINK, LinkKind.MGMT):
             down[link.b_device] += link.speed
-            if link.kind == "uplink":
+            if link.kind == LinkKind.UPLINK:
                 up[link.a_device] += link.speed
-        elif link.kind == "peer-link":
+        elif link.kind == LinkKind.PEER_LINK:
             peer[link.a_device], peer[link.b_device] = link.b_device, link.a_device
     return tuple(
         replace(

@@ -14,6 +14,7 @@ from generator.catalog import SwitchModel
 from generator.errors import BlueprintError, Problem, YamlPath
 from generator.expand.ports import LeafPlan, describe_ports, leaf_port_plan, spine_lanes
 from generator.records import record
+from generator.vocab import Role
 
 __all__ = ["LeafPlan", "leaf_port_plan", "parse_ratio"]  # sizing and checks read these here
 
@@ -33,7 +34,7 @@ class Switch:
     name: str
     role: str  # leaf | spine | core | access
     index: int
-    pod: int = -1
+    pod: int | None = None  # three tiers: its pod
     splits: dict[str, str] = field(default_factory=dict)
 
 
@@ -122,12 +123,12 @@ def build_plane(
     peer_links: int = 0,
     uplinks: int | None = None,
     where: YamlPath,
-    role_names: tuple[str, str] = ("leaf", "spine"),
+    role_names: tuple[str, str] = (Role.LEAF, Role.SPINE),
 ) -> PlaneBuild:
     """Access leaves for `endpoints`, then spines (and cores) above them; switch names are
     `<code>-<role_names[0]>-NNNN` and `<code>-<role_names[1]>-NNN`."""
     speed = endpoints[0].speed
-    plan = leaf_port_plan(leaf, speed, ratio, split, peer_links, uplinks, (*where, "leaf"))
+    plan = leaf_port_plan(leaf, speed, ratio, split, peer_links, uplinks, (*where, Role.LEAF))
     lanes = len(plan.lanes)
     ports_per_host = len(endpoints[0].ports)
     if ports_per_host % rails:

@@ -19,14 +19,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from generator.model import Flow
+from generator.vocab import Plane
 
 SSH, SNMP, SNMP_TRAP, NTP, SYSLOG, DHCP = 22, 161, 162, 123, 514, 67
 REDFISH, IPMI = 443, 623
 NPU_EXPORTER = 8082  # MindCluster NPU Exporter default (-port=8082)
 DPC = 0  # any: the OceanStor DPC client's ports are not published per release [unconfirmed]
 
-MGMT = ("inband", "oob")
-BACK = ("oob", "inband")
+MGMT = (Plane.INBAND, Plane.OOB)
+BACK = (Plane.OOB, Plane.INBAND)
 FLOWS: tuple[Flow, ...] = (
     Flow(
         "ssh-switches",

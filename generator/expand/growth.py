@@ -14,13 +14,11 @@ from dataclasses import replace
 from generator.expand.devices import link_facts
 from generator.expand.racks import rack_loads
 from generator.model import Cluster, Device, Growth
+from generator.vocab import Plane, Role
 
 # Switches decide their presence plane by plane, data planes before the management planes
 # (whose access switches serve every other device's management port), lowest tier first.
-DATA_PLANES = ("parameter", "storage", "business")
-MANAGEMENT_PLANES = ("inband", "oob")
-TIER = {"leaf": 1, "access": 1, "spine": 2, "core": 3}
-HOSTS = ("npu-server", "storage-node", "management-node")
+TIER = {Role.LEAF: 1, Role.ACCESS: 1, Role.SPINE: 2, Role.CORE: 3}
 
 
 def prefix(final: Cluster, servers: int, growth: Growth) -> Cluster:
@@ -29,14 +27,14 @@ def prefix(final: Cluster, servers: int, growth: Growth) -> Cluster:
     present = {
         d.name
         for d in final.devices
-        if d.name in built or d.role not in (*TIER, "npu-server")  # hosts, border, firewalls
+        if d.name in built or d.role not in (*TIER, Role.NPU_SERVER)  # hosts, border, firewalls
     }
     neighbours: dict[str, list[Device]] = {}
     by_name = final.device_by_name
     for x in final.links:
         neighbours.setdefault(x.a_device, []).append(by_name[x.b_device])
         neighbours.setdefault(x.b_device, []).append(by_name[x.a_device])
-    for plane in (*DATA_PLANES, *MANAGEMENT_PLANES):
+    for plane in (p for p in Plane if p.has_hosts):
         switches = sorted(
             (d for d in final.devices if d.plane == plane and d.role in TIER),
             key=lambda d: TIER[d.role],
@@ -50,11 +48,11 @@ def prefix(final: Cluster, servers: int, growth: Growth) -> Cluster:
 def _serves(switch: Device, other: Device, plane: str) -> bool:
     """Whether `switch` is needed because `other` is: `other` is a host, or a switch below it
     in its plane; a management switch is needed by any device it reaches but its own uplinks."""
-    if other.role in HOSTS:
+    if other.is_host:
         return True
     if other.plane == plane:
         return TIER.get(other.role, 0) < TIER[switch.role]
-    return plane in MANAGEMENT_PLANES
+    return Plane(plane).is_management
 
 
 def _keep(final: Cluster, present: set[str], built: set[str], growth: Growth) -> Cluster:

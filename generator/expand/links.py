@@ -11,6 +11,7 @@ from generator.expand.fabric import PlaneBuild, Wire
 from generator.expand.layout import Floor, run_length
 from generator.expand.planes import PlaneSpec
 from generator.model import Fabric, Link, Rack, Trunk
+from generator.vocab import LinkKind, Plane
 
 HARNESS = ("DAC", "AOC")  # media a breakout cable is made of (cables.yaml: breakout where split)
 
@@ -57,7 +58,7 @@ def cable(
                 length = catalog.standard_length(run_length(rack_by[ra], ua, rack_by[rb], ub))
                 lengths[run] = length
             a_ip, b_ip = ws.p2p.get(i, (0, 0))
-            kind = "mgmt" if ws.plane == "oob" and w.kind == "host" else w.kind
+            kind = "mgmt" if ws.plane == Plane.OOB and w.kind == LinkKind.HOST else w.kind
             chosen = media.get((w.speed, length))
             if chosen is None:
                 medium = catalog.medium(w.speed, length)

@@ -10,18 +10,25 @@ from typing import Any
 from generator.errors import YamlPath
 from generator.expand.fabric import parse_ratio
 from generator.model import Lossless, SwitchMtu
+from generator.vocab import Plane
 
 PLANE_CODE = {
-    "parameter": "par",
-    "storage": "sto",
-    "business": "biz",
-    "inband": "inb",
-    "oob": "oob",
-    "border": "brd",
+    Plane.PARAMETER: "par",
+    Plane.STORAGE: "sto",
+    Plane.BUSINESS: "biz",
+    Plane.INBAND: "inb",
+    Plane.OOB: "oob",
+    Plane.BORDER: "brd",
 }
 # Host-facing VLAN of the routed leaves whose plane names none (the business plane's comes from
 # the blueprint). The VLAN is local to one leaf (every leaf routes), so one number per plane.
-HOST_VLAN = {"parameter": 10, "storage": 20, "business": 30, "inband": 40, "oob": 50}
+HOST_VLAN = {
+    Plane.PARAMETER: 10,
+    Plane.STORAGE: 20,
+    Plane.BUSINESS: 30,
+    Plane.INBAND: 40,
+    Plane.OOB: 50,
+}
 NIC_LOSSLESS_TC = 3  # assumption: the highest of the NIC's four TCs carries the lossless class
 
 
@@ -59,7 +66,7 @@ def plane_specs(bp: Mapping[str, Any]) -> dict[str, PlaneSpec]:
     nets = bp["networks"]
     pn, sn, bn, mn = nets["parameter"], nets["storage"], nets["business"], nets["management"]
     specs = {
-        "parameter": PlaneSpec(
+        Plane.PARAMETER: PlaneSpec(
             plane="parameter",
             where=("networks", "parameter"),
             leaf=pn["leaf"]["model"],
@@ -77,7 +84,7 @@ def plane_specs(bp: Mapping[str, Any]) -> dict[str, PlaneSpec]:
             upper_zone="training",
             vlan=HOST_VLAN["parameter"],
         ),
-        "storage": PlaneSpec(
+        Plane.STORAGE: PlaneSpec(
             plane="storage",
             where=("networks", "storage"),
             leaf=sn["leaf"]["model"],
@@ -93,7 +100,7 @@ def plane_specs(bp: Mapping[str, Any]) -> dict[str, PlaneSpec]:
             upper_zone="training",
             vlan=HOST_VLAN["storage"],
         ),
-        "business": PlaneSpec(
+        Plane.BUSINESS: PlaneSpec(
             plane="business",
             where=("networks", "business"),
             leaf=bn["leaf"]["model"],
@@ -113,7 +120,7 @@ def plane_specs(bp: Mapping[str, Any]) -> dict[str, PlaneSpec]:
             vlan=bn["vlan"] or HOST_VLAN["business"],
         ),
     }
-    for plane in ("inband", "oob"):
+    for plane in (Plane.INBAND, Plane.OOB):
         m = mn[plane]
         specs[plane] = PlaneSpec(
             plane=plane,
@@ -143,7 +150,7 @@ def roce_planes(bp: Mapping[str, Any]) -> tuple[str, ...]:
     """Planes whose hosts speak RoCE: the parameter plane (HCCL), and a dedicated storage plane
     (DPC over 2 x 100G RoCE, the QCon 2025 Beijing talk 大模型在超大规模集群性能提升实践). A shared storage plane rides the business network."""
     dedicated = bp["networks"]["storage"]["mode"] == "dedicated"
-    return ("parameter", "storage") if dedicated else ("parameter",)
+    return (Plane.PARAMETER, Plane.STORAGE) if dedicated else (Plane.PARAMETER,)
 
 
 # A RoCE NIC's MTU unless the blueprint sets one: RoCE's 4096-byte path MTU and its headers
@@ -168,7 +175,7 @@ def lossless_classes(bp: Mapping[str, Any], npu_mtu_limit: int) -> tuple[Lossles
     """The lossless class of every RoCE plane whose blueprint keeps PFC on (`pfc: false` drops
     it, and the design check then fails the plane)."""
     return tuple(
-        lossless_of(plane, cfg, npu_mtu_limit if plane == "parameter" else HOST_MTU)
+        lossless_of(plane, cfg, npu_mtu_limit if plane == Plane.PARAMETER else HOST_MTU)
         for plane in roce_planes(bp)
         if (cfg := bp["networks"][plane].get("lossless")) and cfg.get("pfc", True)
     )
@@ -176,11 +183,10 @@ def lossless_classes(bp: Mapping[str, Any], npu_mtu_limit: int) -> tuple[Lossles
 
 # Planes whose switches carry jumbo frames (the RoCE planes' data; hccn.conf and the storage NICs
 # set the NIC MTU above 1500)
-JUMBO_PLANES = ("parameter", "storage")
 
 
 def switch_mtus(planes: Iterable[str], lossless: Iterable[Lossless]) -> tuple[SwitchMtu, ...]:
     """The switch MTUs of every jumbo plane built, from its hosts' NIC MTU: the lossless class's,
     HOST_MTU on a plane without one."""
     nic = {c.plane: c.mtu for c in lossless}
-    return tuple(SwitchMtu.of(p, nic.get(p, HOST_MTU)) for p in JUMBO_PLANES if p in planes)
+    return tuple(SwitchMtu.of(p, nic.get(p, HOST_MTU)) for p in Plane if p.is_jumbo and p in planes)

@@ -23,6 +23,7 @@ from generator.model import (
     NpuServer,
     Rack,
 )
+from generator.vocab import LinkKind, Plane, Role
 
 CODE = PLANE_CODE["parameter"]
 
@@ -43,16 +44,20 @@ def npu_servers(
     leaf_of = {
         (x.a_device, x.a_port): x.b_device
         for x in links
-        if x.plane == "parameter" and x.kind == "host"
+        if x.plane == Plane.PARAMETER and x.kind == LinkKind.HOST
     }
     npu_addr: dict[str, list] = {}
-    for a in addrs["parameter"].addresses if "parameter" in addrs else ():
+    for a in addrs["parameter"].addresses if Plane.PARAMETER in addrs else ():
         npu_addr.setdefault(a.device, []).append(a)
     inband = {a.device: a.ip for a in addrs["inband"].addresses}
-    pod = {d.name: max(d.pod, 0) for d in devices if d.role == "leaf" and d.plane == "parameter"}
-    leaf_index = {d.name: d.index for d in devices if d.role == "leaf" and d.plane == "parameter"}
+    pod = {
+        d.name: d.pod or 0 for d in devices if d.role == Role.LEAF and d.plane == Plane.PARAMETER
+    }
+    leaf_index = {
+        d.name: d.index for d in devices if d.role == Role.LEAF and d.plane == Plane.PARAMETER
+    }
     found = []
-    for i, d in enumerate(x for x in devices if x.role == "npu-server"):
+    for i, d in enumerate(x for x in devices if x.role == Role.NPU_SERVER):
         ports = npu_addr.get(d.name, ())
         leaves = tuple(dict.fromkeys(leaf_of[(d.name, a.port)] for a in ports))
         p = pod[leaves[0]] if leaves else 0
@@ -128,7 +133,7 @@ def domain_namer(
         out = [Domain(kind="leaf", index=leaves[0].index, name=name)]
         pods = {leaf.pod for leaf in leaves}
         if tiers == 3 and len(pods) == 1:
-            p = max(pods.pop(), 0)
+            p = pods.pop() or 0
             out.append(Domain(kind="pod", index=p, name=f"{CODE}-pod{p + 1:02d}"))
         return tuple(out)
 
@@ -195,7 +200,7 @@ def npu_nic_limits(models: Iterable[HostModel]) -> tuple[NpuNicLimits, ...]:
     """What hccn_tool accepts on each NPU server model in use (catalog `npu_nic`)."""
     out = {}
     for m in models:
-        if m.kind == "npu-server":
+        if m.kind == Role.NPU_SERVER:
             nic = m.npu_nic
             out[m.name] = NpuNicLimits(
                 model=m.name,

@@ -18,6 +18,7 @@ from generator.model import (
     Subnet,
     network_of,
 )
+from generator.vocab import LinkKind, Plane, Role
 
 SERVICE_ROLE = {
     "ntp": "controller",
@@ -30,7 +31,7 @@ SERVICE_ROLE = {
 def services(devices: tuple[Device, ...], pools: tuple[Pool, ...]) -> Services:
     """Each service on the management nodes of its role (controllers: NTP and ZTP; monitoring
     nodes: syslog and SNMP), on every management node when there is none of that role."""
-    nodes = sorted((d for d in devices if d.role == "management-node"), key=lambda d: d.name)
+    nodes = sorted((d for d in devices if d.role == Role.MANAGEMENT_NODE), key=lambda d: d.name)
 
     def on(role: str) -> tuple[int, ...]:
         chosen = [d for d in nodes if d.name.startswith(f"{role}-")] or nodes
@@ -38,7 +39,7 @@ def services(devices: tuple[Device, ...], pools: tuple[Pool, ...]) -> Services:
 
     return Services(
         **{service: on(role) for service, role in SERVICE_ROLE.items()},
-        pools=tuple((p.network, p.prefix) for p in pools if p.plane in ("inband", "oob")),
+        pools=tuple((p.network, p.prefix) for p in pools if p.plane in (Plane.INBAND, Plane.OOB)),
     )
 
 
@@ -49,7 +50,7 @@ def ztp_relay(subnets: tuple[Subnet, ...], svc: Services) -> tuple[Subnet, ...]:
     its gateway address, in the out-of-band pool the flow's firewall rule permits."""
     if not svc.ztp:
         return subnets
-    return tuple(replace(s, dhcp_relay=svc.ztp) if s.plane == "oob" else s for s in subnets)
+    return tuple(replace(s, dhcp_relay=svc.ztp) if s.plane == Plane.OOB else s for s in subnets)
 
 
 def ztp_path(
@@ -70,12 +71,12 @@ def ztp_path(
     server_gateways = {
         o
         for s in subnets
-        if s.plane == "inband" and any(network_of(a, s.prefix) == s.network for a in svc.ztp)
+        if s.plane == Plane.INBAND and any(network_of(a, s.prefix) == s.network for a in svc.ztp)
         for o in s.owners
     }
     up: dict[str, set[str]] = {}
     for x in links:
-        if x.kind == "uplink" and x.plane in ("oob", "inband"):
+        if x.kind == LinkKind.UPLINK and x.plane in (Plane.OOB, Plane.INBAND):
             up.setdefault(x.a_device, set()).add(x.b_device)
     path: set[str] = set()
     todo = [*relays, *server_gateways]

@@ -17,6 +17,7 @@ from generator.twin.explain import diagnose, inner_pools, walk
 from generator.twin.plan import OUTSIDE, Plan, ifname, ns_name
 from generator.twin.run import sh, vtysh_json
 from generator.verify.flows import endpoints, read_flows
+from generator.vocab import Plane
 
 ANY_PORT = 50000  # a flow of protocol "any" is probed as TCP to this port
 FORBIDDEN_PORT = 50001  # no flow names it: every cross-plane probe to it must fail
@@ -319,7 +320,7 @@ def forbidden(p: Plan) -> Outcome:
     return out
 
 
-PLANES = ("parameter", "storage", "business", "inband", "oob")
+PLANES = tuple(p for p in Plane if p.has_hosts)
 
 
 def isolated_pairs(p: Plan):
@@ -373,7 +374,7 @@ def npu_paths(p: Plan) -> Outcome:
         off = [
             f"{ns} ({', '.join(sorted(cabled[ns]))})"
             for ns, _ in hops
-            if cabled.get(ns) != {"parameter"}
+            if cabled.get(ns) != {Plane.PARAMETER}
         ]
         if not result.ok:
             out.failures.append(f"{pr.src_ns} {pr.src} -> {pr.dst}: {result.error}")

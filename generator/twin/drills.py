@@ -9,6 +9,7 @@ import time
 from generator.twin import checks
 from generator.twin.plan import Plan, ns_name
 from generator.twin.run import reapply, sh
+from generator.vocab import Plane
 
 RECONVERGE_S = 60.0
 
@@ -30,12 +31,12 @@ def _targets(p: Plan) -> list[tuple[str, list[tuple[str, str]], str]]:
     planes = checks.planes(p)
     spines = sorted(
         d for d, dev in p.devices.items()
-        if dev.bgp and d not in leaves and planes.get(ns_name(d)) == {"parameter"}
+        if dev.bgp and d not in leaves and planes.get(ns_name(d)) == {Plane.PARAMETER}
     )  # fmt: skip
     if spines:
         out.append((f"parameter spine {spines[0]}", _ends_of(p, spines[0]), "npu"))
     if leaves:
-        leaf = sorted(d for d in leaves if planes.get(ns_name(d)) == {"parameter"})[0]
+        leaf = sorted(d for d in leaves if planes.get(ns_name(d)) == {Plane.PARAMETER})[0]
         uplink = next(
             link for link in p.links if link.a[0] == ns_name(leaf) and link.b[0].startswith("wt-")
             and link.b[0] != link.a[0] and p.namespaces[link.b[0]].kind == "switch"
@@ -44,7 +45,7 @@ def _targets(p: Plan) -> list[tuple[str, list[tuple[str, str]], str]]:
     firewalls = sorted(d for d, dev in p.devices.items() if dev.zones)
     if firewalls:
         out.append((f"firewall {firewalls[0]}", _ends_of(p, firewalls[0]), "flows"))
-    provider = [link for link in p.links if link.plane == "provider"]
+    provider = [link for link in p.links if link.plane == Plane.PROVIDER]
     if provider:
         out.append((f"provider link of {provider[0].a[0][3:]}", [provider[0].a], "internet"))
     return out

@@ -11,12 +11,13 @@ import json
 from generator.twin import probe
 from generator.twin.plan import Plan, ns_name
 from generator.twin.run import sh
+from generator.vocab import Plane
 
 
 def inner_pools(p: Plan) -> list[ipaddress.IPv4Network]:
     from generator.verify.read import pools
 
-    return [n for name, n in pools(p.folder).items() if name not in ("provider",)]
+    return [n for name, n in pools(p.folder).items() if name not in (Plane.PROVIDER,)]
 
 
 def walk(

@@ -23,6 +23,7 @@ from pathlib import Path
 from generator.twin import pod as pods
 from generator.twin import vrp
 from generator.verify.inventory import hosts as read_hosts
+from generator.vocab import Plane
 
 OUTSIDE = ipaddress.IPv4Address("198.18.0.1")  # "the internet", as verify names it (RFC 2544)
 PREFIX = "wt-"  # every namespace the twin makes starts with it (twin down removes them)
@@ -103,7 +104,7 @@ def _host_ns(plan: Plan, device: str, port: str) -> tuple[str, str]:
         return ns_name(device, "npu"), "npu"
     if port == "bmc":
         return ns_name(device, "bmc"), "bmc"
-    return ns_name(device), "host"
+    return ns_name(device), "host"  # vocabulary: twin namespace kind
 
 
 def plan(
@@ -246,7 +247,7 @@ def _hosts(
 ) -> None:
     for ns in list(p.namespaces.values()):
         hv = p.hostvars.get(ns.device, {})
-        if ns.kind == "host":
+        if ns.kind == "host":  # vocabulary: twin namespace kind
             _keyfiles(p, ns, keyfiles.get(ns.device, {}))
         elif ns.kind == "npu":
             _npus(p, ns, folder / "files" / "hccn" / f"{ns.device}.conf")
@@ -344,7 +345,7 @@ def _outside(p: Plan) -> None:
             str(next(iter(p.devices[d].interfaces[i].addresses)).ip)
             for (d, i), (ns, _) in p.ports.items()
             if ns != outside.name
-            and any(k.plane == "provider" and k.a == (ns, ifname(i)) for k in p.links)
+            and any(k.plane == Plane.PROVIDER and k.a == (ns, ifname(i)) for k in p.links)
         ]
         for dev in p.devices.values():  # the provider routes each NAT pool to the hand-offs
             for pool in dev.address_groups.values():

@@ -15,6 +15,7 @@ in a one-pod twin: cluster-1k and pod-128 run them in full.
 from __future__ import annotations
 
 from generator.twin import vrp
+from generator.vocab import Plane
 
 Row = tuple[int, dict[str, str]]
 
@@ -50,7 +51,7 @@ def select(
     peers and gives each core the other pods' leaf subnets to announce (vrp.Bgp.stand_in)."""
     cores = set(groups.get("parameter_cores", ()))
     fabric = set(groups.get("parameter_leaves", ())) | set(groups.get("parameter_spines", ()))
-    parameter = [(n, r) for n, r in rows if r["plane"] == "parameter"]
+    parameter = [(n, r) for n, r in rows if r["plane"] == Plane.PARAMETER]
     pods = _components(fabric, parameter)
     if not cores or len(pods) < 2:
         raise PodError("the build has one pod (no parameter cores): run it in full")

@@ -177,7 +177,7 @@ def _interface(line: Line) -> Interface:
             iface.access_vlan = int(w[3])
         elif w[0] == "eth-trunk":
             iface.trunk = int(w[1])
-        elif w[0] == "peer-link":
+        elif w[0] == "peer-link":  # vocabulary: VRP keyword
             iface.peer_link = True
         elif w[:2] == ["ospf", "network-type"] and w[2] == "p2p":
             iface.ospf_p2p = True

@@ -302,7 +302,6 @@ def _say(error: BaseException) -> str:
     return f"cannot read it: {error}"
 
 
-PLANES = ("parameter", "storage", "business", "inband", "oob")
 DEFAULT_VRF = "_public_"
 
 

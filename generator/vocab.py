@@ -1,0 +1,95 @@
+"""The closed vocabularies of the model: planes, device roles and link kinds, each named once.
+
+Members are `StrEnum`s: they compare equal to, hash as and print as their strings, so the model's
+fields, the blueprint's keys and every output spell them as before. tests/test_vocabulary.py
+refuses a second spelling of a name in `generator/` (after NetBox `dcim/choices.py`: one choice
+set per field).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Plane(StrEnum):
+    """A network plane: the blueprint's `networks.<plane>` (inband and oob under
+    `networks.management`), `zones.border` for the border routers' side of the firewalls and
+    `zones.border.provider` for the provider hand-off pool. In the order the outputs list them."""
+
+    PARAMETER = "parameter"  # NPU-to-NPU RoCE (HCCL)
+    STORAGE = "storage"  # hosts to the storage nodes (dedicated, or shared with business)
+    BUSINESS = "business"  # the servers' bonded service network
+    INBAND = "inband"  # in-band management (SSH, Ansible)
+    OOB = "oob"  # out-of-band: BMCs and switch management ports
+    BORDER = "border"  # firewalls to the border routers
+    PROVIDER = "provider"  # border routers' provider hand-off: a pool only, no switches
+
+    @property
+    def is_management(self) -> bool:
+        return self in _MANAGEMENT
+
+    @property
+    def has_hosts(self) -> bool:
+        """Host ports are cabled to it (an address per host port)."""
+        return self in _HOST_PLANES
+
+    @property
+    def is_jumbo(self) -> bool:
+        """RoCE planes built with a jumbo MTU (the NIC's MTU from the blueprint)."""
+        return self in _JUMBO
+
+
+class Role(StrEnum):
+    """What a device is: `Device.role`, the catalog servers' `kind` for hosts."""
+
+    NPU_SERVER = "npu-server"
+    STORAGE_NODE = "storage-node"
+    MANAGEMENT_NODE = "management-node"
+    LEAF = "leaf"
+    SPINE = "spine"
+    CORE = "core"
+    ACCESS = "access"  # the management planes' lower tier
+    BORDER_ROUTER = "border-router"
+    FIREWALL = "firewall"
+
+    @property
+    def is_host(self) -> bool:
+        return self in _HOSTS
+
+    @property
+    def is_switch(self) -> bool:
+        """Every network device: leaves, spines, cores, access switches, border routers and
+        firewalls."""
+        return self not in _HOSTS
+
+    @property
+    def is_lower(self) -> bool:
+        """The switches hosts are cabled to."""
+        return self in _LOWER
+
+    @property
+    def is_upper(self) -> bool:
+        """The switches above the leaves or access switches."""
+        return self in _UPPER
+
+    @property
+    def is_border(self) -> bool:
+        return self in _BORDER
+
+
+class LinkKind(StrEnum):
+    """What a cable connects (`Link.kind`)."""
+
+    HOST = "host"  # a host port to its leaf or access switch
+    UPLINK = "uplink"  # a switch to the tier above (or a firewall to the planes it faces)
+    PEER_LINK = "peer-link"  # the two members of an M-LAG pair
+    MGMT = "mgmt"  # a switch's management port to the out-of-band access switch
+
+
+_MANAGEMENT = frozenset({Plane.INBAND, Plane.OOB})
+_HOST_PLANES = frozenset({Plane.PARAMETER, Plane.STORAGE, Plane.BUSINESS, Plane.INBAND, Plane.OOB})
+_JUMBO = frozenset({Plane.PARAMETER, Plane.STORAGE})
+_HOSTS = frozenset({Role.NPU_SERVER, Role.STORAGE_NODE, Role.MANAGEMENT_NODE})
+_LOWER = frozenset({Role.LEAF, Role.ACCESS})
+_UPPER = frozenset({Role.SPINE, Role.CORE})
+_BORDER = frozenset({Role.BORDER_ROUTER, Role.FIREWALL})
