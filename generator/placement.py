@@ -72,17 +72,18 @@ def tier_of(cluster: Cluster, members: Iterable[tuple[NpuServer, int]]) -> str:
         return "supernode"
     leaves = {s.devices[d].leaf for s, d in members}
     if len(leaves) == 1:
-        return "leaf"
+        return "leaf"  # vocabulary: placement tier
     one_pod = len({s.pod for s, _ in members}) == 1
     if widest_tier(cluster) == "spine" or one_pod:  # vocabulary: placement tier
-        return "spine"
-    return "core"
+        return "spine"  # vocabulary: placement tier
+    return "core"  # vocabulary: placement tier
 
 
 def widest_tier(cluster: Cluster) -> str:
     """The widest tier any endpoints of the cluster can be apart: core with a 3-tier fabric."""
     fabric = cluster.fabric("parameter")
-    return "core" if fabric is not None and fabric.tiers >= 3 else "spine"
+    three = fabric is not None and fabric.tiers >= 3
+    return "core" if three else "spine"  # vocabulary: placement tier
 
 
 def _domain(s: NpuServer) -> tuple[int, int]:

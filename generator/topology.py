@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from generator.model import Cluster, Device
-from generator.vocab import Role
+from generator.vocab import Plane, Role
 
-PLANE = "parameter"
+PLANE = Plane.PARAMETER
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +74,8 @@ def topology(cluster: Cluster) -> Topology:
     if tiers == 3:
         above.append(("spine", named("pod")))  # vocabulary: scheduler level
     if tiers >= 2:
-        above.append(("spine" if tiers == 2 else "core", named("fabric")))
+        top = "spine" if tiers == 2 else "core"  # vocabulary: scheduler level
+        above.append((top, named("fabric")))
     fabric_levels = _stack(Level("leaf", members, unit_of), above)
 
     supernode_of = {n: x for n, x in named("supernode").items() if x}

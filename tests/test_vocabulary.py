@@ -1,7 +1,9 @@
 """One spelling of each plane, role and link kind name in generator/ (issue #33 item 2).
 
 generator/vocab.py defines `Plane`, `Role` and `LinkKind`; everywhere else a group of those names
-(a tuple, list, set or dict keyed by them) or a comparison with one is written with the members.
+(a tuple, list, set or dict keyed by them), a comparison with one, and a value given one (an
+assignment, a return, either branch of a conditional, a `plane=`/`role=`/`kind=` argument) is
+written with the members.
 A string literal equal to one of the names is allowed where it is text, not a name: docstrings,
 messages and f-strings, YAML paths of the blueprint (a tuple that also holds other strings),
 templates and the JSON schema (not Python); and on a line that says which other vocabulary the
@@ -24,6 +26,10 @@ GENERATOR = ROOT / "generator"
 NAMES = {m.value for cls in (Plane, Role, LinkKind) for m in cls}
 
 
+# keyword arguments that name a plane, role or link kind (Device(role=...), Wire(kind=...))
+_FIELDS = {"plane", "role", "kind", "leaf_role", "upper_role"}
+
+
 def _is_name(n: ast.AST) -> bool:
     return isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in NAMES
 
@@ -33,6 +39,13 @@ def _only_names(nodes) -> bool:
     names, not a YAML path such as ("networks", "parameter", "pool")."""
     strings = [n for n in nodes if isinstance(n, ast.Constant) and isinstance(n.value, str)]
     return bool(strings) and all(_is_name(n) for n in strings)
+
+
+def _gives_name(n: ast.AST) -> bool:
+    """An assignment, a return or a plane=/role=/kind= argument whose value is a name."""
+    if isinstance(n, ast.keyword):
+        return n.arg in _FIELDS and _is_name(n.value)
+    return isinstance(n, ast.Assign | ast.AnnAssign | ast.Return) and _is_name(n.value)
 
 
 def spellings(source: str) -> list[tuple[int, str]]:
@@ -47,6 +60,10 @@ def spellings(source: str) -> list[tuple[int, str]]:
             found += [k for k in n.keys if k is not None and _is_name(k)]
         elif isinstance(n, ast.Compare):
             found += [e for e in (n.left, *n.comparators) if _is_name(e)]
+        elif isinstance(n, ast.IfExp):
+            found += [e for e in (n.body, n.orelse) if _is_name(e)]
+        elif _gives_name(n):
+            found.append(n.value)
     return sorted(
         (e.lineno, e.value)
         for e in found
@@ -86,8 +103,10 @@ def f(d, link):
         (7, "peer-link"),
         (10, "core"),
     ]
-    marked = 'kind = "leaf" if x else "pod"\nok = kind == "leaf"  # vocabulary: domain kind\n'
+    marked = 'kind = "leaf" if x else "pod"  # vocabulary: domain kind\nok = kind == "leaf"  # vocabulary: domain kind\n'
     assert spellings(marked) == []
+    values = 'role = "leaf"\nw = Wire(kind="uplink", speed=400)\nx = "oob" if y else "pod"\ndef f():\n    return "firewall"\n'
+    assert spellings(values) == [(1, "leaf"), (2, "uplink"), (3, "oob"), (5, "firewall")]
 
 
 def test_members_are_their_strings():

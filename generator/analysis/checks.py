@@ -26,7 +26,7 @@ from generator.analysis.hardware import (
 from generator.expand.fabric import parse_ratio
 from generator.model import Cluster, ip
 from generator.placement import RequestError, placement
-from generator.vocab import LinkKind, Plane
+from generator.vocab import LinkKind, Plane, Role
 
 RACK_BUDGET = {  # the blueprint setting that budgets a rack's power, by rack kind
     "compute": "zones.training.rack.power_kw",
@@ -120,7 +120,9 @@ def ports_left(cluster: Cluster) -> Iterator[Finding]:
             host_lanes[link.b_device] += 1
     for fabric in cluster.fabrics:
         role = (
-            "leaf" if fabric.plane in (Plane.PARAMETER, Plane.STORAGE, Plane.BUSINESS) else "access"
+            Role.LEAF
+            if fabric.plane in (Plane.PARAMETER, Plane.STORAGE, Plane.BUSINESS)
+            else Role.ACCESS
         )
         partial = [
             (d.name, host_lanes[d.name])

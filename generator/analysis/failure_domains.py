@@ -223,9 +223,9 @@ def topology(cluster: Cluster) -> _Index:
     storage_path = {}
     for s in cluster.npu_servers:
         if Plane.STORAGE in planes and s.name in planes["storage"].host_ports:
-            storage_path[s.name] = "storage"
+            storage_path[s.name] = Plane.STORAGE
         elif shared and Plane.BUSINESS in planes and s.name in planes["business"].host_ports:
-            storage_path[s.name] = "business"
+            storage_path[s.name] = Plane.BUSINESS
         else:
             storage_path[s.name] = ""
 

@@ -32,7 +32,7 @@ def device_kind(d: Device) -> str:
     if d.role == Role.BORDER_ROUTER:
         return "border router"
     if d.role == Role.FIREWALL:
-        return "firewall"
+        return "firewall"  # vocabulary: display text
     return f"{d.plane} {d.role}"
 
 

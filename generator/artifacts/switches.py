@@ -233,7 +233,7 @@ def port_profiles(dev: Device, cx: Context) -> dict[str, Config]:
 
 
 def _host_profile(sn: Subnet, first: Subnet) -> str:
-    return "host" if sn.vlan == first.vlan else f"host-vlan{sn.vlan}"
+    return "host" if sn.vlan == first.vlan else f"host-vlan{sn.vlan}"  # vocabulary: output key
 
 
 def interfaces(dev: Device, cx: Context) -> Config:

@@ -21,7 +21,7 @@ from generator.expand.fabric import PlaneBuild, Wire
 from generator.expand.planes import HOST_VLAN
 from generator.expand.racks import Hosts
 from generator.model import Address, BorderOspf, Pool, Route, SourceNat, Subnet, Uplink
-from generator.vocab import Plane, Role
+from generator.vocab import LinkKind, Plane, Role
 
 BORDER = {Role.BORDER_ROUTER: ("router", "rtr"), Role.FIREWALL: ("firewall", "fw")}
 BORDER_SPEED = 100
@@ -139,7 +139,7 @@ def attach(
     def uplink(a: str, b: str, where: YamlPath) -> Wire:
         pa, pb = ports.take(a, BORDER_SPEED, where), ports.take(b, BORDER_SPEED, where)
         return Wire(
-            kind="uplink",
+            kind=LinkKind.UPLINK,
             a_device=a,
             a_port=pa,
             b_device=b,
@@ -161,7 +161,7 @@ def attach(
                 pb = ports.take(sp, spec.speed, where)
                 storage.append(
                     Wire(
-                        kind="host",
+                        kind=LinkKind.HOST,
                         a_device=node,
                         a_port=port,
                         b_device=sp,
@@ -258,8 +258,8 @@ def border_routing(
     routes.sort(key=lambda r: (r.device, r.vrf, r.network, r.prefix, r.preference, r.next_hop))
     used = nxt["border"] - net
     pools_out = (
-        Pool(plane="border", network=net, prefix=prefix, used=used),
-        Pool(plane="provider", network=pnet, prefix=pprefix, used=2 * len(uplinks)),
+        Pool(plane=Plane.BORDER, network=net, prefix=prefix, used=used),
+        Pool(plane=Plane.PROVIDER, network=pnet, prefix=pprefix, used=2 * len(uplinks)),
     )
     return BorderRouting(
         p2p, tuple(routes), tuple(uplinks), pools_out, nat, border_ospf(attached, p2p)
@@ -344,7 +344,7 @@ def shared_storage_addresses(pool_text: str, wires: list[Wire], where: YamlPath)
             Address(
                 device=w.a_device,
                 port=w.a_port,
-                plane="storage",
+                plane=Plane.STORAGE,
                 ip=net + 2 + k,
                 prefix=sub_prefix,
                 gateway=sn.gateway,
@@ -352,5 +352,5 @@ def shared_storage_addresses(pool_text: str, wires: list[Wire], where: YamlPath)
             )
             for k, w in enumerate(ws)
         ]
-    pool = Pool(plane="storage", network=network, prefix=prefix, used=len(ports) * size)
+    pool = Pool(plane=Plane.STORAGE, network=network, prefix=prefix, used=len(ports) * size)
     return PlaneAddresses(tuple(subnets), tuple(addresses), {}, {}, pool)

@@ -14,7 +14,7 @@ from generator.catalog import SwitchModel
 from generator.errors import BlueprintError, Problem, YamlPath
 from generator.expand.ports import LeafPlan, describe_ports, leaf_port_plan, spine_lanes
 from generator.records import record
-from generator.vocab import Role
+from generator.vocab import LinkKind, Role
 
 __all__ = ["LeafPlan", "leaf_port_plan", "parse_ratio"]  # sizing and checks read these here
 
@@ -167,7 +167,7 @@ def build_plane(
                 lane, parent = plan.lanes[lane_index]
                 wires.append(
                     Wire(
-                        kind="host",
+                        kind=LinkKind.HOST,
                         a_device=ep.host,
                         a_port=port,
                         b_device=leaf_name,
@@ -182,7 +182,7 @@ def build_plane(
             for port in plan.peer_ports:
                 wires.append(
                     Wire(
-                        kind="peer-link",
+                        kind=LinkKind.PEER_LINK,
                         a_device=names[i - 1],
                         a_port=port,
                         b_device=names[i],
@@ -313,7 +313,7 @@ def build_plane(
                     core_sw.splits[c_parent] = core_split
                 wires.append(
                     Wire(
-                        kind="uplink",
+                        kind=LinkKind.UPLINK,
                         a_device=sp.name,
                         a_port=lane,
                         b_device=core_sw.name,
@@ -348,7 +348,7 @@ def _uplink(
     if split != "none":
         upper.splits[parent] = split
     return Wire(
-        kind="uplink",
+        kind=LinkKind.UPLINK,
         a_device=lower,
         a_port=port,
         b_device=upper.name,

@@ -58,7 +58,7 @@ def cable(
                 length = catalog.standard_length(run_length(rack_by[ra], ua, rack_by[rb], ub))
                 lengths[run] = length
             a_ip, b_ip = ws.p2p.get(i, (0, 0))
-            kind = "mgmt" if ws.plane == Plane.OOB and w.kind == LinkKind.HOST else w.kind
+            kind = LinkKind.MGMT if ws.plane == Plane.OOB and w.kind == LinkKind.HOST else w.kind
             chosen = media.get((w.speed, length))
             if chosen is None:
                 medium = catalog.medium(w.speed, length)

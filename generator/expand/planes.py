@@ -10,7 +10,7 @@ from typing import Any
 from generator.errors import YamlPath
 from generator.expand.fabric import parse_ratio
 from generator.model import Lossless, SwitchMtu
-from generator.vocab import Plane
+from generator.vocab import Plane, Role
 
 PLANE_CODE = {
     Plane.PARAMETER: "par",
@@ -48,8 +48,8 @@ class PlaneSpec:
     spine_count: str | int
     pool: str
     routing: str  # bgp | ospf
-    leaf_role: str = "leaf"
-    upper_role: str = "spine"
+    leaf_role: Role = Role.LEAF
+    upper_role: Role = Role.SPINE
     multi_rail: bool = False
     dual_homed: bool = True  # hosts with N ports on this plane use N leaves (pair / rails)
     peer_links: int = 0
@@ -67,7 +67,7 @@ def plane_specs(bp: Mapping[str, Any]) -> dict[str, PlaneSpec]:
     pn, sn, bn, mn = nets["parameter"], nets["storage"], nets["business"], nets["management"]
     specs = {
         Plane.PARAMETER: PlaneSpec(
-            plane="parameter",
+            plane=Plane.PARAMETER,
             where=("networks", "parameter"),
             leaf=pn["leaf"]["model"],
             spine=pn["spine"]["model"],
@@ -85,7 +85,7 @@ def plane_specs(bp: Mapping[str, Any]) -> dict[str, PlaneSpec]:
             vlan=HOST_VLAN["parameter"],
         ),
         Plane.STORAGE: PlaneSpec(
-            plane="storage",
+            plane=Plane.STORAGE,
             where=("networks", "storage"),
             leaf=sn["leaf"]["model"],
             spine=sn["spine"]["model"],
@@ -101,7 +101,7 @@ def plane_specs(bp: Mapping[str, Any]) -> dict[str, PlaneSpec]:
             vlan=HOST_VLAN["storage"],
         ),
         Plane.BUSINESS: PlaneSpec(
-            plane="business",
+            plane=Plane.BUSINESS,
             where=("networks", "business"),
             leaf=bn["leaf"]["model"],
             spine=bn["spine"]["model"],
@@ -135,8 +135,8 @@ def plane_specs(bp: Mapping[str, Any]) -> dict[str, PlaneSpec]:
             spine_count="auto",
             pool=m["pool"],
             routing="ospf",
-            leaf_role="access",
-            upper_role="core",
+            leaf_role=Role.ACCESS,
+            upper_role=Role.CORE,
             dual_homed=False,
             uplinks=2,
             vlan=HOST_VLAN[plane],

@@ -130,7 +130,8 @@ def domain_namer(
         name = leaves[0].name
         if len(leaves) > 1:
             name += "-" + leaves[-1].name.rsplit("-", 1)[-1]
-        out = [Domain(kind="leaf", index=leaves[0].index, name=name)]
+        leaf = Domain(kind="leaf", index=leaves[0].index, name=name)  # vocabulary: domain kind
+        out = [leaf]
         pods = {leaf.pod for leaf in leaves}
         if tiers == 3 and len(pods) == 1:
             p = pods.pop() or 0

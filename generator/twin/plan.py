@@ -185,9 +185,8 @@ def _public(dev: vrp.Device) -> vrp.Device:
 
 
 def _device(p: Plan, dev: vrp.Device) -> None:
-    kind = (
-        "firewall" if dev.zones else ("router" if dev.path.startswith("files/border") else "switch")
-    )
+    router = "router" if dev.path.startswith("files/border") else "switch"
+    kind = "firewall" if dev.zones else router  # vocabulary: twin namespace kind
     for vpn in dev.vpns or [vrp.PUBLIC]:
         ns = p.ns(ns_name(dev.name, vpn), dev.name, kind)
         ns.sysctls |= {

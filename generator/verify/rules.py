@@ -138,8 +138,8 @@ def isolation(
             address, plen = _net(node[1])
             nets[(address, plen)] = node
             plane = planes(address, plen) or "outside every pool"
-            plane = "border" if plane == Plane.PROVIDER else plane  # the routers' hand-off
-            plane_of[node] = "business" if shared and plane == Plane.STORAGE else plane
+            plane = Plane.BORDER if plane == Plane.PROVIDER else plane  # the routers' hand-off
+            plane_of[node] = Plane.BUSINESS if shared and plane == Plane.STORAGE else plane
     for (address, plen), node in list(nets.items()):  # a host address in a served subnet
         if plen == 32:
             for length in range(31, 7, -1):
