@@ -38,8 +38,16 @@ def test_the_collection_builds_with_ansible_galaxy(tmp_path):
     (built,) = tmp_path.glob("wanka-cluster-*.tar.gz")
     with tarfile.open(built) as tar:
         names = set(tar.getnames())
-    assert {"site.yml", "ansible.cfg", "roles/host_network/tasks/main.yml"} <= names
-    assert not any(n.startswith(("generator/", "tests/", "inventories/")) for n in names)
+    assert {
+        "site.yml",
+        "ansible.cfg",
+        "roles/host_network/tasks/main.yml",
+        "plugins/modules/wanka_ce_config.py",
+        "plugins/module_utils/ce_session.py",
+    } <= names
+    assert not any(
+        n.startswith(("generator/", "tests/", "inventories/", ".collections")) for n in names
+    )
 
 
 def test_pip_install_then_the_readme_ansible_command_from_outside_the_checkout(tmp_path):
@@ -77,6 +85,7 @@ def test_pip_install_then_the_readme_ansible_command_from_outside_the_checkout(t
     _run([wanka, "generate", "tiny.yaml", "-o", "inventories/tiny", "-q"], cwd=work, env=env)
     path = Path(_run([wanka, "ansible-path"], cwd=work, env=env).stdout.strip())
     assert path.is_relative_to(venv) and (path / "roles" / "npu_nic").is_dir()
+    assert (path / "plugins" / "module_utils" / "npu_smi.py").is_file()
     where = _run(
         [str(venv / "bin/python"), "-c", "import generator; print(generator.__file__)"],
         cwd=work,
