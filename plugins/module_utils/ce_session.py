@@ -31,16 +31,35 @@ PROMPTS = ("Enter Password:", "Confirm Password:")
 ERROR = re.compile(r"^\s*Error:")
 
 
+class _PromptCheck:
+    """Whether the session is in the system view (or a view below it), read up to the prompt.
+
+    netmiko's BaseConnection.check_config_mode, without a pattern (HuaweiBase.check_config_mode
+    passes none), reads until the channel has been silent for 2 s; config_mode, exit_config_mode
+    and cleanup call it twice each, so every session spent about 11 s waiting. A VRP prompt ends
+    in `]` in the system view and below (`[~HUAWEI]`, `[*HUAWEI-100GE1/0/1]`) and in `>` in the
+    user view (`<HUAWEI>`) (CE V300R023C00 configuration guide, "Two-Stage Commit"; NE40E
+    V800R012C10 likewise), whatever the sysname, so the read stops at the prompt."""
+
+    def check_config_mode(self, check_string="]", pattern="", force_regex=False):
+        self.write_channel(self.RETURN)
+        return check_string in self.read_until_pattern(pattern=r"[>\]]\s*$")
+
+
 def connect(module):
     """A netmiko session with the module's session options; every wait is the module's timeout."""
     try:
-        from netmiko import ConnectHandler
+        from netmiko.ssh_dispatcher import CLASS_MAPPER
     except ImportError as exc:
         module.fail_json(msg=f"netmiko is needed on the controller: {exc}")
     p = module.params
+    base = CLASS_MAPPER.get(p["device_type"])
+    if base is None:
+        module.fail_json(msg=f"netmiko has no device_type {p['device_type']!r}")
+    session = type(base.__name__, (_PromptCheck, base), {})
     keys = ("device_type", "host", "port", "username", "password")
     waits = ("conn_timeout", "auth_timeout", "banner_timeout", "read_timeout_override")
-    return ConnectHandler(**{k: p[k] for k in keys}, **dict.fromkeys(waits, p["timeout"]))
+    return session(**{k: p[k] for k in keys}, **dict.fromkeys(waits, p["timeout"]))
 
 
 def save_backup(path: str, running: str) -> None:
