@@ -1,4 +1,5 @@
-"""Loading blueprint files: positions, plain data only, limits, and every file in bad-input/."""
+"""Loading blueprint files: positions, plain data only, limits, and every file in
+tests/errors/bad-input/."""
 
 from __future__ import annotations
 
@@ -16,22 +17,7 @@ from generator.blueprint.validate import validate
 from generator.errors import BlueprintError
 from tests.conftest import max_examples
 
-BAD_INPUT = Path(__file__).parent / "data" / "bad-input"
-
-# file -> (what the message must say, line of the problem or None when the file has no lines)
-BAD_INPUT_EXPECTED: dict[str, tuple[tuple[str, ...], int | None]] = {
-    "billion-laughs.yaml": (("alias", f"{MAX_VALUES:,} values"), 8),
-    "deep-nesting.yaml": (("nests deeper", str(MAX_DEPTH)), 3),
-    "duplicate-keys.yaml": (("duplicate key 'name'", "line 4", "line 5"), 5),
-    "empty.yaml": (("empty", "document"), None),
-    "non-utf8.yaml": (("not valid UTF-8", "0xff"), 4),
-    "not-a-mapping.yaml": (("mapping", "not a list"), 1),
-    "path-traversal-name.yaml": (("metadata.name", "safe as a folder name"), 4),
-    "python-tag.yaml": (("tag", "!!python/object/apply:os.system"), 2),
-    "tab-indent.yaml": (("tab",), 4),
-    "two-documents.yaml": (("more than one YAML document",), 5),
-    "unknown-api-version.yaml": (("apiVersion", "'wanka/v2'", "'wanka/v1'"), 1),
-}
+BAD_INPUT = Path(__file__).parent / "errors" / "bad-input"
 
 
 def write(tmp_path: Path, text: str | bytes, name: str = "blueprint.yaml") -> Path:
@@ -58,32 +44,21 @@ def only_problem(error: BlueprintError) -> tuple[str, int | None, int | None]:
 # --- every file in bad-input/ ------------------------------------------------------------------
 
 
-def test_every_bad_input_file_has_an_expectation() -> None:
-    assert sorted(p.name for p in BAD_INPUT.glob("*.yaml")) == sorted(BAD_INPUT_EXPECTED)
-    assert (BAD_INPUT / "README.md").is_file()
-
-
-@pytest.mark.parametrize("name", sorted(BAD_INPUT_EXPECTED))
-def test_bad_input_is_refused_with_file_line_and_reason(
+@pytest.mark.parametrize("name", sorted(p.name for p in BAD_INPUT.glob("*.yaml")))
+def test_bad_input_is_refused_fast_naming_the_file_and_constructing_nothing(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Each message, line and column: tests/errors/bad-input/<name>.txt (test_error_goldens)."""
     monkeypatch.chdir(tmp_path)  # python-tag.yaml would `touch` a file here if it ever ran
     path = BAD_INPUT / name
-    expected, line = BAD_INPUT_EXPECTED[name]
     start = time.process_time()
     with pytest.raises(BlueprintError) as caught:
         validate(load_blueprint(path))
     elapsed = time.process_time() - start
     # hang guard only, in CPU time: load on the machine does not count
     assert elapsed < 2, f"{name} took {elapsed:.2f} s"
-
     lines = caught.value.render().splitlines()
-    assert all(text.startswith(f"{path}:") for text in lines), lines
-    matching = [text for text in lines if all(part in text for part in expected)]
-    assert matching, lines
-    where = f"{path}:{line}:" if line is not None else f"{path}: "
-    assert matching[0].startswith(where), matching[0]
-    assert "Traceback" not in "\n".join(lines)
+    assert lines and all(text.startswith(f"{path}:") for text in lines), lines
     assert list(tmp_path.iterdir()) == []
 
 

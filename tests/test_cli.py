@@ -117,7 +117,7 @@ def test_a_twenty_line_blueprint_is_enough(tmp_path, capsys, monkeypatch):
     assert (tmp_path / "out" / "files" / "cabling.csv").is_file()
 
 
-BAD_INPUT = sorted((ROOT / "tests" / "data" / "bad-input").glob("*.yaml"))
+BAD_INPUT = sorted((ROOT / "tests" / "errors" / "bad-input").glob("*.yaml"))
 
 
 @pytest.mark.parametrize("path", BAD_INPUT, ids=lambda p: p.stem)

@@ -6,7 +6,7 @@
   flags, names the flags.
 - Every YAML path a message names (the located path, dotted paths in the text, and the keys its
   `set KEY:` / `use KEY:` hints tell the user to write) exists in the blueprint schema, over the
-  bad-input corpus, the design-error cases of tests/test_design_errors.py and the cases here.
+  error cases of tests/errors/ (the bad-input corpus among them) and the cases here.
 """
 
 from __future__ import annotations
@@ -141,27 +141,12 @@ def named_paths(message: str) -> list[tuple[str, tuple]]:
     return found
 
 
-def _pod_with(**planes: dict) -> str:
-    """pod-128 with `networks.<plane>` settings merged in."""
-    bp = yaml.safe_load(POD)
-    for plane, settings in planes.items():
-        bp["networks"].setdefault(plane, {}).update(settings)
-    return yaml.safe_dump(bp, sort_keys=False)
-
-
 def _messages(tmp_path: Path) -> list[str]:
-    from tests.test_design_errors import CASES
-
-    texts = {f"design {k}": v[0] for k, v in CASES.items()}
-    texts |= {f"parallel {k}": _parallel(k) for k in PARALLEL}
-    texts["management core without 10GE uplinks"] = _pod_with(
-        management={"inband": {"core": {"model": "ce5882-48t4s"}}}
-    )
-    texts["business spine too small for 2 tiers"] = _pod_with(
-        business={"spine": {"model": "ce6865-48s8cq-ei"}}
-    ).replace("cards: 128", "cards: 4096")
-    texts["storage spine count"] = _pod_with(storage={"spine": {"count": 3}})
-    files = [*sorted((ROOT / "tests/data/bad-input").glob("*.yaml"))]
+    texts = {f"parallel {k}": _parallel(k) for k in PARALLEL}
+    # tests/errors/facts/ is located in facts files, whose paths are not the blueprint schema's
+    files = [
+        p for p in sorted((ROOT / "tests/errors").glob("*/*.yaml")) if p.parent.name != "facts"
+    ]
     files += sorted(Path("/work/shared/bad-input").glob("*.yaml"))
     for name, text in texts.items():
         path = tmp_path / f"{re.sub(r'[^a-z0-9]+', '-', name)}.yaml"
