@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import sys
@@ -110,20 +109,12 @@ def _generate(args: argparse.Namespace) -> int:
     progress = Progress(show)
     if args.check:
         return _check(args, progress)
-    with contextlib.ExitStack() as stack:
-        stage: output.Staging | None = None
-
-        def into(cluster) -> output.Staging:  # files are written as they are made
-            nonlocal stage
-            stage = stack.enter_context(output.Staging(_folder(args, cluster)))
-            return stage
-
-        result = _generated(args, progress, into)
+    with output.Staging(args.output) as sink:  # files are written into it as they are made
+        result = _generated(args, progress, sink)
         if isinstance(result, int):
             return result
-        assert stage is not None
         try:
-            stage.commit(result.written)  # nothing is in place before this
+            sink.commit(result.written)  # nothing is in place before this
         except output.OutputError as err:
             return _fail(err)
     count = len(result.written)
@@ -157,17 +148,19 @@ def _check(args: argparse.Namespace, progress: Progress) -> int:
 
 
 def _folder(args: argparse.Namespace, cluster) -> Path:
-    return Path(args.output) if args.output else Path("inventories") / cluster.name
+    from generator.output import folder_for
+
+    return folder_for(args.output, cluster.name)
 
 
-def _generated(args: argparse.Namespace, progress: Progress, into=None):
+def _generated(args: argparse.Namespace, progress: Progress, sink=None):
     """pipeline.run's result for generate, or the exit code after its message (bad blueprint,
     output folder not wanka's, failed design checks)."""
     from generator import output, pipeline
     from generator.errors import BlueprintError
 
     try:
-        result = pipeline.run(args.blueprint, progress, facts=args.facts, into=into)
+        result = pipeline.run(args.blueprint, progress, facts=args.facts, sink=sink)
     except BlueprintError as err:
         print(err.render(), file=sys.stderr)
         return EXIT_INVALID
@@ -283,6 +276,7 @@ def _placement(args: argparse.Namespace) -> int:
 
 def _size(args: argparse.Namespace) -> int:
     from generator import pipeline, sizing, sizing_models
+    from generator.blueprint.load import load_text
     from generator.catalog import build_catalog
     from generator.errors import BlueprintError
     from generator.output import OutputError, write_file
@@ -315,7 +309,7 @@ def _size(args: argparse.Namespace) -> int:
     try:  # the models and pools `generate` takes, found by expanding as it does
         choice = sizing_models.choose(
             lambda nets: result.blueprint_text(args.name or path.stem, ref, nets),
-            lambda trial: pipeline.run(trial, emit=False),
+            lambda text: pipeline.run(load_text(text, str(path)), emit=False),
             build_catalog(),
         )
     except BlueprintError as err:  # the arithmetic stands; the blueprint cannot be built

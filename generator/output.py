@@ -186,46 +186,63 @@ def write(folder: Path, files: Iterable[OutputFile]) -> int:
     made."""
     new = _files(files)
     with Staging(folder) as stage:
+        root = stage.open()
         with stage.os_errors():
-            _write_tree(stage.root, list(new.items()))
+            _write_tree(root, list(new.items()))
         return stage.commit(new)
 
 
-class Staging:
-    """The new tree of an output folder while it is written: a temporary sibling folder, made
-    under the folder's lock (concurrent runs on one folder: last writer wins, whole). Files go in
-    with `put` (also from forked workers: `root` is all they need). `commit` adds the marker and
-    swaps the tree in atomically; leaving the `with` block without a commit deletes the tree,
-    so a failed or interrupted run leaves the previous output as it was. A killed run leaves
-    the temporary folder, which the next run on the folder removes."""
+def folder_for(given: str | Path | None, name: str) -> Path:
+    """The output folder: the one given (-o), else inventories/<the cluster's name>."""
+    return Path(given) if given else Path("inventories") / name
 
-    def __init__(self, folder: Path) -> None:
-        folder = Path(os.path.abspath(folder))  # also resolves `..`, so the name is a real name
-        if folder == folder.parent:
-            raise OutputError(f"{folder} is the root folder; choose an output folder with -o")
-        _no_folder_in_the_way(folder)
-        self.folder = folder
+
+class Staging:
+    """The new tree of an output folder while it is written, the pipeline's output sink: a
+    temporary sibling folder, made by `open` under the folder's lock (concurrent runs on one
+    folder: last writer wins, whole). Files go in with `put` (also from forked workers: `root`
+    is all they need). `commit` adds the marker and swaps the tree in atomically; leaving the
+    `with` block without a commit deletes the tree, so a failed or interrupted run leaves the
+    previous output as it was. A killed run leaves the temporary folder, which the next run on
+    the folder removes."""
+
+    def __init__(self, folder: str | Path | None = None) -> None:
+        self.given = folder  # None: inventories/<cluster name>, known once it is expanded
+        self.folder = Path()  # the output folder, once opened
         self.root = ""  # the temporary folder, until it is committed or deleted
         self._holder = ""  # the staging folder: STAGED and the tree (later the old copy)
         self._lock: int | None = None
 
     def __enter__(self) -> Staging:
-        folder = self.folder
-        try:
-            with self.os_errors():
-                folder.parent.mkdir(parents=True, exist_ok=True)
-                self._lock = _open_lock(folder.parent / f".{folder.name}.lock")
-                fcntl.flock(self._lock, fcntl.LOCK_EX)
-                _ensure_ours(folder)
-                _clean_leftovers(folder)
-                self._holder = tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent)
-                _write_files(self._holder, [(STAGED, STAGED_TEXT)])
-                self.root = f"{self._holder}/tree"
-                os.mkdir(self.root, 0o755)
-        except BaseException:
-            self.__exit__()
-            raise
         return self
+
+    def open(self, name: str = "") -> str:
+        """The temporary folder to put files into, made on the first call: for the output
+        folder given, else for inventories/`name` (the cluster's)."""
+        if self._lock is None:
+            try:
+                self._open(folder_for(self.given, name))
+            except BaseException:
+                self.__exit__()
+                raise
+        return self.root
+
+    def _open(self, folder: Path) -> None:
+        folder = Path(os.path.abspath(folder))  # also resolves `..`, so the name is a real name
+        if folder == folder.parent:
+            raise OutputError(f"{folder} is the root folder; choose an output folder with -o")
+        _no_folder_in_the_way(folder)
+        self.folder = folder
+        with self.os_errors():
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            self._lock = _open_lock(folder.parent / f".{folder.name}.lock")
+            fcntl.flock(self._lock, fcntl.LOCK_EX)
+            _ensure_ours(folder)
+            _clean_leftovers(folder)
+            self._holder = tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent)
+            _write_files(self._holder, [(STAGED, STAGED_TEXT)])
+            self.root = f"{self._holder}/tree"
+            os.mkdir(self.root, 0o755)
 
     def __exit__(self, *exc: object) -> None:
         if self._holder:

@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import tempfile
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from generator.blueprint.defaults import resolve
@@ -100,21 +98,19 @@ def _apply(networks: dict, problems: list[Problem]) -> list[str]:
     return unfixed
 
 
-def choose(text_of: Callable[[dict], str], run: Callable[[Path], Any], catalog: Catalog) -> Choice:
+def choose(text_of: Callable[[dict], str], run: Callable[[str], Any], catalog: Catalog) -> Choice:
     """Expand the blueprint `text_of(networks)` from the defaults, setting what expand's errors
-    name, until it expands. `run`: pipeline.run without emitting."""
+    name, until it expands. `run`: pipeline.run of a blueprint text without emitting."""
     networks: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        trial = Path(tmp) / "sized.yaml"
-        for _ in range(ROUNDS):
-            trial.write_text(text_of(networks), encoding="utf-8")
-            try:
-                result = run(trial)
-            except BlueprintError as err:
-                if _apply(networks, err.problems):  # a problem no value of ours settles
-                    raise BlueprintError(err.problems) from None
-                continue
-            return Choice(networks, result, trial.read_text(), tuple(reasons(result, catalog)))
+    for _ in range(ROUNDS):
+        text = text_of(networks)
+        try:
+            result = run(text)
+        except BlueprintError as err:
+            if _apply(networks, err.problems):  # a problem no value of ours settles
+                raise BlueprintError(err.problems) from None
+            continue
+        return Choice(networks, result, text, tuple(reasons(result, catalog)))
     raise BlueprintError([Problem(("networks",), f"no design found in {ROUNDS} rounds")])
 
 

@@ -165,7 +165,7 @@ def valid_blueprints(draw, small: bool = False) -> Drawn:
 def run_pipeline(text: str):
     """pipeline.Result of a blueprint given as text (written to a temporary file, since the
     loader reads a path and locates errors in it)."""
-    from generator import pipeline
+    from generator import parallel, pipeline
 
     with tempfile.TemporaryDirectory(prefix="wanka-bp-") as folder:
         path = Path(folder) / "blueprint.yaml"
@@ -177,7 +177,7 @@ def run_pipeline(text: str):
             facts = write_facts(result.cluster, Path(folder) / "npu-facts.yml")
             return pipeline.run(path, facts=facts)
         if not any(f.severity == "error" for f in result.findings):  # as pipeline.run does
-            result.files = pipeline.emit_all(result.cluster, result.analysis)
+            result.files = parallel.emit_all(result.cluster, result.analysis)
         return result
 
 

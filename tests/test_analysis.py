@@ -143,13 +143,13 @@ def test_forked_emitters_write_the_same_bytes_and_leave_no_state(monkeypatch, tm
 
     import pytest
 
-    from generator import forking, pipeline
+    from generator import forking, parallel, pipeline
 
     if "fork" not in mp.get_all_start_methods() or (os.cpu_count() or 1) < 2:
         pytest.skip("no fork start method or a single CPU")
     serial = generated("pod-128.yaml")  # below PARALLEL_FROM_LINKS: emitted in this process
-    assert len(serial.cluster.links) < pipeline.PARALLEL_FROM_LINKS
-    monkeypatch.setattr(pipeline, "PARALLEL_FROM_LINKS", 0)
+    assert len(serial.cluster.links) < parallel.PARALLEL_FROM_LINKS
+    monkeypatch.setattr(parallel, "PARALLEL_FROM_LINKS", 0)
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))  # where the workers spool their files
     forked = pipeline.run(ROOT / "blueprints" / "pod-128.yaml")
     assert [(f.path, f.data) for f in forked.files] == [(f.path, f.data) for f in serial.files]

@@ -68,11 +68,11 @@ def test_every_roce_plane_needs_a_lossless_class(tmp_path, monkeypatch, emitters
     model emitters' files, made beside the analysis in forked workers, are dropped too."""
     import yaml
 
-    from generator import pipeline
+    from generator import parallel, pipeline
     from tests.conftest import ROOT
 
     if emitters == "forked workers":
-        monkeypatch.setattr(pipeline, "PARALLEL_FROM_LINKS", 0)
+        monkeypatch.setattr(parallel, "PARALLEL_FROM_LINKS", 0)
 
     cluster = expanded("pod-128.yaml").cluster
     assert cluster.roce_planes == ("parameter", "storage")

@@ -39,7 +39,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from generator import cli, output, pipeline
+from generator import cli, output, parallel, pipeline
 from generator.artifacts import hccl
 from generator.blueprint.load import MAX_BYTES
 from generator.errors import BlueprintError
@@ -234,7 +234,7 @@ def _run(text: str, named: bool) -> None:
         for host in result.cluster.npu_servers:
             assert "/" not in host.name and ".." not in host.name, host.name
         if named:  # the emitted paths must stay inside the folder (output._files refuses)
-            output._files(pipeline.emit_all(result.cluster, result.analysis))
+            output._files(parallel.emit_all(result.cluster, result.analysis))
     assert set(os.listdir(folder)) == before, "something was written beside the blueprint"
 
 

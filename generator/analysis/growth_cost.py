@@ -32,7 +32,7 @@ from generator.vocab import Plane, Role
 
 STEP_SHARE = 8  # the next step adds one eighth of the servers built now
 # `wanka generate` measures the step only below this many links (where the pipeline runs in one
-# process, generator.pipeline.PARALLEL_FROM_LINKS): at 10,240 cards (30,071 links) the extra
+# process, generator.parallel.PARALLEL_FROM_LINKS): at 10,240 cards (30,071 links) the extra
 # expand and comparison added about a fifth to the run's CPU time (0.7-1.0 s on 4.6-5 s), far
 # over the tenth it may cost; there the review says how to measure it with `wanka diff`.
 MEASURED_BELOW_LINKS = 20_000

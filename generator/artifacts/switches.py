@@ -24,7 +24,7 @@ spells it (`server_trunks`); ECMP width is the model's `Device.ecmp_paths` and t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from generator import render
@@ -382,12 +382,19 @@ def structured_config(dev: Device, cx: Context) -> Config:
 TEMPLATES = ("config.j2", "switch.cfg.j2", "startup.cfg.j2")  # body, CLI script, startup config
 
 
-def emit(
-    cluster: Cluster, analysis: object = None, part: int = 0, parts: int = 1
-) -> Iterator[OutputFile]:
+def emit(cluster: Cluster) -> Iterator[OutputFile]:
     """Per switch: structured config, CLI script, startup config (one body rendered, wrapped
-    twice); with `parts`, only every parts-th device from `part` (for parallel workers)."""
-    mine = cluster.devices[part::parts]
+    twice)."""
+    return emit_units(cluster, units(cluster))
+
+
+def units(cluster: Cluster) -> Sequence[Device]:
+    """What `emit` renders one by one (generator.parallel splits them across its workers)."""
+    return cluster.devices
+
+
+def emit_units(cluster: Cluster, mine: Sequence[Device]) -> Iterator[OutputFile]:
+    """`emit`'s files for the devices `mine` only (those that get a configuration)."""
     cx = context(cluster, mine)
     templates = {p: [render.template(f"switches/{p}/{t}") for t in TEMPLATES] for p in PLATFORMS}
     for dev in mine:

@@ -83,7 +83,18 @@ def load_blueprint(path: str | os.PathLike[str]) -> LoadedBlueprint:
     """Read, decode, parse and build one blueprint file; BlueprintError says what is wrong."""
     file = str(path)
     try:
-        root = _parse(_decode(_read(file)))
+        raw = _read(file)
+    except _Refused as refused:
+        raise BlueprintError(refused.problems, file) from None
+    return load_text(raw, file)
+
+
+def load_text(text: str | bytes, file: str) -> LoadedBlueprint:
+    """A blueprint given as text (`wanka size` makes one) or as a file's bytes, decoded, parsed
+    and built as load_blueprint does; `file` names it in messages."""
+    raw = text.encode() if isinstance(text, str) else text
+    try:
+        root = _parse(_decode(raw))
         builder = _Builder()
         builder.positions[()] = _position(root)
         data = builder.build(root, (), 1, None)

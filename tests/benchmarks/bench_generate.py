@@ -77,7 +77,7 @@ def measure(path: Path, out: Path) -> dict:
 
     _reset_peak()
     with output.Staging(out) as stage:
-        result = pipeline.run(path, into=lambda cluster: stage)
+        result = pipeline.run(path, sink=stage)
         t = time.perf_counter()
         written = stage.commit(result.written)
     seconds = {**result.seconds, "write": time.perf_counter() - t}

@@ -29,7 +29,7 @@ def child(blueprint: str) -> None:
     sys.path.insert(0, str(ROOT))
     import gc
 
-    from generator import pipeline
+    from generator import parallel
     from generator.analysis import analyse
     from generator.blueprint.load import load_blueprint
     from generator.blueprint.validate import validate
@@ -47,10 +47,10 @@ def child(blueprint: str) -> None:
     callgrind("--dump=expand")
     analysis = analyse(cluster)
     callgrind("--dump=analyse")
-    for emit in pipeline.MODEL_EMITTERS:
+    for emit in parallel.MODEL_EMITTERS:
         list(emit(cluster))
         callgrind(f"--dump={emit.__module__.rsplit('.', 1)[1]}")
-    for emit in pipeline.ANALYSIS_EMITTERS:
+    for emit in parallel.ANALYSIS_EMITTERS:
         list(emit(cluster, analysis))
         callgrind(f"--dump={emit.__module__.rsplit('.', 1)[1]}")
     callgrind("--instr=off")
