@@ -10,9 +10,11 @@ never claimed.
 from __future__ import annotations
 
 import argparse
+import shutil
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from generator.collection import ansible_collection
@@ -30,19 +32,55 @@ NOT_EMULATED = [
     "whether a USG's service-manage alone admits what its local-zone rules deny (both are set)",
 ]
 STAGING = run.STATE / "keyfiles"
+GROWN = run.STATE / "keyfiles-grown"
 
 
 def _out(message: str) -> None:
     print(f"twin: {message}", file=sys.stderr, flush=True)
 
 
-def build(folder: Path, pod: int = 0, collection: Path | None = None) -> plan.Plan:
+def build(
+    folder: Path, pod: int = 0, collection: Path | None = None, clock: run.Clock | None = None
+) -> plan.Plan:
     """The plan of a folder (of one pod of it: no hosts but NPU NICs, so no keyfiles), hosts
     configured by the roles of `collection` (default: this wanka's)."""
-    keyfiles = {} if pod else hosts.render(folder, STAGING, collection or ansible_collection())
-    p = plan.plan(folder, keyfiles, pod)
-    routing.apply(p)
+    p, hosts_done = bring_up(folder, pod, collection, clock, up=False)
+    hosts_done()
     return p
+
+
+def bring_up(
+    folder: Path,
+    pod: int = 0,
+    collection: Path | None = None,
+    clock: run.Clock | None = None,
+    up: bool = True,
+    keyfiles: Path = STAGING,
+) -> tuple[plan.Plan, Callable[[], None]]:
+    """The plan, and (`up`) the twin of it brought up, and what completes both with the hosts:
+    the host_network role renders the hosts' keyfiles in the background while the devices'
+    namespaces, cables and FRR come up (and what needs no host is checked); calling the second
+    waits for it, adds the keyfiles to the plan and (`up`) configures the hosts from them."""
+    clock = clock or run.Clock()
+    job = None if pod else hosts.start(folder, keyfiles, collection or ansible_collection())
+    with clock("plan and translation (no root)"):
+        p = plan.plan(folder, {}, pod)
+        routing.apply(p)
+    if up:
+        run.up(p, _out, clock)
+
+    def hosts_done() -> None:
+        if p.hosts_done:
+            return
+        p.hosts_done = True
+        with clock("host keyfiles (ansible-playbook host_network), waited for"):
+            added = plan.add_keyfiles(p, hosts.finish(job, keyfiles) if job else {})
+        if up and added:
+            for name, commands in added.items():
+                run.configure(p.namespaces[name], commands, [], nft=False)
+            _out("hosts configured from the host_network keyfiles")
+
+    return p, hosts_done
 
 
 def _sigterm(*_):
@@ -68,7 +106,9 @@ def main(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _sigterm)
     try:
         if args.twin_command == "up":
-            times = run.up(build(folder, args.pod, args.collection), _out)
+            clock = run.Clock()
+            bring_up(folder, args.pod, args.collection, clock)[1]()
+            times = clock.times
             print(", ".join(f"{k} {v:.1f} s" for k, v in times.items()))
             return 0
         if args.twin_command == "grow":
@@ -95,9 +135,17 @@ def _grow(folder: Path) -> int:
         print("wanka: no whole twin is up: `wanka twin up FOLDER` the smaller build first",
               file=sys.stderr)  # fmt: skip
         return 2
-    old, new = build(running[0]), build(folder)
+    if (STAGING / "hosts").is_dir():  # the keyfiles the running twin's hosts were given
+        old = plan.plan(running[0], hosts.read(STAGING / "hosts"))
+        routing.apply(old)
+    else:
+        old = build(running[0])
+    new, hosts_done = bring_up(folder, up=False, keyfiles=GROWN)
+    hosts_done()
     outcomes = grow.drill(old, new, _out)
     run.record(new)
+    shutil.rmtree(STAGING, ignore_errors=True)
+    GROWN.rename(STAGING)
     return _print(outcomes)
 
 
@@ -122,30 +170,42 @@ def _test(args, folder: Path) -> int:
         print(f"wanka: a twin of {up[0]}{pod} is up: run `wanka twin down` first", file=sys.stderr)
         return 2
     collection = args.collection or ansible_collection()
-    p = build(folder, args.pod, collection)
+    clock = run.Clock()
     made = not run.namespaces()
-    times = run.up(p, _out) if made else {}
-    outcomes = checks.sessions(p)
+    p, hosts_done = bring_up(folder, args.pod, collection, clock, up=made)
+    with clock("sessions up and FIBs settled"):
+        outcomes = checks.sessions(p)
     outcomes[0].note = f"converged {outcomes[0].seconds:.1f} s after FRR started"
+    # what needs no host first, while the host_network role still runs; reported in this order
     steps = [("ecmp", checks.ecmp), ("npu", checks.npu_paths)]
     steps[1:1] = [("boundary", checks.pod_boundary)] if args.pod else [
         ("flows", checks.flows), ("forbidden", checks.forbidden)]  # fmt: skip
-    for name, check in steps:
+    done = {}
+    for name, check in sorted(steps, key=lambda step: step[0] in ("flows", "forbidden")):
+        if name == "flows":
+            hosts_done()
         _out(f"checking {name}")
-        outcomes.append(check(p))
+        with clock(f"check: {name}"):
+            done[name] = check(p)
+    hosts_done()  # a one-pod twin: nothing to wait for
+    outcomes += [done[name] for name, _ in steps]
+    rendered = None if args.pod else ztp.render(p, collection)  # in the background till its drill
     if not args.no_drills:
         flow_names = {f.name for f in checks.read_flows(folder)}
         broken = {f.split(": ")[1] for o in outcomes if o.name.startswith("required flows")
                   for f in o.failures}  # fmt: skip
-        outcomes += drills.run(p, flow_names - broken, _out)
+        outcomes += drills.run(p, flow_names - broken, _out, clock)
     if not args.pod:  # last: its dnsmasq and sshd then hold UDP 67 and TCP 22 on the controller
         _out("ZTP drill")
-        outcomes += ztp.drill(p, collection)
-    times["test"] = time.perf_counter() - started - sum(times.values())
-    text = report(folder, p, outcomes, times)
-    Path(args.report).write_text(text, encoding="utf-8")
+        with clock("ZTP drill"):
+            outcomes += ztp.drill(p, collection, rendered)
     if made and not args.keep:
-        run.down()
+        with clock("down"):
+            run.down()
+    clock.times["total"] = time.perf_counter() - started
+    _out("times: " + ", ".join(f"{k} {v:.1f} s" for k, v in clock.times.items()))
+    text = report(folder, p, outcomes, clock.times)
+    Path(args.report).write_text(text, encoding="utf-8")
     code = _print(outcomes)
     print(f"report: {args.report}")
     return code

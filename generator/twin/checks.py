@@ -10,10 +10,12 @@ from __future__ import annotations
 import ipaddress
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from generator.twin import probe
 from generator.twin.explain import diagnose, inner_pools, walk
+from generator.twin.netlink import Fibs
 from generator.twin.plan import OUTSIDE, Plan, ifname, ns_name
 from generator.twin.run import sh, vtysh_json
 from generator.verify.flows import endpoints, read_flows
@@ -65,26 +67,42 @@ def _ospf_expected(p: Plan):
 
 
 def sessions(p: Plan, timeout: float = 90.0) -> list[Outcome]:
-    """Every BGP peer Established and every OSPF adjacency over a cable Full, waiting for them."""
+    """Every BGP peer Established and every OSPF adjacency over a cable Full, waiting for them
+    (a look every POLL seconds at the routers that still had one down, then a look at all)."""
     bgp = list(_bgp_expected(p))
     ospf = list(_ospf_expected(p))
     start = time.monotonic()
-    while True:
-        bgp_down, ospf_down = _down(p, bgp, ospf)
-        if (not bgp_down and not ospf_down) or time.monotonic() - start > timeout:
-            break
-        time.sleep(1)
+    bgp_down, ospf_down = _down(p, bgp, ospf)
+    while (bgp_down or ospf_down) and time.monotonic() - start <= timeout:
+        time.sleep(POLL)
+        waiting = {ns for ns, _ in bgp_down + ospf_down}
+        bgp_down, ospf_down = _down(p, [e for e in bgp if e[1] in waiting],
+                                    [e for e in ospf if e[1] in waiting])  # fmt: skip
+        if not bgp_down and not ospf_down:  # each up once: all up at the same time?
+            bgp_down, ospf_down = _down(p, bgp, ospf)
     took = time.monotonic() - start
     settle(p)
+    bgp_failures, ospf_failures = [f for _, f in bgp_down], [f for _, f in ospf_down]
     return [
-        Outcome("BGP sessions Established", len(bgp) - len(bgp_down), len(bgp), bgp_down, took),
-        Outcome("OSPF adjacencies Full", len(ospf) - len(ospf_down), len(ospf), ospf_down, took),
+        Outcome("BGP sessions Established", len(bgp) - len(bgp_down), len(bgp), bgp_failures, took),
+        Outcome(
+            "OSPF adjacencies Full", len(ospf) - len(ospf_down), len(ospf), ospf_failures, took
+        ),
     ]
 
 
-def _down(p, bgp, ospf) -> tuple[list[str], list[str]]:
-    summaries = {ns: vtysh_json(ns, "show bgp summary") for ns in {e[1] for e in bgp}}
-    neighbours = {ns: vtysh_json(ns, "show ip ospf neighbor") for ns in {e[1] for e in ospf}}
+POLL = 0.25  # seconds between looks at FRR's sessions and the FIBs
+LOOKERS = 8  # vtysh processes at once
+
+
+def _down(p, bgp, ospf) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(namespace, failure) of each expected BGP session and OSPF adjacency that is not up."""
+    asks = [(ns, "show bgp summary") for ns in sorted({e[1] for e in bgp})]
+    asks += [(ns, "show ip ospf neighbor") for ns in sorted({e[1] for e in ospf})]
+    with ThreadPoolExecutor(LOOKERS) as pool:
+        answers = dict(zip(asks, pool.map(lambda a: vtysh_json(*a), asks), strict=True))
+    summaries = {ns: answers[(ns, "show bgp summary")] for ns in {e[1] for e in bgp}}
+    neighbours = {ns: answers[(ns, "show ip ospf neighbor")] for ns in {e[1] for e in ospf}}
     bgp_down = []
     for dev, ns, peer, asn, line in bgp:
         state = (
@@ -95,7 +113,9 @@ def _down(p, bgp, ospf) -> tuple[list[str], list[str]]:
             .get("state", "absent")
         )
         if state != "Established":
-            bgp_down.append(f"{dev.where(line)}: {dev.name}: BGP peer {peer} (AS {asn}) is {state}")
+            bgp_down.append(
+                (ns, f"{dev.where(line)}: {dev.name}: BGP peer {peer} (AS {asn}) is {state}")
+            )
     ospf_down = []
     for dev, ns, iface, line in ospf:
         ifname = p.ports[(dev.name, iface.name)][1]
@@ -107,24 +127,25 @@ def _down(p, bgp, ospf) -> tuple[list[str], list[str]]:
         )
         if not full:
             ospf_down.append(
-                f"{dev.where(line)}: {dev.name}: no Full OSPF adjacency on {iface.name}"
+                (ns, f"{dev.where(line)}: {dev.name}: no Full OSPF adjacency on {iface.name}")
             )
     return bgp_down, ospf_down
 
 
 def settle(p: Plan, quiet: float = 3.0, timeout: float = 60.0) -> float:
     """Wait until no FRR namespace's FIB has changed for `quiet` seconds (OSPF's SPF and external
-    routes, BGP's best paths follow the sessions by a few seconds); return the seconds waited."""
+    routes, BGP's best paths follow the sessions by a few seconds); return the seconds waited.
+    The FIBs are read over rtnetlink in this process (generator.twin.netlink), every 0.1 s."""
     start = time.monotonic()
-    routers = [n.name for n in p.namespaces.values() if n.frr]
     last, since = None, start
-    while time.monotonic() - start < timeout:
-        now = [sh("ip", "-n", ns, "route", "show", check=False) for ns in routers]
-        if now != last:
-            last, since = now, time.monotonic()
-        elif time.monotonic() - since >= quiet:
-            break
-        time.sleep(0.5)
+    with Fibs([n.name for n in p.namespaces.values() if n.frr]) as fibs:
+        while time.monotonic() - start < timeout:
+            now = fibs.dump()
+            if now != last:
+                last, since = now, time.monotonic()
+            elif time.monotonic() - since >= quiet:
+                break
+            time.sleep(0.1)
     return time.monotonic() - start
 
 
@@ -197,10 +218,12 @@ def relays(p: Plan):
                 yield dev, iface, str(iface.addresses[0].ip), [str(s) for s in iface.relay_servers]
 
 
-def flows(p: Plan, only: set[str] | None = None, skip: set[str] | None = None) -> Outcome:
+def flows(
+    p: Plan, only: set[str] | None = None, skip: set[str] | None = None, retry: bool = True
+) -> Outcome:
     """Every required flow (or those named in `only`), from a sample of its sources to a sample
     of its destinations. A flow of any protocol is probed by TCP (UDP 53 to the outside, whose
-    answer shows the source address the provider sees)."""
+    answer shows the source address the provider sees). `retry`: as in probe.run."""
     out = Outcome("required flows (files/flows.csv) with real packets")
     skip = skip or set()
     groups = endpoints(p.hostvars, p.groups)
@@ -243,7 +266,9 @@ def flows(p: Plan, only: set[str] | None = None, skip: set[str] | None = None) -
     if skipped:
         out.note = f"{skipped} probes not made: to or from a device the drill cut"
     pools = inner_pools(p)
-    for pr, result, (flow, sname, dname) in zip(probes, probe.run(probes), why, strict=False):
+    for pr, result, (flow, sname, dname) in zip(
+        probes, probe.run(probes, retry=retry), why, strict=False
+    ):
         out.total += 1
         where = f"files/flows.csv:{flow.line}"
         if not result.ok:
@@ -344,7 +369,7 @@ def isolated_pairs(p: Plan):
             yield switch, pair[0], pair[1]
 
 
-def npu_paths(p: Plan) -> Outcome:
+def npu_paths(p: Plan, retry: bool = True) -> Outcome:
     """NPU 0 of the first server of every leaf to NPU 0 of the first server of every other leaf
     (TCP), each path walked hop by hop through the live FIBs: parameter-plane cables only."""
     out = Outcome("NPU to NPU across leaves, parameter plane only")
@@ -368,7 +393,7 @@ def npu_paths(p: Plan) -> Outcome:
                     )
                 )
     cabled = planes(p)
-    for pr, result in zip(probes, probe.run(probes), strict=False):
+    for pr, result in zip(probes, probe.run(probes, retry=retry), strict=False):
         out.total += 1
         hops = walk(p, pr.src_ns, pr.src, pr.dst)[0]
         off = [

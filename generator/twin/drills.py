@@ -8,7 +8,7 @@ import time
 
 from generator.twin import checks
 from generator.twin.plan import Plan, ns_name
-from generator.twin.run import reapply, sh
+from generator.twin.run import Clock, reapply, sh
 from generator.vocab import Plane
 
 RECONVERGE_S = 60.0
@@ -52,9 +52,10 @@ def _targets(p: Plan) -> list[tuple[str, list[tuple[str, str]], str]]:
 
 
 def _check(p: Plan, kind: str, flows: set[str], cut: set[str]) -> checks.Outcome:
+    """One look (no probe retried: the drill's loop looks again until they work)."""
     if kind == "npu":
-        return checks.npu_paths(p)
-    return checks.flows(p, {"internet"} if kind == "internet" else flows, skip=cut)
+        return checks.npu_paths(p, retry=False)
+    return checks.flows(p, {"internet"} if kind == "internet" else flows, skip=cut, retry=False)
 
 
 def _restore(p: Plan, ends: list[tuple[str, str]]) -> None:
@@ -63,8 +64,11 @@ def _restore(p: Plan, ends: list[tuple[str, str]]) -> None:
         reapply(p.namespaces[ns], [dev for n, dev in ends if n == ns])
 
 
-def run(p: Plan, working_flows: set[str], progress=lambda m: None) -> list[checks.Outcome]:
+def run(
+    p: Plan, working_flows: set[str], progress=lambda m: None, clock: Clock | None = None
+) -> list[checks.Outcome]:
     """Each drill: the flows (or NPU paths) that worked before must work again after the cut."""
+    clock = clock or Clock()
     out = []
     for what, ends, kind in _targets(p):
         flows = working_flows if kind != "internet" else working_flows & {"internet"}
@@ -75,19 +79,22 @@ def run(p: Plan, working_flows: set[str], progress=lambda m: None) -> list[check
             continue
         _set(ends, "down")
         start = time.monotonic()
-        while True:
-            result = _check(p, kind, flows, {ns for ns, _ in ends} if kind == "flows" else set())
-            if result.ok or time.monotonic() - start > RECONVERGE_S:
-                break
-            time.sleep(0.5)
+        with clock(f"drill {kind}: cut until the flows work"):
+            while True:
+                cut = {ns for ns, _ in ends} if kind == "flows" else set()
+                result = _check(p, kind, flows, cut)
+                if result.ok or time.monotonic() - start > RECONVERGE_S:
+                    break
+                time.sleep(checks.POLL)
         outcome.seconds = time.monotonic() - start
         outcome.proved, outcome.total, outcome.failures = (
             result.proved,
             result.total,
             result.failures,
         )
-        _restore(p, ends)
-        back = checks.sessions(p, timeout=RECONVERGE_S)
+        with clock(f"drill {kind}: restore until sessions and FIBs settle"):
+            _restore(p, ends)
+            back = checks.sessions(p, timeout=RECONVERGE_S)
         outcome.note = f"restored: sessions back after {back[0].seconds:.1f} s"
         for b in back:
             outcome.failures += [f"after restoring: {f}" for f in b.failures]

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from generator.twin import run
+
 HOST_GROUPS = "npu_servers:storage_nodes:management_nodes"
 PLAYBOOK = f"""\
 - name: Render the host_network keyfiles for the twin
@@ -40,6 +42,11 @@ def render(
     folder: Path, into: Path, collection: Path
 ) -> dict[str, dict[str, configparser.ConfigParser]]:
     """Run the collection's role, then read host -> keyfile id -> keyfile."""
+    return finish(start(folder, into, collection), into)
+
+
+def start(folder: Path, into: Path, collection: Path) -> subprocess.Popen:
+    """Start the collection's role in the background (generator.twin.run.background)."""
     into.mkdir(parents=True, exist_ok=True)
     playbook = into / "keyfiles.yml"
     playbook.write_text(PLAYBOOK, encoding="utf-8")
@@ -59,9 +66,14 @@ def render(
     ]  # fmt: skip
     if not Path(command[0]).exists():
         command[0] = "ansible-playbook"
-    run = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    if run.returncode != 0:
-        tail = "\n".join((run.stdout + run.stderr).strip().splitlines()[-20:])
+    return run.background("keyfiles", command, env)
+
+
+def finish(job: subprocess.Popen, into: Path) -> dict[str, dict[str, configparser.ConfigParser]]:
+    """Wait for the role started by `start`, then read host -> keyfile id -> keyfile."""
+    code, output = run.finish("keyfiles", job)
+    if code != 0:
+        tail = "\n".join(output.strip().splitlines()[-20:])
         raise AnsibleFailed(f"ansible-playbook (host_network keyfiles) failed:\n{tail}")
     return read(into / "hosts")
 

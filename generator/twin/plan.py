@@ -82,6 +82,7 @@ class Plan:
     hostvars: dict[str, dict] = field(default_factory=dict)
     groups: dict[str, set[str]] = field(default_factory=dict)
     bmc_gateways: dict[str, str] = field(default_factory=dict)
+    hosts_done: bool = False  # the hosts' keyfiles are in (twin.bring_up)
 
     def ns(self, name: str, device: str, kind: str) -> Netns:
         if name not in self.namespaces:
@@ -255,6 +256,20 @@ def _hosts(
             p.address(ns, address, "bmc")
             if gateway := p.bmc_gateways.get(ns.device):
                 ns.commands.append(f"route add default via {gateway}")
+
+
+def add_keyfiles(
+    p: Plan, keyfiles: dict[str, dict[str, configparser.ConfigParser]]
+) -> dict[str, list[str]]:
+    """The hosts' keyfiles, into a plan made without them (the role was still running); return
+    namespace -> the commands they added."""
+    added = {}
+    for ns in p.namespaces.values():
+        if ns.kind == "host":
+            before = len(ns.commands)
+            _keyfiles(p, ns, keyfiles.get(ns.device, {}))
+            added[ns.name] = ns.commands[before:]
+    return added
 
 
 def _npus(p: Plan, ns: Netns, path: Path) -> None:

@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from generator.twin.plan import PREFIX, Link, Netns, Plan
@@ -67,6 +68,42 @@ def restore_neighbour_table() -> None:
             (NEIGH / k).write_text(str(v))
 
 
+JOBS = STATE / "jobs"
+
+
+def background(name: str, command: list[str], env: dict[str, str]) -> subprocess.Popen:
+    """A helper (ansible-playbook) started in its own process group while the twin comes up, its
+    output into the state folder and its group recorded there, so that `down` kills it and what
+    it forked even after a SIGKILL of this process."""
+    JOBS.mkdir(parents=True, exist_ok=True)
+    with open(JOBS / f"{name}.log", "w", encoding="utf-8") as log:
+        # niced: the namespaces, FRR and the probes come first, the helper takes what is left
+        job = subprocess.Popen(["nice", "-n", "10", *command], env=env, stdout=log,
+                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                               start_new_session=True)  # fmt: skip
+    (JOBS / f"{name}.pgid").write_text(str(job.pid), encoding="utf-8")
+    return job
+
+
+def finish(name: str, job: subprocess.Popen) -> tuple[int, str]:
+    """Wait for a background helper: its exit status and output."""
+    code = job.wait()
+    (JOBS / f"{name}.pgid").unlink(missing_ok=True)
+    return code, (JOBS / f"{name}.log").read_text(encoding="utf-8", errors="replace")
+
+
+def _kill_jobs() -> int:
+    killed = 0
+    for record in JOBS.glob("*.pgid") if JOBS.is_dir() else ():
+        with contextlib.suppress(OSError, ValueError):
+            pgid = int(record.read_text())
+            # the group's leader is still the helper this twin started (not a reused pid)
+            if b"ansible" in Path(f"/proc/{pgid}/cmdline").read_bytes():
+                os.killpg(pgid, signal.SIGKILL)
+                killed += 1
+    return killed
+
+
 def frr_dir(ns: str) -> Path:
     return STATE / "frr" / ns
 
@@ -77,27 +114,50 @@ def namespaces() -> list[str]:
     return sorted(line.split()[0] for line in out.splitlines() if line.startswith(PREFIX))
 
 
-def up(p: Plan, progress=lambda message: None) -> dict[str, float]:
+class Clock:
+    """Wall seconds per phase, in the order the phases first ran (a phase run again adds up)."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def __call__(self, phase: str):
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.times[phase] = self.times.get(phase, 0.0) + time.perf_counter() - start
+
+
+def up(p: Plan, progress=lambda message: None, clock: Clock | None = None) -> dict[str, float]:
     """Create everything; return the seconds each step took."""
     if namespaces():
         raise RuntimeError("a twin is already up on this machine: run `wanka twin down` first")
+    clock = clock or Clock()
     record(p)
     size_neighbour_table(len(p.links))
-    times = {}
-    start = time.perf_counter()
-    cabled = add(list(p.namespaces.values()), p.links)
-    times["namespaces and cables"] = time.perf_counter() - start
+    with clock("namespaces and cables"):
+        cabled = add(list(p.namespaces.values()), p.links)
     progress(f"{len(p.namespaces)} namespaces, {len(p.links)} cables")
-    start = time.perf_counter()
-    for ns in p.namespaces.values():
-        configure(ns, ns.commands, cabled.get(ns.name, []))
-    times["addresses, VLANs, routes, nftables"] = time.perf_counter() - start
+    with clock("addresses, VLANs, routes, nftables"):
+        each(lambda ns: configure(ns, ns.commands, cabled.get(ns.name, [])),
+             list(p.namespaces.values()))  # fmt: skip
     progress("addresses, bridges, kernel routes and nftables in place")
-    start = time.perf_counter()
-    start_frr([ns for ns in p.namespaces.values() if ns.frr])
-    times["FRR started"] = time.perf_counter() - start
+    with clock("FRR started"):
+        start_frr([ns for ns in p.namespaces.values() if ns.frr])
     progress(f"FRR in {sum(1 for n in p.namespaces.values() if n.frr)} namespaces")
-    return times
+    return clock.times
+
+
+WORKERS = 8  # namespaces configured, daemons started at once (each is a few processes)
+
+
+def each(work, items: list) -> None:
+    """`work(item)` for every item, WORKERS at a time (threads: each waits on its subprocesses;
+    the kernel configures namespaces independently); the first error is raised."""
+    with ThreadPoolExecutor(WORKERS) as pool:
+        for _ in pool.map(work, items):
+            pass
 
 
 def record(p: Plan) -> None:
@@ -159,17 +219,22 @@ def start_frr(routers: list[Netns], width: int = 0) -> None:
         (d / "frr.conf").write_text(ns.frr, encoding="utf-8")
         shutil.chown(d, "frr", "frr")
         shutil.chown(d / "frr.conf", "frr", "frr")
-    for daemon in ("zebra", "staticd", "bgpd", "ospfd"):
-        for ns in routers:
-            if daemon not in ns.daemons:
-                continue
-            d = frr_dir(ns.name)
-            extra = ["-e", str(max(width, 2))] if daemon == "zebra" else []
-            sh("ip", "netns", "exec", ns.name, str(FRR / daemon), "-d", "-P", "0",
-               "--vty_socket", str(d), "-z", str(d / "zserv.api"), "-i", str(d / f"{daemon}.pid"),
-               "-f", str(d / "frr.conf"), "--log", f"file:{d / daemon}.log", *extra)  # fmt: skip
-        if daemon == "zebra":
-            _wait(lambda: all((frr_dir(ns.name) / "zserv.api").exists() for ns in routers), 30)
+
+    def launch(job: tuple[Netns, str]) -> None:
+        ns, daemon = job
+        d = frr_dir(ns.name)
+        extra = ["-e", str(max(width, 2))] if daemon == "zebra" else []
+        sh("ip", "netns", "exec", ns.name, str(FRR / daemon), "-d", "-P", "0",
+           "--vty_socket", str(d), "-z", str(d / "zserv.api"), "-i", str(d / f"{daemon}.pid"),
+           "-f", str(d / "frr.conf"), "--log", f"file:{d / daemon}.log", *extra)  # fmt: skip
+
+    # zebra first everywhere (the others connect to it), then the others together
+    each(launch, [(ns, "zebra") for ns in routers if "zebra" in ns.daemons])
+    _wait(lambda: all((frr_dir(ns.name) / "zserv.api").exists() for ns in routers), 30)
+    each(launch, [(ns, d) for ns in routers for d in DAEMONS[1:] if d in ns.daemons])
+
+
+DAEMONS = ("zebra", "staticd", "bgpd", "ospfd")
 
 
 def paths(frr: str) -> int:
@@ -208,13 +273,30 @@ def vtysh_json(ns: str, command: str):
         return {}
 
 
+def processes(names: list[str]) -> set[int]:
+    """The processes whose network namespace is one of `names` (what `ip netns pids` finds, for
+    all of them in one pass over /proc)."""
+    inodes = set()
+    for name in names:
+        with contextlib.suppress(OSError):
+            st = os.stat(f"/run/netns/{name}")
+            inodes.add((st.st_dev, st.st_ino))
+    out = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                st = os.stat(f"/proc/{entry}/ns/net")
+                if (st.st_dev, st.st_ino) in inodes:
+                    out.add(int(entry))
+    return out
+
+
 def down() -> tuple[int, int]:
     """Kill every process in the twin's namespaces, delete them and the state folder; return the
     number of namespaces and processes removed."""
+    jobs = _kill_jobs()
     names = namespaces()
-    pids = set()
-    for name in names:
-        pids |= {int(x) for x in sh("ip", "netns", "pids", name, check=False).split()}
+    pids = processes(names)
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
@@ -224,4 +306,4 @@ def down() -> tuple[int, int]:
     if (STATE / "ztp-user").exists():  # the SFTP account generator.twin.ztp made
         sh("userdel", (STATE / "ztp-user").read_text().strip(), check=False)
     shutil.rmtree(STATE, ignore_errors=True)
-    return len(names), len(pids)
+    return len(names), len(pids) + jobs

@@ -22,7 +22,7 @@ import yaml
 
 from generator.twin import checks, explain, probe
 from generator.twin.plan import Plan, ns_name
-from generator.twin.run import STATE, reapply, sh
+from generator.twin.run import STATE, background, finish, reapply, sh
 
 USER = "wanka-twin-ztp"  # the SFTP account the twin makes (and twin down removes)
 VAULT = {  # stand-ins for the site's Vault: the twin never sees real secrets
@@ -36,8 +36,17 @@ VAULT = {  # stand-ins for the site's Vault: the twin never sees real secrets
 CLIENT = Path(__file__).with_name("ztp_client.py")
 
 
-def _render(p: Plan, base: Path, controller: str, collection: Path) -> str:
-    """Run the collection's ztp_server role into `base`; return the controller's address."""
+def render(p: Plan, collection: Path) -> tuple[subprocess.Popen, str] | None:
+    """Start the collection's ztp_server role (into the state folder, in the background:
+    generator.twin.run.background); return it and the controller's address (None: no
+    controller)."""
+    controllers = sorted(p.groups.get("controller", ()))
+    if not controllers:
+        return None
+    controller = controllers[0]
+    base = STATE / "ztp"
+    base.mkdir(parents=True, exist_ok=True)
+    os.chmod(STATE, 0o755)
     address = p.hostvars[controller]["ansible_host"]
     run = base / "run"
     run.mkdir(parents=True, exist_ok=True)
@@ -59,15 +68,12 @@ def _render(p: Plan, base: Path, controller: str, collection: Path) -> str:
     (run / "overrides.yml").write_text(json.dumps(overrides))
     env = dict(os.environ, ANSIBLE_CONFIG=str(collection / "ansible.cfg"),
                ANSIBLE_ROLES_PATH=str(collection / "roles"), ANSIBLE_NOCOLOR="1")  # fmt: skip
-    played = subprocess.run(
-        [str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(p.folder / "hosts.yml"),
-         "-i", str(run / "overrides.yml"), "-e", f"ztp_server_host={controller}",
-         str(collection / "playbooks" / "ztp.yml")],
-        env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    if played.returncode != 0:
-        raise RuntimeError("ztp_server role failed:\n" + (played.stdout + played.stderr)[-3000:])
-    return address
+    command = [
+        str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(p.folder / "hosts.yml"),
+        "-i", str(run / "overrides.yml"), "-e", f"ztp_server_host={controller}",
+        str(collection / "playbooks" / "ztp.yml"),
+    ]  # fmt: skip
+    return background("ztp_server", command, env), address
 
 
 def _start(base: Path, controller: str, address: str) -> None:
@@ -154,17 +160,20 @@ def _file_service(p: Plan, base: Path, controller: str, address: str) -> checks.
     return out
 
 
-def drill(p: Plan, collection: Path) -> list[checks.Outcome]:
-    """The file service check, then one factory-default switch behind each relay."""
+def drill(p: Plan, collection: Path, rendered=None) -> list[checks.Outcome]:
+    """The file service check, then one factory-default switch behind each relay (`rendered`:
+    what `render` returned, when it was started earlier)."""
     out = checks.Outcome("ZTP: factory-default switches get their staged config through the relay")
-    controllers = sorted(p.groups.get("controller", ()))
-    if not controllers:
+    rendered = rendered or render(p, collection)
+    if rendered is None:
         out.note = "no controller in the inventory"
         return [out]
+    controllers = sorted(p.groups.get("controller", ()))
     base = STATE / "ztp"
-    base.mkdir(parents=True, exist_ok=True)
-    os.chmod(STATE, 0o755)
-    address = _render(p, base, controllers[0], collection)
+    job, address = rendered
+    code, output = finish("ztp_server", job)
+    if code != 0:
+        raise RuntimeError("ztp_server role failed:\n" + output[-3000:])
     files = _file_service(p, base, controllers[0], address)
     try:
         _start(base, controllers[0], address)
