@@ -101,7 +101,7 @@ class Device:
     power_w: float
     index: int = 0  # 0-based index within its role and plane
     pod: int | None = None  # parameter/storage plane pod (3 tiers), None outside pods
-    supernode: int = -1  # NPU servers in supernodes
+    supernode: int | None = None  # NPU servers in supernodes: its index, else None
     asn: int = 0  # BGP AS number (switches of a plane routed with BGP), else 0
     loopback: int = 0  # loopback address as integer (0 = none)
     splits: tuple[tuple[str, str], ...] = ()  # (parent port, split type) on switches

@@ -166,7 +166,7 @@ class NpuServer:
     name: str
     host_ip: int  # in-band address (HCCL_IF_IP, rank table host_ip)
     pod: int  # parameter-plane pod (3 tiers), else 0
-    supernode: int  # -1 without supernodes
+    supernode: int | None  # None without supernodes
     leaves: tuple[str, ...]  # parameter leaves its NPU ports reach, in device order, deduplicated
     devices: tuple[NpuDevice, ...]
     domains: tuple[Domain, ...] = ()  # rack, cdu, leaf, pod, fabric, supernode (those it has)
@@ -174,8 +174,8 @@ class NpuServer:
     npus: int = 0  # NPU cards (`dies` and `ranks` count dies on multi-die cards)
     dies_per_npu: int = 1
     # Supernode servers: the Super Pod ID read from the hardware (NPU facts), else the planned
-    # supernode index; rank table super_pod_id and the scheduler's superpodid label. -1: none
-    super_pod_id: int = -1
+    # supernode index; rank table super_pod_id and the scheduler's superpodid label. None: none
+    super_pod_id: int | None = None
 
     @property
     def dies(self) -> int:

@@ -68,7 +68,7 @@ def tier_of(cluster: Cluster, members: Iterable[tuple[NpuServer, int]]) -> str:
     if len(servers) == 1:
         return "server"
     supernodes = {s.supernode for s, _ in members}
-    if len(supernodes) == 1 and -1 not in supernodes:
+    if len(supernodes) == 1 and None not in supernodes:
         return "supernode"
     leaves = {s.devices[d].leaf for s, d in members}
     if len(leaves) == 1:
@@ -86,7 +86,7 @@ def widest_tier(cluster: Cluster) -> str:
     return "core" if three else "spine"  # vocabulary: placement tier
 
 
-def _domain(s: NpuServer) -> tuple[int, int]:
+def _domain(s: NpuServer) -> tuple[int | None, int]:
     return (s.supernode, s.pod)
 
 
@@ -132,7 +132,7 @@ def select_servers(
     sizes = sorted((len(g) for g in groups.values()), reverse=True)
     fewest = next(k for k in range(1, len(sizes) + 1) if sum(sizes[:k]) >= count)
 
-    domains: dict[tuple[int, int], list[list[NpuServer]]] = {}
+    domains: dict[tuple[int | None, int], list[list[NpuServer]]] = {}
     for g in groups.values():
         domains.setdefault(_domain(g[0]), []).append(g)
 
@@ -159,7 +159,7 @@ def select_servers(
         servers,
         len({leaf for s in servers for leaf in s.leaves}),
         len({s.pod for s in servers}),
-        len({s.supernode for s in servers if s.supernode >= 0}),
+        len({s.supernode for s in servers if s.supernode is not None}),
         tier_of(cluster, members),
     )
 
@@ -248,7 +248,7 @@ def placement(
             {"ep": _nearest(_divisors(dp), ep)},
         )
     where = [(s, d) for s in servers for d in range(devices)]
-    scale_up = "supernode" if any(s.supernode >= 0 for s in servers) else "server"
+    scale_up = "supernode" if any(s.supernode is not None for s in servers) else "server"
     scale_up_ranks = devices * (
         sum(1 for s in servers if s.supernode == servers[0].supernode)
         if scale_up == "supernode"

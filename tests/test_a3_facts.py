@@ -93,7 +93,9 @@ def test_scheduler_labels_and_rank_table_agree_on_dies_per_node():
     result = with_facts()
     table = json.loads(_files(result)["files/hccl/rank_table.json"])
     per_node = {len(s["device"]) for s in table["server_list"]}
-    labels = {scheduler.accelerator_type(s, s.supernode >= 0) for s in result.cluster.npu_servers}
+    labels = {
+        scheduler.accelerator_type(s, s.supernode is not None) for s in result.cluster.npu_servers
+    }
     assert per_node == {16} and labels == {"module-a3-16-super-pod"}
 
 

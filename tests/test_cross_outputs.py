@@ -70,7 +70,7 @@ class Sweep:
                 f"rail={bp['networks']['parameter']['rail']}",
                 f"routing={bp['networks']['parameter']['routing']['protocol']}",
                 f"mlag={bp['networks']['business']['leaf']['mlag']}",
-                f"supernodes={any(s.supernode >= 0 for s in cluster.npu_servers)}",
+                f"supernodes={any(s.supernode is not None for s in cluster.npu_servers)}",
                 f"monitoring_node={'monitoring' in bp['zones']['management']['nodes']}",
             }
         )

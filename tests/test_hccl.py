@@ -64,7 +64,7 @@ def test_every_example_rank_table_obeys_every_reader_rule(example):
     table = json.loads(files_of(example)["files/hccl/rank_table.json"])
     assert rank_table_problems(table) == []
     assert table["version"] == (
-        "1.2" if any(s.supernode >= 0 for s in example.cluster.npu_servers) else "1.0"
+        "1.2" if any(s.supernode is not None for s in example.cluster.npu_servers) else "1.0"
     )
     assert table["status"] == "completed" and table["server_count"] == str(
         len(table["server_list"])

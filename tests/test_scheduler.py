@@ -348,10 +348,10 @@ def test_node_labels_cover_every_npu_server_with_valid_labels(result: pipeline.R
             "ascend-910": "module",
             "ascend-910b": f"module-910b-{model.npus}",
             "ascend-910c": f"module-a3-{model.npus * model.dies_per_npu}"
-            + ("-super-pod" if device.supernode >= 0 else ""),
+            + ("-super-pod" if device.supernode is not None else ""),
         }[model.accelerator]
         assert labels["accelerator-type"] == expected_type
-        if device.supernode >= 0:
+        if device.supernode is not None:
             server = next(s for s in result.cluster.npu_servers if s.name == device.name)
             assert labels["huawei.com/topotree.superpodid"] == str(server.super_pod_id)
             assert labels["huawei.com/topotree"] == "default"
@@ -481,7 +481,7 @@ def test_topology_conf_tree_expands_to_the_cabled_servers(result: pipeline.Resul
 def supernodes(cluster: Cluster) -> dict[int, list[str]]:
     out: dict[int, list[str]] = {}
     for d in cluster.devices:
-        if d.role == "npu-server" and d.supernode >= 0:
+        if d.role == "npu-server" and d.supernode is not None:
             out.setdefault(d.supernode, []).append(d.name)
     return out
 

@@ -250,7 +250,7 @@ def _job_domains(
     levels: list[tuple[str, dict[str, object]]] = [
         ("leaf", {s.name: s.leaves for s in cluster.npu_servers})  # vocabulary: domain level
     ]
-    if any(s.supernode >= 0 for s in cluster.npu_servers):
+    if any(s.supernode is not None for s in cluster.npu_servers):
         levels.append(("supernode", {s.name: s.supernode for s in cluster.npu_servers}))
     fabric = cluster.fabric("parameter")
     if fabric is not None and fabric.tiers == 3 and fabric.pods > 1:

@@ -32,7 +32,7 @@ def rank_table(servers: Sequence[NpuServer], version: str = "1.0") -> dict[str, 
     server_list = []
     model = [d.rank for s in servers for d in s.devices]
     ranks = iter(model if model == list(range(len(model))) else range(len(model)))
-    pod_members: dict[int, list[str]] = {}
+    pod_members: dict[int | None, list[str]] = {}
     for s in servers:
         server_id = ip(s.host_ip)
         devices = []

@@ -211,7 +211,7 @@ def node_labels(cluster: Cluster, topo: Topology) -> dict[str, dict[str, str]]:
         labels = {}
         if model.accelerator in ACCELERATOR:
             labels["accelerator"] = ACCELERATOR[model.accelerator]
-        kind = accelerator_type(model, d.supernode >= 0)
+        kind = accelerator_type(model, d.supernode is not None)
         if kind:
             labels["accelerator-type"] = kind
         labels["host-arch"] = HOST_ARCH

@@ -276,7 +276,7 @@ def devices(
         for i, name in enumerate(names):
             m = hosts.model[name]
             rack, u = floor.position[name]
-            sn = i // supernode if supernode and role == Role.NPU_SERVER else -1
+            sn = i // supernode if supernode and role == Role.NPU_SERVER else None
             mgmt = management(name, None, by_device, 0, inband_routes[role])
             out.append(
                 Device(

@@ -61,12 +61,19 @@ def npu_servers(
         ports = npu_addr.get(d.name, ())
         leaves = tuple(dict.fromkeys(leaf_of[(d.name, a.port)] for a in ports))
         p = pod[leaves[0]] if leaves else 0
-        key = (d.supernode, p, leaf_index[leaves[0]] if leaves else 0, i)
+        first_leaf = leaf_index[leaves[0]] if leaves else 0
+        key = (
+            d.supernode is not None,
+            d.supernode or 0,
+            p,
+            first_leaf,
+            i,
+        )  # servers outside supernodes first
         found.append((key, d, ports, leaves))
     found.sort(key=lambda f: f[0])
     out = []
     rank = 0
-    for (_, p, _, _), d, ports, leaves in found:
+    for (_, _, p, _, _), d, ports, leaves in found:
         devs = tuple(
             NpuDevice(
                 device_id=k,
@@ -146,7 +153,7 @@ def domain_namer(
             out += units[leaf_names]
         if top is not None:
             out.append(top)
-        if d.supernode >= 0:
+        if d.supernode is not None:
             out.append(
                 Domain(kind="supernode", index=d.supernode, name=supernode_name(d.supernode))
             )
@@ -168,7 +175,7 @@ def hccl_environment(bp: Mapping[str, Any], lossless: Lossless) -> tuple[tuple[s
 def rank_table_version(bp: Mapping[str, Any], servers: tuple[NpuServer, ...]) -> str:
     version = bp["hccl"]["rank_table"]
     if version == "auto":
-        return "1.2" if any(s.supernode >= 0 for s in servers) else "1.0"
+        return "1.2" if any(s.supernode is not None for s in servers) else "1.0"
     return version
 
 
