@@ -83,11 +83,10 @@ def sessions(p: Plan, timeout: float = 90.0) -> list[Outcome]:
     took = time.monotonic() - start
     settle(p)
     bgp_failures, ospf_failures = [f for _, f in bgp_down], [f for _, f in ospf_down]
+    bgp_up, ospf_full = len(bgp) - len(bgp_down), len(ospf) - len(ospf_down)
     return [
-        Outcome("BGP sessions Established", len(bgp) - len(bgp_down), len(bgp), bgp_failures, took),
-        Outcome(
-            "OSPF adjacencies Full", len(ospf) - len(ospf_down), len(ospf), ospf_failures, took
-        ),
+        Outcome("BGP sessions Established", bgp_up, len(bgp), bgp_failures, seconds=took),
+        Outcome("OSPF adjacencies Full", ospf_full, len(ospf), ospf_failures, seconds=took),
     ]
 
 
@@ -257,9 +256,9 @@ def flows(
                         str(ipaddress.IPv4Address(saddr)),
                         dst[0],
                         str(ipaddress.IPv4Address(daddr)),
-                        proto,
-                        port,
-                        "" if routed else src[1],  # a device's own traffic follows its FIB
+                        proto=proto,
+                        port=port,
+                        src_dev="" if routed else src[1],  # a device's own traffic follows its FIB
                     )
                 )
                 why.append((flow, sname, dname))
@@ -327,10 +326,10 @@ def forbidden(p: Plan) -> Outcome:
                 continue
             for ns, ip in ends:
                 dns, dip = list(dests.items())[-1]
-                probes.append(probe.Probe(ns, ip, dns, dip, "tcp", FORBIDDEN_PORT))
+                probes.append(probe.Probe(ns, ip, dns, dip, proto="tcp", port=FORBIDDEN_PORT))
                 names.append((splane, dplane))
     for switch, (a, aip), (b, bip) in isolated_pairs(p):
-        probes.append(probe.Probe(a, aip, b, bip, "tcp", FORBIDDEN_PORT))
+        probes.append(probe.Probe(a, aip, b, bip, proto="tcp", port=FORBIDDEN_PORT))
         names.append((f"{switch} isolated port", "another isolated port"))
     for pr, result, (a, b) in zip(
         probes, probe.run(probes, timeout=2.0, retry=False), names, strict=False
@@ -389,7 +388,13 @@ def npu_paths(p: Plan, retry: bool = True) -> Outcome:
             if a != b:
                 probes.append(
                     probe.Probe(
-                        first[a][0], str(ia), first[b][0], str(ib), "tcp", ANY_PORT, first[a][1]
+                        first[a][0],
+                        str(ia),
+                        first[b][0],
+                        str(ib),
+                        proto="tcp",
+                        port=ANY_PORT,
+                        src_dev=first[a][1],
                     )
                 )
     cabled = planes(p)

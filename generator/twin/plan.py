@@ -146,7 +146,13 @@ def plan(
             p.ports[(device, port)] = (ns, ifname(port))
         (_da, pa, na), (_db, pb, nb) = ends
         p.links.append(
-            Link((na, ifname(pa)), (nb, ifname(pb)), row["cable_id"], row["plane"], line)
+            Link(
+                a=(na, ifname(pa)),
+                b=(nb, ifname(pb)),
+                cable=row["cable_id"],
+                plane=row["plane"],
+                line=line,
+            )
         )
     for dev in p.devices.values():
         _ports(p, dev)
@@ -338,11 +344,11 @@ def _outside(p: Plan) -> None:
                     )
                     p.links.append(
                         Link(
-                            (ns_name(dev.name, iface.vpn), ifname(iface.name)),
-                            (outside.name, name),
-                            "provider",
-                            "provider",
-                            iface.line,
+                            a=(ns_name(dev.name, iface.vpn), ifname(iface.name)),
+                            b=(outside.name, name),
+                            cable="provider",
+                            plane="provider",
+                            line=iface.line,
                         )
                     )
                     near = p.namespaces[ns_name(dev.name, iface.vpn)]

@@ -286,7 +286,13 @@ def device(folder: Path, path: Path) -> Device:
             dev.interfaces[iface.name] = iface
         elif m := _STATIC.match(line.text):
             vpn, net, mask, hop, pref = m.groups()
-            route = Static(vpn or PUBLIC, _net(net, mask), Addr(hop), int(pref or 60), line.number)
+            route = Static(
+                vpn=vpn or PUBLIC,
+                network=_net(net, mask),
+                next_hop=Addr(hop),
+                preference=int(pref or 60),
+                line=line.number,
+            )
             dev.statics.append(route)
         elif w[0] == "bgp":
             dev.bgp = _bgp(line)

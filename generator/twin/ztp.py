@@ -145,7 +145,9 @@ def _file_service(p: Plan, base: Path, controller: str, address: str) -> checks.
     for gw, (ns, ifn) in sorted(_meth(p, set(_ztp_built(p))).items()):  # a switch that fetches
         src = next((str(ip) for ip, end in p.addresses.items() if end == (ns, ifn)), "")
         if src:
-            probes.append(probe.Probe(ns, src, ns_name(controller), address, proto, port))
+            probes.append(
+                probe.Probe(ns, src, ns_name(controller), address, proto=proto, port=port)
+            )
             names.append((gw, p.namespaces[ns].device))
     for pr, result, (gw, switch) in zip(probes, probe.run(probes), names, strict=True):
         out.total += 1
@@ -194,7 +196,7 @@ def drill(p: Plan, collection: Path, rendered=None) -> list[checks.Outcome]:
         if not serving:
             continue
         if gw in built:  # a switch ZTP builds, not one of the console-built ZTP path
-            _one(p, out, p.namespaces[built[gw][0]].device, built[gw], base)
+            _one(p=p, out=out, switch=p.namespaces[built[gw][0]].device, end=built[gw], base=base)
         elif gw not in meth:
             out.failures.append(
                 f"{dev.where(iface.relay_line)}: {dev.name} relays DHCP but no switch's MEth "

@@ -180,21 +180,26 @@ def dhcp(interface: str, esn: str, mac: str, timeout: float = 10.0, model: str =
         raise ZtpError("dhcp", f"cannot listen on UDP 68 of {interface}: {err}") from err
     with sock:
         _, offered, opts, _ = _exchange(
-            sock,
-            _packet(DISCOVER, xid, chaddr, ident),
-            xid,
-            chaddr,
-            {OFFER},
-            deadline,
-            "dhcp-offer",
+            sock=sock,
+            packet=_packet(DISCOVER, xid, chaddr, ident),
+            xid=xid,
+            chaddr=chaddr,
+            want={OFFER},
+            deadline=deadline,
+            step="dhcp-offer",
         )
         if 54 not in opts:
             raise ZtpError("dhcp-offer", "the offer has no server identifier (option 54)")
         request = [(50, socket.inet_aton(offered)), (54, opts[54]), *ident]
         kind, address, opts, source = _exchange(
-            sock, _packet(REQUEST, xid, chaddr, request), xid, chaddr, {ACK, NAK}, deadline,
-            "dhcp-ack",
-        )  # fmt: skip
+            sock=sock,
+            packet=_packet(REQUEST, xid, chaddr, request),
+            xid=xid,
+            chaddr=chaddr,
+            want={ACK, NAK},
+            deadline=deadline,
+            step="dhcp-ack",
+        )
     if kind == NAK:
         raise ZtpError("dhcp-ack", f"the server refused {offered}: {opts.get(56, b'').decode()}")
     # Options 1 and 3 are mandatory [CE DHCP] Table 2.
