@@ -314,6 +314,10 @@ class Cluster:
     ztp_path: tuple[tuple[str, str], ...] = ()
     switch_mtus: tuple[SwitchMtu, ...] = ()  # per jumbo plane built (parameter, storage)
     hardware: tuple[Hardware, ...] = ()  # per device model in use, by model: source, parts
+    # (plane, role, blueprint key, value) per switch role over its model's ecmp_max: what
+    # settles it (expand/remedies.py; value "" when nothing found does), the ECMP check's hint
+    ecmp_options: tuple[tuple[str, str, str, str], ...] = ()
+    standard_lengths_m: tuple[int, ...] = ()  # catalog cables.yaml: the lengths cables are cut to
     device_by_name: Mapping[str, Device] = field(init=False, repr=False, compare=False)
     rack_by_name: Mapping[str, Rack] = field(init=False, repr=False, compare=False)
 

@@ -21,8 +21,8 @@ from generator.artifacts import OutputFile
 from generator.blueprint.facts import facts_path, load_npu_facts
 from generator.blueprint.load import LoadedBlueprint, load_blueprint
 from generator.blueprint.validate import validate
-from generator.errors import BlueprintError
-from generator.expand import expand
+from generator.errors import BlueprintError, Problem
+from generator.expand import Substituted, expand
 from generator.model import Cluster
 from generator.output import Staging
 
@@ -40,6 +40,19 @@ class Result:
     @property
     def findings(self) -> tuple[Finding, ...]:
         return self.analysis.findings
+
+
+SUBSTITUTED = "found on the cluster built with the values suggested above"
+
+
+def substituted_checks(cluster: Cluster) -> list[Problem]:
+    """The design-check errors of a cluster expand built with its suggested values (expand's
+    `Substituted`): reported with the expansion problems, so one run lists them all."""
+    return [
+        Problem(f.where, f"[{f.code}] {f.message}", SUBSTITUTED)
+        for f in analyse(cluster).findings
+        if f.severity == "error"
+    ]
 
 
 def run(
@@ -71,6 +84,10 @@ def run(
                 npu_facts = load_npu_facts(facts_file) if facts_file else None
             with _timed(seconds, "expand"):
                 cluster = expand(bp, progress=progress, facts=npu_facts)
+        except Substituted as err:
+            raise BlueprintError([*err.problems, *substituted_checks(err.cluster)]).locate(
+                loaded.file, loaded.positions
+            ) from None
         except BlueprintError as err:
             raise err.locate(loaded.file, loaded.positions) from None
         got: list[Any] = []

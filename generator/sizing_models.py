@@ -4,7 +4,9 @@
 cluster as `generate` would. Every design error expand reports for a plane too large for its
 defaults names the key and a value that works (expand.upper_model: the catalog switch with the
 fewest ports at the uplink speed that still has enough; a pool prefix that holds the plane); those
-values are set and the cluster expanded again, until it expands. So the models `wanka size` prints
+values are set and the cluster expanded again, until it expands and passes its design checks
+(their errors name a value too: a pod spine whose half of the ports fits its ECMP limit, the racks
+per row that bring every optical run within its optic's reach). So the models `wanka size` prints
 are the ones the generated cluster uses, each with the ports it needs and has.
 """
 
@@ -17,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import yaml
+
 from generator.blueprint.defaults import resolve
 from generator.blueprint.validate import SCHEMA
 from generator.catalog import Catalog
@@ -26,14 +30,15 @@ from generator.expand.ports import spine_lanes
 from generator.vocab import Plane, Role
 
 ROUNDS = 6  # each round settles every plane it reports, so two or three suffice
-SET = re.compile(r"set ([\w.]+): ([\w-]+) \(")
+SET = re.compile(r"set ([\w.]+): ([\w-]+)(?: \(|$)")
+SETTABLE = ("networks.", "zones.training.row.")  # keys choose() sets; the rest stay the user's
 PREFIX = re.compile(r"use a /(\d+) or larger")
 UPPER = {Role.SPINE: "spine", Role.CORE: "core"}  # roles above the leaves / access switches
 
 
 @dataclass(frozen=True, slots=True)
 class Choice:
-    networks: dict[str, Any]  # what the blueprint sets beyond the defaults
+    networks: dict[str, Any]  # what the blueprint sets beyond the defaults (networks, zones)
     result: Any  # pipeline.Result of the chosen blueprint
     text: str  # the blueprint as written
     reasons: tuple[str, ...]  # one line per plane: the models, ports needed and had, alternatives
@@ -81,36 +86,61 @@ def _wider(old: str, prefix: int, taken: list[ipaddress.IPv4Network]) -> str:
     return str(grown)  # nothing free: expand reports the overlap
 
 
-def _apply(networks: dict, problems: list[Problem]) -> list[str]:
-    """Every problem's hinted value set in `networks`; the problems that name none."""
+def _apply(tree: dict, problems: list[Problem]) -> list[str]:
+    """Every problem's hinted value set in `tree` (blueprint keys: networks, zones); the problems
+    that name none."""
     unfixed = []
+    networks = tree.setdefault("networks", {})
     for p in problems:
         key = ".".join(map(str, p.path))
         text = f"{p.message} ({p.hint})"
-        if (m := SET.search(text)) and m.group(1).startswith("networks."):
-            _set(networks, m.group(1).removeprefix("networks."), m.group(2))
-        elif (m := PREFIX.search(text)) and key.startswith("networks.") and key.endswith(".pool"):
+        if (m := PREFIX.search(text)) and key.startswith("networks.") and key.endswith(".pool"):
             path = key.removeprefix("networks.")
             old = _get(networks, path) or _default(key)
             _set(networks, path, _wider(old, int(m.group(1)), _pools(networks)))
+        elif (m := SET.search(text)) and m.group(1).startswith(SETTABLE):
+            value = m.group(2)
+            _set(tree, m.group(1), int(value) if value.isdigit() else value)
         else:
             unfixed.append(f"{key}: {text}")
     return unfixed
 
 
+def _text(text_of: Callable[[dict], str], tree: dict) -> str:
+    """The blueprint of `tree`: its networks through `text_of`, its zones after them."""
+    text = text_of(dict(tree.get("networks", {})))
+    if tree.get("zones"):
+        text += yaml.safe_dump({"zones": tree["zones"]}, sort_keys=False)
+    return text
+
+
+def _check_errors(result: Any) -> list[Problem]:
+    """The design-check errors of a cluster that expanded, as problems to settle."""
+    return [
+        Problem(f.where, f"[{f.code}] {f.message}")
+        for f in result.findings
+        if f.severity == "error"
+    ]
+
+
 def choose(text_of: Callable[[dict], str], run: Callable[[str], Any], catalog: Catalog) -> Choice:
     """Expand the blueprint `text_of(networks)` from the defaults, setting what expand's errors
-    name, until it expands. `run`: pipeline.run of a blueprint text without emitting."""
-    networks: dict[str, Any] = {}
+    and then the design checks' errors name, until it expands and passes its checks. `run`:
+    pipeline.run of a blueprint text without emitting."""
+    tree: dict[str, Any] = {}
     for _ in range(ROUNDS):
-        text = text_of(networks)
+        text = _text(text_of, tree)
         try:
             result = run(text)
         except BlueprintError as err:
-            if _apply(networks, err.problems):  # a problem no value of ours settles
+            if _apply(tree, err.problems):  # a problem no value of ours settles
                 raise BlueprintError(err.problems) from None
             continue
-        return Choice(networks, result, text, tuple(reasons(result, catalog)))
+        if errors := _check_errors(result):
+            if _apply(tree, errors):
+                raise BlueprintError(errors)
+            continue
+        return Choice(tree, result, text, tuple(reasons(result, catalog)))
     raise BlueprintError([Problem(("networks",), f"no design found in {ROUNDS} rounds")])
 
 

@@ -67,14 +67,14 @@ def _schema_has(path: str) -> bool:
 @pytest.mark.slow  # expands 65,536 cards twice
 def test_every_problem_of_a_65536_card_pod_in_one_run_and_its_hints_work(tmp_path, capsys):
     """pod-128 scaled to 65,536 cards (8,192 servers): the business spines, both management
-    cores and all five pools are too small. One `wanka validate` names all of them, each at its
-    FILE:LINE:COL and YAML key, each with a value; the blueprint with every value applied expands."""
-    import ipaddress
+    cores and all five pools are too small, and on the cluster built with the suggested models
+    and pools the business uplinks run past their optics' reach. One `wanka validate` names all
+    of them, each at its FILE:LINE:COL and schema key with a value; the design-check error says
+    it was found with the suggested values applied. The blueprint with every value applied
+    passes `wanka validate`."""
     import re
 
     import yaml
-
-    from generator import pipeline
 
     text = POD.replace("cards: 128", "cards: 65536")
     bp = tmp_path / "big.yaml"
@@ -95,38 +95,33 @@ def test_every_problem_of_a_65536_card_pod_in_one_run_and_its_hints_work(tmp_pat
         "networks.business.pool",
         "networks.management.inband.pool",
         "networks.management.oob.pool",
+        "zones.training.row.racks",  # the design check's optic reach, in the same run
     }, lines
     # each line points into the section that holds the key (models absent here: their section)
     assert got["networks.parameter.pool"][0] == _line_of(text, "pool: 10.64.0.0/18")
     assert got["networks.business.spine.model"][0] == _line_of(text, "  business:")
+    assert got["zones.training.row.racks"][0] == _line_of(text, "  training:")
+    reach = got["zones.training.row.racks"][1]
+    assert "[optic-reach]" in reach and "found on the cluster built with the values" in reach
 
     data = yaml.safe_load(text)
     for key, (_, message) in got.items():
         assert _schema_has(key), key
+        assert not re.search(r"tiers: (3|auto)", message)  # only the parameter plane has tiers
+        hint = re.search(r"set ([\w.]+): ([\w./-]+)", message)
+        assert hint and hint.group(1) == key, message
+        if m := re.search(r"\((\d+) ports at (\d+)GE, (\d+) needed\)", message):
+            assert int(m.group(1)) >= int(m.group(3)), message
         *parents, last = key.split(".")
         node = data
         for k in parents:
             node = node.setdefault(k, {})
-        if key.endswith(".pool"):
-            prefix = re.search(r"use a /(\d+) or larger", message)
-            assert prefix, message
-            pool = ipaddress.ip_network(node[last]).supernet(new_prefix=int(prefix.group(1)))
-            node[last] = str(pool)
-            continue
-        hint = re.search(
-            r"set ([\w.]+): ([\w-]+) \((\d+) ports at (\d+)GE, (\d+) needed\)", message
-        )
-        assert hint and hint.group(1) == key, message
-        assert int(hint.group(3)) >= int(hint.group(5)), message
-        node[last] = hint.group(2)
-        assert not re.search(
-            r"tiers: (3|auto)", message
-        )  # no plane but the parameter plane has a tiers key
+        value = hint.group(2)
+        node[last] = int(value) if value.isdigit() else value
     fixed = tmp_path / "fixed.yaml"
     fixed.write_text(yaml.safe_dump(data, sort_keys=False))
-    cluster = pipeline.run(fixed, emit=False).cluster  # no design error left in expansion
-    models = {d.model for d in cluster.devices if d.name.startswith("biz-spine")}
-    assert models == {data["networks"]["business"]["spine"]["model"]}
+    assert main(["validate", str(fixed)]) == 0, capsys.readouterr().err
+    assert data["zones"]["training"]["row"]["racks"] > 16  # fewer, longer rows than the default
 
 
 def _findings(tmp_path: Path, text: str, capsys) -> str:

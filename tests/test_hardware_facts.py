@@ -96,7 +96,17 @@ def test_more_paths_than_the_model_installs_fail_the_design_check(tmp_path):
     result = _variant(tmp_path, "pod-128.yaml", narrow)
     errors = [f for f in result.findings if f.code == "ecmp"]
     assert len(errors) == 1 and errors[0].severity == "error"
-    assert "16 paths, limit 8" in errors[0].message and errors[0].where == ("networks", "parameter")
+    assert "16 paths, limit 8" in errors[0].message
+    # located at the key that settles it, with a value that does (expand/remedies.py): 3:1
+    # leaves 8 of a leaf's 32 ports for uplinks
+    assert errors[0].where == ("networks", "parameter", "oversubscription")
+    assert "set networks.parameter.oversubscription: '3:1'" in errors[0].message
+
+    def settled(bp):
+        narrow(bp)
+        bp["networks"]["parameter"]["oversubscription"] = "3:1"
+
+    assert not [f for f in _variant(tmp_path, "pod-128.yaml", settled).findings if f.code == "ecmp"]
 
 
 def test_10k_example_is_one_to_one_with_every_uplink_usable():

@@ -215,3 +215,25 @@ def test_size_prints_the_models_the_generated_cluster_uses(tmp_path, params, tok
     for line in res.stdout.splitlines():  # ports used never above ports had
         for used, had in re.findall(r"(\d+) ports used of (\d+)", line):
             assert int(used) <= int(had), line
+
+
+@pytest.mark.slow  # sizes and validates 65,536 cards (about 25 s of CPU here)
+def test_size_settles_ecmp_and_optic_reach_at_65536_cards(tmp_path):
+    """Issue #32 item 6 at the benchmarks' scale: around 50,000 cards the default parameter
+    spine (576 ports at 400GE, 288 of them up in three tiers) needs more equal-cost paths than
+    its 128 (catalog ecmp_max), and the business uplinks of 16-rack rows run past their optics'
+    reach. Both design checks name a value; `wanka size` sets them, prints why, and the written
+    blueprint validates with no error."""
+    bp = tmp_path / "sized.yaml"
+    cards = 65536  # 1e12 parameters x D tokens in 30 days at the defaults (150 TFLOPS effective,
+    # x 1.3 overhead), rounded up to whole leaves
+    tokens = f"{cards * 30 * 86400 * 150e12 / 1.3 / 6e12:.6e}"
+    res = wanka("size", "--params", "1e12", "--tokens", tokens, "--days", "30", "--write", str(bp))
+    assert res.returncode == 0, res.stderr
+    written = re.search(r"written \(([\d,]+) cards\)", res.stderr)
+    assert written and cards <= int(written.group(1).replace(",", "")) < cards + 64, res.stderr
+    data = yaml.safe_load(bp.read_text())
+    assert data["networks"]["parameter"]["spine"]["model"] == "ce16804"  # 72 up, within 128
+    assert data["zones"]["training"]["row"]["racks"] > 16
+    assert "ce16804 (spine)" in res.stdout and "the default ce16816 has 576" in res.stdout
+    assert wanka("validate", str(bp)).returncode == 0

@@ -5,12 +5,15 @@ the provider hand-off. Each reads the Cluster only."""
 from __future__ import annotations
 
 import ipaddress
+import math
 from collections import defaultdict
 from collections.abc import Iterator
 
 from generator.analysis.command_table import load_table, supported
 from generator.analysis.finding import ERROR, INFO, WARNING, Finding
-from generator.model import Cluster
+from generator.catalog import standard_length
+from generator.expand.layout import RACK_WIDTH_M, ROW_PITCH_M, run_length
+from generator.model import Cluster, Link, Rack
 from generator.model_hosts import JUMBO_FRAME_MAX, SWITCH_MTU_MAX
 from generator.vocab import Plane
 
@@ -74,21 +77,32 @@ def lossless_class(cluster: Cluster) -> Iterator[Finding]:
 def ecmp_limit(cluster: Cluster) -> Iterator[Finding]:
     """No switch needs more equal-cost paths than its model installs (catalog `ecmp_max`, the
     `maximum load-balancing` limit): the paths beyond it would carry nothing, so links sit idle
-    and the plane is not the oversubscription it claims."""
-    over: dict[str, list[tuple[str, int, int]]] = defaultdict(list)
+    and the plane is not the oversubscription it claims. Located at the blueprint key that
+    settles it, with its value (Cluster.ecmp_options, from expand/remedies.py)."""
+    over: dict[tuple[str, str], list[tuple[str, int, int]]] = defaultdict(list)
     for d in cluster.devices:
         facts = cluster.facts_of(d.model)
         if facts is not None and d.ecmp_paths > facts.ecmp_max:
-            over[d.plane].append((d.name, d.ecmp_paths, facts.ecmp_max))
-    for plane, found in sorted(over.items()):
-        name, paths, limit = found[0]
+            over[d.plane, d.role].append((d.name, d.ecmp_paths, facts.ecmp_max))
+    options = {(p, r): (key, value) for p, r, key, value in cluster.ecmp_options}
+    for (plane, role), found in sorted(over.items()):
+        name, paths, limit = max(found, key=lambda f: f[1])
+        key, value = options.get((plane, role), (f"networks.{plane}", ""))
+        hint = (
+            f"set {key}: {value}"
+            if value
+            else (
+                f"nothing in the catalog installs {paths} paths as a {plane} {role}: more {role}s of "
+                "fewer ports each, or a higher oversubscription"
+            )
+        )
         yield Finding(
             ERROR,
             "ecmp",
-            f"{len(found)} {plane} switches need more equal-cost paths than their model installs "
-            f"(e.g. {name}: {paths} paths, limit {limit}); the extra links would carry nothing. "
-            "Use a model with fewer ports per tier, more spines or cores, or a wider-ECMP model",
-            ("networks", plane),
+            f"{len(found)} {plane} {role} switches ({cluster.device_by_name[name].model}) need "
+            f"more equal-cost paths than their model installs (e.g. {name}: {paths} paths, limit "
+            f"{limit}); the extra links would carry nothing: {hint}",
+            tuple(key.split(".")),
         )
 
 
@@ -254,9 +268,11 @@ def npu_facts(cluster: Cluster) -> Iterator[Finding]:
 def optic_reach(cluster: Cluster) -> Iterator[Finding]:
     """Every optical run is within its transceiver's reach on that fibre (catalog cables.yaml
     `optics`: e.g. 400GBASE-SR8 100 m over OM4; a structured run's patch cord and its trunk
-    together), and an optical medium names an optic for the link speed."""
+    together), and an optical medium names an optic for the link speed. A run too long is
+    located at the key that sets the floor's depth, zones.training.row.racks, with the racks per
+    row that bring every such run within reach (`_rows_for_reach`)."""
     seen: set[str] = set()
-    over: list[str] = []
+    over: list[tuple[Link, float]] = []
     unnamed: list[str] = []
     trunk_m = {t.trunk_id: t.length_m for t in cluster.trunks}  # a patch cord's channel adds it
     for link in cluster.links:
@@ -267,14 +283,26 @@ def optic_reach(cluster: Cluster) -> Iterator[Finding]:
         if not link.optic:
             unnamed.append(f"{link.cable_id} ({link.media} {link.speed}G)")
         elif run > link.reach_m:
-            over.append(f"{link.cable_id} {run} m > {link.optic} {link.reach_m} m")
+            over.append((link, run))
     if over:
+        link, run = max(over, key=lambda o: o[1] - o[0].reach_m)
+        per_row, fix = _rows_for_reach(cluster, over)
+        if fix:
+            hint = (
+                f"set zones.training.row.racks: {fix} (now {per_row}): fewer, longer rows of "
+                "compute racks bring every such run within reach"
+            )
+        else:
+            hint = (
+                "no row length up to 64 racks brings them within reach: put fewer NPU servers in "
+                "this cluster, or give the medium a longer-reach optic in the catalog"
+            )
         yield Finding(
             ERROR,
             "optic-reach",
-            f"{len(over)} runs exceed their optic's reach (e.g. {over[0]}); move racks closer or "
-            "give the medium a longer-reach optic in the catalog",
-            ("catalog",),
+            f"{len(over)} runs exceed their optic's reach (longest over: {link.cable_id} "
+            f"{link.a_device}-{link.b_device} {run:g} m > {link.optic} {link.reach_m} m); {hint}",
+            ("zones", "training", "row", "racks"),
         )
     if unnamed:
         yield Finding(
@@ -283,3 +311,54 @@ def optic_reach(cluster: Cluster) -> Iterator[Finding]:
             f"{len(unnamed)} optical runs have no transceiver in the catalog (e.g. {unnamed[0]})",
             ("catalog",),
         )
+
+
+ROW_RACKS_MAX = 64  # the schema's maximum of zones.training.row.racks
+
+
+def _rows_for_reach(cluster: Cluster, over: list[tuple[Link, float]]) -> tuple[int, int]:
+    """(compute racks per training row now, the fewest per row from which every run in `over`
+    is estimated within reach, or 0). A run crosses the training rows between its ends' racks
+    (an end outside them, the spine row or another zone, lies past the last): with R' racks per
+    row instead of R it crosses about k*R/R' rows of ROW_PITCH_M, and a row is (R'-R) racks
+    wider (layout.freeze draws the floor with these constants; layout.run_length measures a run
+    between racks). The run is then cut to the catalog's next standard length and a structured
+    run's trunk added, as links.cable does."""
+    rows: dict[int, int] = defaultdict(int)
+    for r in cluster.racks:
+        if r.zone == "training" and r.kind == "compute":
+            rows[r.row] += 1
+    if not rows:
+        return 0, 0
+    per_row, last = max(rows.values()), max(rows)
+    trunk_m = {t.trunk_id: t.length_m for t in cluster.trunks}
+
+    def rack_of(device: str) -> Rack:
+        return cluster.rack_by_name[cluster.device_by_name[device].rack]
+
+    def row_of(rack: Rack) -> int:
+        return min(rack.row, last + 1) if rack.zone == "training" else last + 1
+
+    spans = []
+    for x, _ in over:
+        a, b = rack_of(x.a_device), rack_of(x.b_device)
+        if a.name == b.name:
+            return per_row, 0  # within one rack: no floor layout shortens it
+        spans.append(
+            (
+                abs(row_of(a) - row_of(b)),
+                run_length(a, 0, b, 0),
+                trunk_m.get(x.trunk_id, 0),
+                x.reach_m,
+            )
+        )
+
+    def fits(fix: int, k: int, run: float, trunk: int, reach: int) -> bool:
+        shorter = run - (k - math.ceil(k * per_row / fix)) * ROW_PITCH_M
+        shorter += (fix - per_row) * RACK_WIDTH_M
+        return standard_length(cluster.standard_lengths_m, shorter) + trunk <= reach
+
+    for fix in range(per_row + 1, ROW_RACKS_MAX + 1):
+        if all(fits(fix, *span) for span in spans):
+            return per_row, fix
+    return per_row, 0

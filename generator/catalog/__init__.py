@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -140,10 +140,16 @@ class Catalog:
         return fit.name, self.breakouts.get(split, {}).get(fit.name, {})
 
     def standard_length(self, length_m: float) -> int:
-        for std in self.standard_lengths_m:
-            if length_m <= std:
-                return std
-        return int(-(-length_m // 1))
+        return standard_length(self.standard_lengths_m, length_m)
+
+
+def standard_length(lengths: Sequence[int], length_m: float) -> int:
+    """The first of the standard cable `lengths` (ascending) that holds `length_m`; beyond the
+    longest, whole metres."""
+    for std in lengths:
+        if length_m <= std:
+            return std
+    return int(-(-length_m // 1))
 
 
 @cache

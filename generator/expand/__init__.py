@@ -2,10 +2,14 @@
 
 `expand` is the list of steps; each step is a function in this package with its inputs and
 outputs in its signature. Design errors of independent parts (each plane's switching, each
-plane's pool, the rack budget) are collected and reported together, each located."""
+plane's pool, the rack budget) are collected and reported together, each located. When each of
+them has a value that works (a larger model, a wider pool), the cluster is built on with those
+values and raised with them (`Substituted`), so the design checks of that cluster are reported in
+the same run."""
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, TypeVar
@@ -46,6 +50,7 @@ from generator.expand.ranks import (
     npu_servers,
     rank_table_version,
 )
+from generator.expand.remedies import ecmp_options
 from generator.expand.services import (
     host_settings,
     scheduler_settings,
@@ -67,22 +72,41 @@ def _noop(_: str) -> None:
     pass
 
 
+class Substituted(BlueprintError):
+    """Expansion problems that each have a value that works: `cluster` is the cluster built with
+    every suggested value applied (nothing is written from it; its design checks are reported
+    with the problems)."""
+
+    def __init__(self, problems: list[Problem], cluster: Cluster) -> None:
+        super().__init__(problems)
+        self.cluster = cluster
+
+
 class Problems:
-    """Design errors collected across steps; `check()` raises them all at once."""
+    """Design errors collected across steps; `check()` raises them all at once when one of them
+    stops the build (no value to go on with), `settle(cluster)` at the end otherwise."""
 
     def __init__(self) -> None:
         self.found: list[Problem] = []
+        self.blocked = False  # a problem without a substitute: the build cannot go on
 
     def attempt(self, step: Callable[..., T], *args: Any) -> T | None:
         try:
             return step(*args)
         except BlueprintError as e:
             self.found.extend(e.problems)
+            self.blocked = True
             return None
 
     def check(self) -> None:
-        if self.found:
+        if self.blocked:
             raise BlueprintError(self.found)
+
+    def settle(self, cluster: Cluster) -> Cluster:
+        """The cluster, or `Substituted` with it when it was built on suggested values."""
+        if self.found:
+            raise Substituted(self.found, cluster)
+        return cluster
 
     def plane(
         self, spec: PlaneSpec, eps: list, catalog: Catalog, rule: int = 0
@@ -98,12 +122,39 @@ class Problems:
                 replace(p, hint=_upper_hint(spec, e, alt, catalog)) for p in e.problems
             )
             if alt is None:
+                self.blocked = True
                 return spec, None
             spec = replace(spec, spine=alt, core=alt)
             return spec, self.attempt(build, spec, eps, catalog, rule)
         except BlueprintError as e:
             self.found.extend(e.problems)
+            self.blocked = True
             return spec, None
+
+    def pool(self, spec: PlaneSpec, allocate_in: Callable[[str], T], taken: list) -> T | None:
+        """A plane's addresses. A pool too small is reported with the smallest wider pool that
+        holds the plane (in place, or the first free block of 10.0.0.0/8 when widening it would
+        overlap another plane's pool), and the plane is allocated from that pool."""
+        try:
+            return allocate_in(spec.pool)
+        except BlueprintError as e:
+            net = ipaddress.ip_network(spec.pool, strict=False)
+            others = [t for t in taken if t != net]
+            for prefix in range(net.prefixlen - 1, 7, -1):
+                wide = _free(net.supernet(new_prefix=prefix), others)
+                try:
+                    got = allocate_in(str(wide))
+                except BlueprintError:
+                    continue
+                key = format_path((*spec.where, "pool"))
+                self.found.extend(
+                    replace(p, hint=f"{p.hint}: set {key}: {wide}") for p in e.problems
+                )
+                taken.append(wide)
+                return got
+            self.found.extend(e.problems)
+            self.blocked = True
+            return None
 
 
 def expand(
@@ -163,6 +214,14 @@ def upper_model(catalog: Catalog, speed: int, need: int) -> str | None:
         if m.platform == "huawei-ce" and len(spine_lanes(m, speed)[0]) >= need
     ]
     return min(fits)[2] if fits else None
+
+
+def _free(net: Any, taken: list) -> Any:
+    """`net`, or the first block of its size in 10.0.0.0/8 that overlaps none of `taken`."""
+    if not any(net.overlaps(t) for t in taken):
+        return net
+    blocks = ipaddress.ip_network("10.0.0.0/8").subnets(new_prefix=net.prefixlen)
+    return next((b for b in blocks if not any(b.overlaps(t) for t in taken)), net)
 
 
 def _upper_hint(spec: PlaneSpec, e: UpperTooSmall, alt: str | None, catalog: Catalog) -> str:
@@ -306,6 +365,8 @@ def _expand(
         ztp_path=ztp_path(devs, links, subnets, svc),
         switch_mtus=switch_mtus(builds, lossless),
         hardware=hardware(devs, catalog),
+        ecmp_options=ecmp_options(devs, fabrics, catalog),
+        standard_lengths_m=catalog.standard_lengths_m,
         acceptance=acceptance_plan(
             bp,
             servers,
@@ -315,8 +376,8 @@ def _expand(
         ),
     )
     if names := name_problems(cluster):  # before any file is named after a device or group
-        raise BlueprintError(names)
-    return with_licences(cluster)
+        raise BlueprintError([*problems.found, *names])
+    return problems.settle(with_licences(cluster))
 
 
 def _acceptance(bp: Mapping[str, Any], c: Cluster, catalog: Catalog):
@@ -338,19 +399,22 @@ def _allocate(
     parameter plane `dies` subnets per single-rail leaf: the server model's npu_subnets_per_server,
     else its NPU dies (A3: a subnet per die position)."""
     out = {}
+    taken = [ipaddress.ip_network(s.pool, strict=False) for s in specs.values()]
     for plane, b in builds.items():
         spec = specs[plane]
-        a = problems.attempt(
-            lambda s=spec, b=b: allocate(
+        a = problems.pool(
+            spec,
+            lambda pool, s=spec, b=b: allocate(
                 b,
                 s.plane,
-                s.pool,
+                pool,
                 (*s.where, "pool"),
                 subnet_per_group=s.subnet_per_group,
                 bond_name=s.bond,
                 vlan=s.vlan,
                 dies=dies if s.plane == Plane.PARAMETER else 1,
-            )
+            ),
+            taken,
         )
         if a is not None:
             out[plane] = a
