@@ -189,3 +189,6 @@ class Settings:
     business_leaf_mlag: bool = True  # networks.business.leaf.mlag (True: no single leaf)
     border_router_pair: bool = True  # zones.border.router.pair
     firewall_pair: bool = True  # zones.border.firewall.pair
+    # zones.training.cooling written in the blueprint (False: the schema default applied);
+    # set by the pipeline from the loaded file's keys (pipeline._chosen)
+    cooling_chosen: bool = True

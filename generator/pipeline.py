@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,13 @@ class Result:
     @property
     def findings(self) -> tuple[Finding, ...]:
         return self.analysis.findings
+
+
+def _chosen(cluster: Cluster, loaded: LoadedBlueprint) -> Cluster:
+    """The cluster's settings with what the blueprint wrote rather than left to the schema's
+    defaults (validate fills them in; the loaded file's positions hold only written keys)."""
+    written = ("zones", "training", "cooling") in loaded.positions
+    return replace(cluster, settings=replace(cluster.settings, cooling_chosen=written))
 
 
 SUBSTITUTED = "found on the cluster built with the values suggested above"
@@ -83,7 +90,7 @@ def run(
                 facts_file = str(facts) if facts else facts_path(bp, loaded.file)
                 npu_facts = load_npu_facts(facts_file) if facts_file else None
             with _timed(seconds, "expand"):
-                cluster = expand(bp, progress=progress, facts=npu_facts)
+                cluster = _chosen(expand(bp, progress=progress, facts=npu_facts), loaded)
         except Substituted as err:
             raise BlueprintError([*err.problems, *substituted_checks(err.cluster)]).locate(
                 loaded.file, loaded.positions

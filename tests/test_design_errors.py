@@ -131,14 +131,68 @@ def _findings(tmp_path: Path, text: str, capsys) -> str:
     return capsys.readouterr().err
 
 
+def _cdu_lines(err: str) -> list[str]:
+    return [x for x in err.splitlines() if "[cdu-capacity]" in x]
+
+
+def test_the_planner_places_n_plus_1_cdus_and_the_plan_and_bom_list_them(tmp_path, capsys):
+    """pod-128's 96.8 kW on CDUs of 300 kW needs one; the planner places two, a rack pair on
+    each, so with either out the other holds the zone (N+1: Vertiv, 'How N+1 redundancy
+    supports continuous data center cooling'). On 60 kW CDUs two are needed and three placed.
+    No N+1 warning, only the line that it holds."""
+    from generator import pipeline
+
+    for text, cdus, cap in (
+        (POD, 2, 300),
+        (POD.replace("capacity_kw: 300", "capacity_kw: 60"), 3, 60),
+    ):
+        (line,) = _cdu_lines(_findings(tmp_path, text, capsys))
+        assert line.startswith("info: ") and f"{cdus} CDUs carry 96.8 kW" in line, line
+        assert f"the other {cdus - 1} hold {(cdus - 1) * cap:,} kW (N+1 holds)" in line, line
+        cluster = pipeline.run(tmp_path / "bp.yaml", emit=False).cluster
+        assert len(cluster.cdus) == cdus and all(c.racks for c in cluster.cdus)
+        assert all(c.load_kw <= cap for c in cluster.cdus)
+
+
+def test_a_rack_too_few_to_spread_gets_a_standby_cdu_in_the_plan_and_bom(tmp_path, capsys):
+    """32 cards fill one rack: its CDU and a standby CDU on the shared loop, both ordered."""
+    text = POD.replace("cards: 128", "cards: 32")
+    (line,) = _cdu_lines(_findings(tmp_path, text, capsys))
+    assert line.startswith("info: ") and "2 CDUs carry 24.2 kW" in line, line
+    out = tmp_path / "out"
+    assert main(["generate", str(tmp_path / "bp.yaml"), "-o", str(out)]) == 0
+    bom = (out / "files" / "bom.csv").read_text()
+    assert "CDU-01 300 kW" in bom and "CDU-02 300 kW" in bom
+    plan = (out / "docs" / "README.md").read_text()
+    assert "| CDU-02 | 0 |" in plan, plan
+
+
+@pytest.mark.parametrize(
+    "name", ["pod-128.yaml", "cluster-1k.yaml", "supernode-768.yaml", "wanka-10k.yaml"]
+)
+def test_every_liquid_example_holds_n_plus_1_without_a_warning(name):
+    from tests.conftest import expanded
+
+    cluster = expanded(name).cluster
+    (cdu,) = [f for f in expanded(name).findings if f.code == "cdu-capacity"]
+    load = sum(c.load_kw for c in cluster.cdus)
+    assert cdu.severity == "info" and "(N+1 holds)" in cdu.message, cdu
+    assert (len(cluster.cdus) - 1) * min(c.capacity_kw for c in cluster.cdus) >= load
+
+
 def test_cooling_is_stated_with_its_alternative(tmp_path, capsys):
-    """Liquid (the schema default) or air: the review says which, where, and the other choice."""
+    """Liquid or air: the review says which, where, whether the blueprint chose it or the schema
+    default (liquid) applied, and the other choice."""
     line = _line_of(POD, "cooling: liquid")
     (liquid,) = [x for x in _findings(tmp_path, POD, capsys).splitlines() if "[cooling]" in x]
-    assert f"bp.yaml:{line}:" in liquid and "cooling: liquid, 1 CDU " in liquid
-    assert "schema default" in liquid and "The alternative, air" in liquid
+    assert f"bp.yaml:{line}:" in liquid and "cooling: liquid, 2 CDUs " in liquid
+    assert "chosen in the blueprint" in liquid and "The alternative, air" in liquid
+    default = POD.replace("    cooling: liquid\n", "")
+    (left,) = [x for x in _findings(tmp_path, default, capsys).splitlines() if "[cooling]" in x]
+    assert "cooling: liquid" in left and "not written, so the schema default applied" in left
     air = POD.replace("cooling: liquid", "cooling: air")
     err = _findings(tmp_path, air, capsys)
     (stated,) = [x for x in err.splitlines() if "[cooling]" in x]
-    assert "cooling: air" in stated and "The alternative, liquid" in stated
+    assert "cooling: air" in stated and "chosen in the blueprint" in stated
+    assert "The alternative, liquid" in stated
     assert "[cdu-capacity]" not in err  # no CDU on air

@@ -171,7 +171,7 @@ def test_every_parameter_switch_rack_and_cdu_of_the_10k_example_matches_brute_fo
         assert (i.npu_ports_cut, i.cards_interrupted) == brute_force(name, f), (f.kind, f.name)
         checked[f.kind] += 1
     assert checked["parameter leaf"] == 320 and checked["parameter spine"] == 80  # 5 pods x 16
-    assert checked["parameter core"] == 32 and checked["CDU"] == 23
+    assert checked["parameter core"] == 32 and checked["CDU"] == 24
     assert checked["rack (network)"] + checked["rack (compute)"] >= 400
 
 
@@ -278,7 +278,7 @@ def test_the_emitted_worst_case_of_every_class_is_the_brute_force_maximum():
     assert rows["parameter spine"]["cards_slowed"] == "2304"
     assert rows["parameter core"]["pod_uplink_lost"] == "0.0312"
     assert rows["parameter core"]["cards_slowed"] == "10240"
-    # 14 racks (4 servers + their leaf, 24.2 kW) under a 350 kW CDU, x 32 cards
+    # 14 racks (4 servers + their leaf, 24.2 kW) on the fullest of 24 N+1 CDUs, x 32 cards
     assert rows["CDU"]["cards_interrupted"] == "448"
     assert rows["inband access"]["cards_interrupted"] == "384"
     assert rows["NPU server"]["failures_per_year"] == "1536"
@@ -329,7 +329,8 @@ def test_design_check_warns_over_the_share_and_the_blueprint_sets_it(tmp_path):
         return [f for f in pipeline.run(path, emit=False).findings if f.code == "failure-domain"]
 
     warn = [f for f in findings("cluster-1k.yaml", "") if f.severity == "warning"]
-    assert len(warn) == 1 and "CDU CDU-01: 384 (37.5%)" in warn[0].message
+    # N+1 CDUs (expand.racks.assign_cdus): 4 of 193.6 kW, 8 racks of 32 cards each
+    assert len(warn) == 1 and "CDU CDU-01: 256 (25.0%)" in warn[0].message
     assert "inband access inb-access-0001: 384 (37.5%)" in warn[0].message
     # the hint names the settings that shrink each domain, and the one that accepts them
     assert "zones.training.cdu.capacity_kw" in warn[0].message

@@ -249,24 +249,28 @@ def _cdus(n: int) -> str:
 
 
 def cooling_stated(cluster: Cluster) -> Iterator[Finding]:
-    """The training zone's cooling, said once with its alternative: `liquid` is the schema
-    default, so a blueprint that leaves zones.training.cooling out gets it without a word."""
+    """The training zone's cooling, said once with its alternative, and whether the blueprint
+    chose it or the schema default (liquid) applied (Settings.cooling_chosen)."""
     racks = [r for r in cluster.racks if r.zone == "training" and r.kind == "compute"]
     if not racks:
         return
     kind = racks[0].cooling
     heaviest = max(r.load_kw for r in racks)
     budget = min(r.cooling_kw for r in racks)
+    how = (
+        "chosen in the blueprint"
+        if cluster.settings.cooling_chosen
+        else "not written, so the schema default applied: write it to make it a choice"
+    )
     if kind == "liquid":
         text = (
-            f"training zone cooling: liquid, {_cdus(len(cluster.cdus))} (zones.training.cooling; "
-            "liquid is also the schema default when the key is left out: write it to make it a "
-            f"choice). The alternative, air, needs no CDU but must remove up to {heaviest:.1f} kW "
+            f"training zone cooling: liquid, {_cdus(len(cluster.cdus))} (zones.training.cooling, "
+            f"{how}). The alternative, air, needs no CDU but must remove up to {heaviest:.1f} kW "
             "per compute rack through room air, and the server model must support air cooling"
         )
     else:
         text = (
-            f"training zone cooling: air (zones.training.cooling), racks of up to "
+            f"training zone cooling: air (zones.training.cooling, {how}), racks of up to "
             f"{heaviest:.1f} kW against a {budget:g} kW cooling budget. The alternative, liquid "
             "(the schema default), adds CDUs (zones.training.cdu.capacity_kw) and takes denser racks"
         )

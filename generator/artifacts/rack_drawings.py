@@ -185,6 +185,8 @@ def floor_svg(cluster: Cluster) -> Markup:
     by_name = cluster.rack_by_name
     cdus = []
     for c in cluster.cdus:
+        if not c.racks:  # a standby CDU (expand.racks.assign_cdus) feeds the loop, no rack
+            continue
         segments: dict[tuple[str, int], list[Rack]] = defaultdict(list)
         for name in c.racks:
             segments[(by_name[name].zone, by_name[name].row)].append(by_name[name])
@@ -193,8 +195,9 @@ def floor_svg(cluster: Cluster) -> Markup:
             left = min(x_of(r) for r in rs) - 1
             width = max(x_of(r) for r in rs) + w + 1 - left
             label = c.name
-            if key == widest:
-                label = f"{c.name} {c.load_kw:,.0f} of {c.capacity_kw:,.0f} kW"
+            full = f"{c.name} {c.load_kw:,.0f} of {c.capacity_kw:,.0f} kW"
+            if key == widest and 5.2 * len(full) < width:  # else it would run into the next CDU's
+                label = full
             cdus.append(
                 dict(
                     x=f"{left:.1f}",

@@ -126,36 +126,61 @@ def fill_zone(
 
 
 def assign_cdus(racks: tuple[Rack, ...], floor: Floor, tz: Mapping[str, Any]) -> tuple[Cdu, ...]:
-    """Liquid-cooled compute racks to CDUs in floor order, each CDU filled up to its capacity."""
+    """Liquid-cooled compute racks onto N+1 CDUs of the zone's capacity: N is what the load
+    needs, and one more is placed so that with any one CDU out the others carry the load (they
+    share the zone's secondary loop; the schema's cdu description cites the rule). The racks are
+    spread in floor order over the N+1 CDUs, each about an equal share; when the racks are too
+    few or too heavy to spread, a standby CDU that feeds the loop but no rack of its own is
+    placed (named in the plan and the bill of materials like the others)."""
     if tz["cooling"] != "liquid":
         return ()
     cap = tz["cdu"]["capacity_kw"]
-    out: list[Cdu] = []
-    current: list[str] = []
-    load = 0.0
-
-    def close() -> None:
-        out.append(
-            Cdu(
-                name=f"CDU-{len(out) + 1:02d}",
-                capacity_kw=cap,
-                racks=tuple(current),
-                load_kw=round(load, 3),
-            )
+    loads = [
+        (r.name, floor.racks[r.name].load_w / 1000)
+        for r in racks
+        if r.zone == "training" and r.kind == "compute"
+    ]
+    if not loads:
+        return ()
+    total = sum(kw for _, kw in loads)
+    groups = _spread(loads, len(_fill(loads, cap)) + 1)
+    if any(sum(kw for _, kw in g) > cap for g in groups):
+        groups = _fill(loads, cap)  # a share over capacity: fill each CDU instead
+    while (len(groups) - 1) * cap < total:  # N+1: a standby on the shared loop
+        groups.append([])
+    return tuple(
+        Cdu(
+            name=f"CDU-{i:02d}",
+            capacity_kw=cap,
+            racks=tuple(name for name, _ in g),
+            load_kw=round(sum(kw for _, kw in g), 3),
         )
+        for i, g in enumerate(groups, 1)
+    )
 
-    for r in racks:
-        if r.zone != "training" or r.kind != "compute":
-            continue
-        kw = floor.racks[r.name].load_w / 1000
-        if current and load + kw > cap:
-            close()
-            current, load = [], 0.0
-        current.append(r.name)
-        load += kw
-    if current:
-        close()
-    return tuple(out)
+
+Loads = list[tuple[str, float]]  # (rack, kW) in floor order
+
+
+def _fill(loads: Loads, cap: float) -> list[Loads]:
+    """Racks in floor order, each CDU filled up to `cap` (the fewest CDUs of that order)."""
+    out: list[Loads] = [[]]
+    for rack in loads:
+        if out[-1] and sum(kw for _, kw in out[-1]) + rack[1] > cap:
+            out.append([])
+        out[-1].append(rack)
+    return out
+
+
+def _spread(loads: Loads, n: int) -> list[Loads]:
+    """Racks in floor order over `n` CDUs, each rack to the share its middle falls in."""
+    share = sum(kw for _, kw in loads) / n
+    out: list[Loads] = [[] for _ in range(n)]
+    before = 0.0
+    for name, kw in loads:
+        out[min(n - 1, int((before + kw / 2) // share))].append((name, kw))
+        before += kw
+    return [g for g in out if g]
 
 
 def rack_loads(racks: tuple[Rack, ...], devices: Iterable[Device]) -> tuple[Rack, ...]:
