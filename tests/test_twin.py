@@ -228,9 +228,20 @@ def test_the_pre_fix_output_fails_naming_the_day_0_faults(clean, tmp_path):
     # the collection as it was then for ZTP (its ztp_server role served TFTP), today's otherwise
     collection = tmp_path / "collection"
     collection.mkdir()
-    for part in ("ansible.cfg", "galaxy.yml", "playbooks", "roles"):
-        copy = shutil.copytree if (ROOT / part).is_dir() else shutil.copy
-        copy(ROOT / part, collection / part)
+    # (plugins/ holds the filters the roles call; .collections links the copy in as wanka.cluster)
+    for part in (
+        "ansible.cfg",
+        "galaxy.yml",
+        "meta",
+        "playbooks",
+        "plugins",
+        "roles",
+        ".collections",
+    ):
+        if (ROOT / part).is_dir():
+            shutil.copytree(ROOT / part, collection / part, symlinks=True)
+        else:
+            shutil.copy(ROOT / part, collection / part)
     shutil.rmtree(collection / "roles" / "ztp_server")
     old_role = subprocess.run(["git", "archive", PRE_FIX, "roles/ztp_server"], cwd=ROOT,
                               capture_output=True, check=True)  # fmt: skip

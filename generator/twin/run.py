@@ -92,16 +92,60 @@ def finish(name: str, job: subprocess.Popen) -> tuple[int, str]:
     return code, (JOBS / f"{name}.log").read_text(encoding="utf-8", errors="replace")
 
 
-def _kill_jobs() -> int:
-    killed = 0
+def _kill_jobs() -> set[int]:
+    """Every process of the helpers still running: ansible-playbook's workers leave its process
+    group (os.setsid in ansible's WorkerProcess), so each helper's tree is stopped (a stopped
+    process forks no more) until no new descendant shows up, then killed."""
+    killed: set[int] = set()
     for record in JOBS.glob("*.pgid") if JOBS.is_dir() else ():
         with contextlib.suppress(OSError, ValueError):
-            pgid = int(record.read_text())
-            # the group's leader is still the helper this twin started (not a reused pid)
-            if b"ansible" in Path(f"/proc/{pgid}/cmdline").read_bytes():
-                os.killpg(pgid, signal.SIGKILL)
-                killed += 1
+            leader = int(record.read_text())
+            # still the helper this twin started (not a reused pid)
+            if b"ansible" not in Path(f"/proc/{leader}/cmdline").read_bytes():
+                continue
+            tree: set[int] = set()
+            while new := _tree(leader) - tree:
+                _signal(new, signal.SIGSTOP)
+                tree |= new
+            _signal(tree, signal.SIGKILL)
+            killed |= tree
     return killed
+
+
+def _tree(root: int) -> set[int]:
+    """`root` and its descendants (by the parent pid in /proc/PID/stat)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                stat = Path(f"/proc/{entry}/stat").read_text()
+                ppid = int(stat.rsplit(")", 1)[1].split()[1])
+                children.setdefault(ppid, []).append(int(entry))
+    out, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        if pid not in out:
+            out.add(pid)
+            todo += children.get(pid, [])
+    return out
+
+
+def _signal(pids: set[int], sig: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+
+
+def _gone(pids: set[int], seconds: float = 10.0) -> None:
+    """Wait until every one of `pids` has exited (a SIGKILLed process dies when next scheduled)."""
+
+    def alive(pid: int) -> bool:
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except (OSError, IndexError):
+            return False
+
+    _wait(lambda: not any(alive(pid) for pid in pids), seconds)
 
 
 def frr_dir(ns: str) -> Path:
@@ -297,13 +341,12 @@ def down() -> tuple[int, int]:
     jobs = _kill_jobs()
     names = namespaces()
     pids = processes(names)
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    _signal(pids, signal.SIGKILL)
+    _gone(pids | jobs)
     if names:
         sh("ip", "-batch", "-", input="".join(f"netns del {n}\n" for n in names), check=False)
     restore_neighbour_table()
     if (STATE / "ztp-user").exists():  # the SFTP account generator.twin.ztp made
         sh("userdel", (STATE / "ztp-user").read_text().strip(), check=False)
     shutil.rmtree(STATE, ignore_errors=True)
-    return len(names), len(pids) + jobs
+    return len(names), len(pids | jobs)
