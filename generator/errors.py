@@ -63,7 +63,7 @@ class BlueprintError(Exception):
         located = []
         for p in self.problems:
             line, col = (p.line, p.column) if p.line is not None else position(positions, p.path)
-            located.append(Problem(p.path, p.message, p.hint, line, col))
+            located.append(Problem(p.path, p.message, p.hint, line=line, column=col))
         return BlueprintError(located, file)
 
     def render(self) -> str:

@@ -170,10 +170,10 @@ _AT_FDCWD = -100
 
 
 def _exchange(a: Path, b: Path) -> bool:
-    fn = getattr(_libc, "renameat2", None)
-    if fn is None:
+    renameat2 = getattr(_libc, "renameat2", None)
+    if renameat2 is None:
         return False
-    rc = fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    rc = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
     return rc == 0
 
 

@@ -156,11 +156,11 @@ def select_servers(
     servers = tuple(sorted(picked, key=lambda s: order[s.name]))
     members = [(s, d) for s in servers for d in range(len(s.devices))]
     return Selection(
-        servers,
-        len({leaf for s in servers for leaf in s.leaves}),
-        len({s.pod for s in servers}),
-        len({s.supernode for s in servers if s.supernode is not None}),
-        tier_of(cluster, members),
+        servers=servers,
+        leaves=len({leaf for s in servers for leaf in s.leaves}),
+        pods=len({s.pod for s in servers}),
+        supernodes=len({s.supernode for s in servers if s.supernode is not None}),
+        tier=tier_of(cluster, members),
     )
 
 
@@ -257,7 +257,7 @@ def placement(
     span = {"tp": "tp", "sp": "tp*sp", "ep": "tp*sp*ep"}
     widest = TIERS.index(widest_tier(cluster))
     reports = []
-    for kind, groups in parallel_groups(world, tp, sp, dp, pp, ep).items():
+    for kind, groups in parallel_groups(world=world, tp=tp, sp=sp, dp=dp, pp=pp, ep=ep).items():
         size = len(groups[0]) if groups else 0
         if size <= 1:
             continue
@@ -273,7 +273,9 @@ def placement(
                 f"{kind} groups leave the scale-up domain: their traffic crosses {TIER_WORDS[tier]}; "
                 f"keep {span[kind]} <= {scale_up_ranks} (ranks in one {scale_up})"
             )
-        reports.append(GroupReport(kind, size, len(groups), tier, warning))
+        reports.append(
+            GroupReport(kind=kind, size=size, groups=len(groups), tier=tier, warning=warning)
+        )
     return reports
 
 

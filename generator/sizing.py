@@ -237,7 +237,15 @@ def servers_per_leaf(catalog: Catalog, server: str, leaf: str) -> int:
         raise SizingError(f"--server: {server} has no NPU ports")
     if leaf not in catalog.switches:
         raise SizingError(f"--leaf: unknown leaf model {leaf!r} (see `wanka catalog`)")
-    plan = leaf_port_plan(catalog.switches[leaf], npu.speed, (1, 1), "auto", 0, None, ())
+    plan = leaf_port_plan(
+        model=catalog.switches[leaf],
+        down_speed=npu.speed,
+        ratio=(1, 1),
+        split="auto",
+        peer_links=0,
+        uplinks=None,
+        where=(),
+    )
     per = len(plan.lanes) // npu.count
     if per < 1:
         raise SizingError(

@@ -76,11 +76,27 @@ def context(cluster: Cluster, switches: Iterable[Device] | None = None) -> Conte
     for link in cluster.links:
         if link.a_device in platform:
             ends[link.a_device].append(
-                End(link, link.a_port, link.b_device, link.b_port, link.a_ip, link.b_ip, True)
+                End(
+                    link=link,
+                    port=link.a_port,
+                    far=link.b_device,
+                    far_port=link.b_port,
+                    local_ip=link.a_ip,
+                    far_ip=link.b_ip,
+                    lower=True,
+                )
             )
         if link.b_device in platform:
             ends[link.b_device].append(
-                End(link, link.b_port, link.a_device, link.a_port, link.b_ip, link.a_ip, False)
+                End(
+                    link=link,
+                    port=link.b_port,
+                    far=link.a_device,
+                    far_port=link.a_port,
+                    local_ip=link.b_ip,
+                    far_ip=link.a_ip,
+                    lower=False,
+                )
             )
     bond = {a.device: a.port for a in cluster.addresses if a.plane == Plane.BUSINESS}
     subnets: dict[str, tuple[Subnet, ...]] = defaultdict(tuple)

@@ -225,7 +225,13 @@ def walk(text: str, platform: str, table: CommandTable | None = None) -> Iterato
             view, kind = opened_view, opened_kind
         else:
             stack = [*stack[:depth], (None, None)]
-            yield Line(number, "?", body, None, "indented under a line that opens no view")
+            yield Line(
+                number=number,
+                view="?",
+                text=body,
+                command=None,
+                problem="indented under a line that opens no view",
+            )
             continue
         command, problem = table.match(platform, view, body, kind)
         if not body:
@@ -234,7 +240,7 @@ def walk(text: str, platform: str, table: CommandTable | None = None) -> Iterato
         stack = [*stack[:depth], opened]
         if command is not None and command.top and depth == 0:
             top = command.top
-        yield Line(number, view, body, command, problem)
+        yield Line(number=number, view=view, text=body, command=command, problem=problem)
 
 
 def check(text: str, platform: str, table: CommandTable | None = None) -> list[Line]:

@@ -231,15 +231,15 @@ def topology(cluster: Cluster) -> _Index:
 
     domains, domain_cards, levels = _job_domains(cluster, cards)
     return _Index(
-        cluster,
-        planes,
-        cards,
-        pod_of,
-        storage_path,
-        domains,
-        domain_cards,
-        levels,
-        cluster.npu_servers[0].dies_per_npu if cluster.npu_servers else 1,
+        cluster=cluster,
+        planes=planes,
+        cards=cards,
+        pod_of=pod_of,
+        storage_path=storage_path,
+        domains=domains,
+        domain_cards=domain_cards,
+        levels=levels,
+        ports_per_card=cluster.npu_servers[0].dies_per_npu if cluster.npu_servers else 1,
     )
 
 

@@ -67,7 +67,16 @@ def cable_failures(cluster: Cluster, plane: str, kind: str) -> list[Failure]:
     """One failure per cable of `plane` and link kind (host | uplink)."""
     rate = cluster.settings.cable_failure_rate
     ids = dict.fromkeys(x.cable_id for x in cluster.links if x.plane == plane and x.kind == kind)
-    return [Failure(f"{plane} {kind} cable", c, frozenset(), frozenset((c,)), rate) for c in ids]
+    return [
+        Failure(
+            kind=f"{plane} {kind} cable",
+            name=c,
+            devices=frozenset(),
+            cables=frozenset((c,)),
+            rate=rate,
+        )
+        for c in ids
+    ]
 
 
 CLASS_ORDER = (
@@ -159,7 +168,17 @@ def review(cluster: Cluster) -> Review:
             plane = cluster.device_by_name[next(iter(f.devices))].plane
         elif kind.endswith("cable"):
             plane = kind.split()[0]
-        rows.append(ClassRow(kind, plane, units[kind], max_rate[kind], per_year[kind], f.name, i))
+        rows.append(
+            ClassRow(
+                kind=kind,
+                plane=plane,
+                units=units[kind],
+                rate=max_rate[kind],
+                per_year=per_year[kind],
+                worst=f.name,
+                impact=i,
+            )
+        )
 
     jobs = tuple(_job_risks(cluster, ix, everything, impacts))
     model_rates = settings.model_failure_rates
@@ -167,13 +186,13 @@ def review(cluster: Cluster) -> Review:
     unrated = tuple(sorted(m for m in used if m in model_rates and not model_rates[m]))
     per = max(ix.cards.values(), default=0)
     return Review(
-        sum(ix.cards.values()),
-        per,
-        tuple(ix.domains),
-        tuple(rows),
-        jobs,
-        unrated,
-        rates,
+        cards=sum(ix.cards.values()),
+        cards_per_server=per,
+        job_sizes=tuple(ix.domains),
+        rows=tuple(rows),
+        jobs=jobs,
+        unrated=unrated,
+        rates=rates,
     )
 
 
@@ -188,7 +207,13 @@ def _cable_worst(cluster: Cluster, ix: _Index) -> Iterable[tuple[str, Failure, I
     if par.cable_legs:
         legs = par.cable_legs
         cable = min(legs, key=lambda c: (-len({h for h, _, _ in legs[c]}), -len(legs[c]), c))
-        f = Failure("parameter host cable", cable, frozenset(), frozenset((cable,)), rate)
+        f = Failure(
+            kind="parameter host cable",
+            name=cable,
+            devices=frozenset(),
+            cables=frozenset((cable,)),
+            rate=rate,
+        )
         yield f.kind, f, impact(cluster, f, ix)
     best: tuple[float, str] | None = None
     for sw, ups in par.up.items():
@@ -200,7 +225,13 @@ def _cable_worst(cluster: Cluster, ix: _Index) -> Iterable[tuple[str, Failure, I
             if best is None or key < best:
                 best = key
     if best is not None:
-        f = Failure("parameter uplink cable", best[1], frozenset(), frozenset((best[1],)), rate)
+        f = Failure(
+            kind="parameter uplink cable",
+            name=best[1],
+            devices=frozenset(),
+            cables=frozenset((best[1],)),
+            rate=rate,
+        )
         yield f.kind, f, impact(cluster, f, ix)
 
 
@@ -251,7 +282,7 @@ def _job_risks(
         ranked = tuple(
             sorted(((k, v) for k, v in by_kind.items() if v), key=lambda kv: (-kv[1], kv[0]))
         )
-        yield JobRisk(size, len(members), where, total, ranked)
+        yield JobRisk(cards=size, servers=len(members), where=where, per_year=total, by_kind=ranked)
 
 
 def _domain_label(server: NpuServer, level: str) -> str:

@@ -105,7 +105,9 @@ def next_step_cost(cluster: Cluster, bp: Mapping[str, Any]) -> GrowthCost | None
         return None
     step, unit = step_size(cluster, bp)
     plan = cluster.growth.planned_servers
-    base = GrowthCost(now, step, unit, cluster.cards_per_server, plan)
+    base = GrowthCost(
+        servers=now, step=step, unit=unit, cards_per_server=cluster.cards_per_server, planned=plan
+    )
     target = now + step
     if len(cluster.links) >= MEASURED_BELOW_LINKS:
         return replace(base, measured=False)

@@ -213,12 +213,12 @@ def plane_graph(cluster: Cluster, plane: str, links: list | None = None) -> Grap
         nodes.append(Node(_ident(f"{plane}_{key}"), label, level, role))
     out_edges = [
         Edge(
-            _ident(f"{plane}_{a}"),
-            _ident(f"{plane}_{b}"),
-            n,
-            gb,
-            min(s) if len(s) == 1 else 0,
-            note,
+            a=_ident(f"{plane}_{a}"),
+            b=_ident(f"{plane}_{b}"),
+            links=n,
+            gbps=gb,
+            speed=min(s) if len(s) == 1 else 0,
+            note=note,
         )
         for (a, b), (n, gb, s, note) in sorted(edges.items())
     ]

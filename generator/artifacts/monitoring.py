@@ -211,152 +211,152 @@ def _alert(name: str, expr: str, for_: str, severity: str, summary: str, why: st
 def rules() -> dict[str, Any]:
     npu = [
         _alert(
-            "NpuExporterDown",
-            'up{job="npu-exporter"} == 0',
-            "5m",
-            "warning",
-            f"npu-exporter on {WHERE_NPU} does not answer",
-            "No NPU metrics from this server: its cards are unwatched.",
+            name="NpuExporterDown",
+            expr='up{job="npu-exporter"} == 0',
+            for_="5m",
+            severity="warning",
+            summary=f"npu-exporter on {WHERE_NPU} does not answer",
+            why="No NPU metrics from this server: its cards are unwatched.",
         ),
         _alert(
-            "NpuTemperatureHigh",
-            f"npu_chip_info_temperature > {TEMP_DERATE_C}",
-            "5m",
-            "warning",
-            f"NPU {{{{ $labels.id }}}} on {WHERE_NPU} at {{{{ $value }}}} °C",
-            f"Above {TEMP_DERATE_C} °C (the article 万卡集群不是堆显卡而是重构算力交付的底层逻辑 action 7: derate the card); check the cooling "
+            name="NpuTemperatureHigh",
+            expr=f"npu_chip_info_temperature > {TEMP_DERATE_C}",
+            for_="5m",
+            severity="warning",
+            summary=f"NPU {{{{ $labels.id }}}} on {WHERE_NPU} at {{{{ $value }}}} °C",
+            why=f"Above {TEMP_DERATE_C} °C (the article 万卡集群不是堆显卡而是重构算力交付的底层逻辑 action 7: derate the card); check the cooling "
             "of its rack and CDU.",
         ),
         _alert(
-            "NpuTemperatureCritical",
-            f"npu_chip_info_temperature >= {TEMP_THROTTLE_C}",
-            "1m",
-            "critical",
-            f"NPU {{{{ $labels.id }}}} on {WHERE_NPU} at {{{{ $value }}}} °C",
-            f"At {TEMP_THROTTLE_C} °C and above the 910B throttles and loses ~40% performance "
+            name="NpuTemperatureCritical",
+            expr=f"npu_chip_info_temperature >= {TEMP_THROTTLE_C}",
+            for_="1m",
+            severity="critical",
+            summary=f"NPU {{{{ $labels.id }}}} on {WHERE_NPU} at {{{{ $value }}}} °C",
+            why=f"At {TEMP_THROTTLE_C} °C and above the 910B throttles and loses ~40% performance "
             "(the article 万卡集群不是堆显卡而是重构算力交付的底层逻辑 action 7); the whole job runs at this card's speed.",
         ),
         _alert(
-            "NpuHbmEccErrors",
-            "npu_chip_info_hbm_ecc_double_bit_error_cnt > 0 "
+            name="NpuHbmEccErrors",
+            expr="npu_chip_info_hbm_ecc_double_bit_error_cnt > 0 "
             "or npu_chip_info_hbm_ecc_single_bit_error_cnt > 0",
-            "",
-            "critical",
-            f"HBM ECC errors on NPU {{{{ $labels.id }}}} of {WHERE_NPU}",
-            "Any HBM ECC error count above 0 means the card must be replaced (the article 万卡集群不是堆显卡而是重构算力交付的底层逻辑 action 3): "
+            for_="",
+            severity="critical",
+            summary=f"HBM ECC errors on NPU {{{{ $labels.id }}}} of {WHERE_NPU}",
+            why="Any HBM ECC error count above 0 means the card must be replaced (the article 万卡集群不是堆显卡而是重构算力交付的底层逻辑 action 3): "
             "a single-bit error can already crash training. Drain the server.",
         ),
         _alert(
-            "NpuUnhealthy",
-            "npu_chip_info_health_status == 0",
-            "1m",
-            "critical",
-            f"NPU {{{{ $labels.id }}}} of {WHERE_NPU} reports unhealthy",
-            "npu-smi health is not OK; check npu_chip_info_error_code.",
+            name="NpuUnhealthy",
+            expr="npu_chip_info_health_status == 0",
+            for_="1m",
+            severity="critical",
+            summary=f"NPU {{{{ $labels.id }}}} of {WHERE_NPU} reports unhealthy",
+            why="npu-smi health is not OK; check npu_chip_info_error_code.",
         ),
         _alert(
-            "NpuLinkDown",
-            "npu_chip_info_link_status == 0",
-            "1m",
-            "critical",
-            f"NPU port {{{{ $labels.id }}}} of {WHERE_NPU} is down",
-            "The card lost its parameter-plane port: jobs on this server stop.",
+            name="NpuLinkDown",
+            expr="npu_chip_info_link_status == 0",
+            for_="1m",
+            severity="critical",
+            summary=f"NPU port {{{{ $labels.id }}}} of {WHERE_NPU} is down",
+            why="The card lost its parameter-plane port: jobs on this server stop.",
         ),
         _alert(
-            "NpuLinkFlapping",
-            "changes(npu_chip_link_up_num[15m]) > 0",
-            "",
-            "warning",
-            f"NPU port {{{{ $labels.id }}}} of {WHERE_NPU} went down and up",
-            "npu_chip_link_up_num counts link-up events; a flap can stall collective "
+            name="NpuLinkFlapping",
+            expr="changes(npu_chip_link_up_num[15m]) > 0",
+            for_="",
+            severity="warning",
+            summary=f"NPU port {{{{ $labels.id }}}} of {WHERE_NPU} went down and up",
+            why="npu_chip_link_up_num counts link-up events; a flap can stall collective "
             "communication (the article 十万亿参数的算力账先算到绝望 §2.2). Check the optic and the leaf port.",
         ),
         _alert(
-            "NpuPfcPauseStorm",
-            f"rate(npu_chip_mac_rx_pfc_pkt_num[5m]) > {PFC_STORM_PER_S} "
+            name="NpuPfcPauseStorm",
+            expr=f"rate(npu_chip_mac_rx_pfc_pkt_num[5m]) > {PFC_STORM_PER_S} "
             f"or rate(npu_chip_mac_tx_pfc_pkt_num[5m]) > {PFC_STORM_PER_S}",
-            "5m",
-            "warning",
-            f"PFC pause storm on NPU port {{{{ $labels.id }}}} of {WHERE_NPU}",
-            f"More than {PFC_STORM_PER_S} PFC frames/s for 5 minutes [U threshold]: congestion "
+            for_="5m",
+            severity="warning",
+            summary=f"PFC pause storm on NPU port {{{{ $labels.id }}}} of {WHERE_NPU}",
+            why=f"More than {PFC_STORM_PER_S} PFC frames/s for 5 minutes [U threshold]: congestion "
             "or a stuck receiver spreads pauses through the lossless class; check ECN (the article 万卡集群不是堆显卡而是重构算力交付的底层逻辑 "
             "action 1) and the leaf. Assumes the counters are cumulative.",
         ),
         _alert(
-            "NpuOpticalModuleMissing",
-            "npu_chip_optical_state == 0",
-            "1m",
-            "critical",
-            f"No optical module in NPU port {{{{ $labels.id }}}} of {WHERE_NPU}",
-            "The NPU port has no optic present.",
+            name="NpuOpticalModuleMissing",
+            expr="npu_chip_optical_state == 0",
+            for_="1m",
+            severity="critical",
+            summary=f"No optical module in NPU port {{{{ $labels.id }}}} of {WHERE_NPU}",
+            why="The NPU port has no optic present.",
         ),
         _alert(
-            "NpuOpticalRxPowerLow",
-            f'{{__name__=~"npu_chip_optical_rx_power_[0-3]"}} < {OPTICAL_RX_MIN_MW}',
-            "10m",
-            "warning",
-            f"Low optical receive power ({{{{ $value }}}} mW) on NPU port {{{{ $labels.id }}}} "
+            name="NpuOpticalRxPowerLow",
+            expr=f'{{__name__=~"npu_chip_optical_rx_power_[0-3]"}} < {OPTICAL_RX_MIN_MW}',
+            for_="10m",
+            severity="warning",
+            summary=f"Low optical receive power ({{{{ $value }}}} mW) on NPU port {{{{ $labels.id }}}} "
             f"of {WHERE_NPU}",
-            f"A lane below {OPTICAL_RX_MIN_MW} mW (-10 dBm) [U threshold]: an ageing optic or a "
+            why=f"A lane below {OPTICAL_RX_MIN_MW} mW (-10 dBm) [U threshold]: an ageing optic or a "
             "dirty fibre raises the error rate slowly before the link fails (the article 十万亿参数的算力账先算到绝望 §5.3).",
         ),
     ]
     switch = [
         _alert(
-            "SnmpTargetDown",
-            'up{job="snmp"} == 0',
-            "5m",
-            "warning",
-            f"No SNMP answer from {WHERE_SWITCH}",
-            "snmp_exporter cannot poll the switch on its management address.",
+            name="SnmpTargetDown",
+            expr='up{job="snmp"} == 0',
+            for_="5m",
+            severity="warning",
+            summary=f"No SNMP answer from {WHERE_SWITCH}",
+            why="snmp_exporter cannot poll the switch on its management address.",
         ),
         _alert(
-            "SwitchPortDown",
-            f"ifOperStatus{{{CABLED}}} == 2 and on(instance, ifIndex) ifAdminStatus == 1",
-            "2m",
-            "critical",
-            f"{PORT} on {WHERE_SWITCH} is down",
-            "A cabled port (the switch configs describe every cabled port 'to <device> <port>') "
+            name="SwitchPortDown",
+            expr=f"ifOperStatus{{{CABLED}}} == 2 and on(instance, ifIndex) ifAdminStatus == 1",
+            for_="2m",
+            severity="critical",
+            summary=f"{PORT} on {WHERE_SWITCH} is down",
+            why="A cabled port (the switch configs describe every cabled port 'to <device> <port>') "
             "is down though administratively up.",
         ),
         _alert(
-            "SwitchPortFlapping",
-            f"changes(ifOperStatus{{{CABLED}}}[15m]) >= 2",
-            "",
-            "warning",
-            f"{PORT} on {WHERE_SWITCH} flaps",
-            "The port went down and up in the last 15 minutes.",
+            name="SwitchPortFlapping",
+            expr=f"changes(ifOperStatus{{{CABLED}}}[15m]) >= 2",
+            for_="",
+            severity="warning",
+            summary=f"{PORT} on {WHERE_SWITCH} flaps",
+            why="The port went down and up in the last 15 minutes.",
         ),
         _alert(
-            "SwitchPortErrors",
-            f"rate(ifInErrors{{{CABLED}}}[5m]) > 0",
-            "15m",
-            "warning",
-            f"Receive errors on {PORT} of {WHERE_SWITCH}",
-            "Errored frames on a cabled port: an ageing optic, a dirty connector or a bad cable "
+            name="SwitchPortErrors",
+            expr=f"rate(ifInErrors{{{CABLED}}}[5m]) > 0",
+            for_="15m",
+            severity="warning",
+            summary=f"Receive errors on {PORT} of {WHERE_SWITCH}",
+            why="Errored frames on a cabled port: an ageing optic, a dirty connector or a bad cable "
             "(the article 十万亿参数的算力账先算到绝望 §5.3: loss creeping from 0.001% to 0.01%). Switch optical power and PFC "
             "counters need Huawei's private MIBs, not in if_mib; left out.",
         ),
     ]
     topology = [
         _alert(
-            "LeafSuspected",
+            name="LeafSuspected",
             # a multi-rail server has no one leaf: its ports are counted by rail group
-            f"count by (leaf, rail_group, pod) (npu_chip_info_link_status == 0) >= {LEAF_PORTS_DOWN}",
-            "1m",
-            "critical",
-            "{{ $value }} NPU ports down under {{ if $labels.leaf }}leaf {{ $labels.leaf }}"
+            expr=f"count by (leaf, rail_group, pod) (npu_chip_info_link_status == 0) >= {LEAF_PORTS_DOWN}",
+            for_="1m",
+            severity="critical",
+            summary="{{ $value }} NPU ports down under {{ if $labels.leaf }}leaf {{ $labels.leaf }}"
             "{{ else }}rail group {{ $labels.rail_group }}{{ end }} ({{ $labels.pod }})",
-            "Many cards lost their port on the same leaf at once: check the leaf, its power and "
+            why="Many cards lost their port on the same leaf at once: check the leaf, its power and "
             "its rack before the servers.",
         ),
         _alert(
-            "CduSuspected",
-            f"count by (cdu) (npu_chip_info_temperature > {TEMP_DERATE_C}) >= {CDU_HOT_CARDS}",
-            "5m",
-            "critical",
-            f"{{{{ $value }}}} cards above {TEMP_DERATE_C} °C on {{{{ $labels.cdu }}}}",
-            "Many hot cards on racks fed by the same CDU: check the CDU before the servers.",
+            name="CduSuspected",
+            expr=f"count by (cdu) (npu_chip_info_temperature > {TEMP_DERATE_C}) >= {CDU_HOT_CARDS}",
+            for_="5m",
+            severity="critical",
+            summary=f"{{{{ $value }}}} cards above {TEMP_DERATE_C} °C on {{{{ $labels.cdu }}}}",
+            why="Many hot cards on racks fed by the same CDU: check the CDU before the servers.",
         ),
     ]
     return {

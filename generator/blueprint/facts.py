@@ -120,8 +120,8 @@ def _parse(
             twice.path,
             f"duplicate key '{twice.path[-1]}'{again}",
             "remove one of them; other YAML readers silently keep only the last",
-            twice.line,
-            twice.column,
+            line=twice.line,
+            column=twice.column,
         )
         raise BlueprintError([problem], file) from None
 
@@ -132,7 +132,9 @@ def _load_yaml(file: str) -> load.LoadedBlueprint:
     try:
         return load.load_blueprint(file)
     except BlueprintError as err:
-        problems = [Problem(p.path, p.message, _hint(p), p.line, p.column) for p in err.problems]
+        problems = [
+            Problem(p.path, p.message, _hint(p), line=p.line, column=p.column) for p in err.problems
+        ]
         raise BlueprintError(problems, file) from None
 
 
@@ -165,8 +167,8 @@ def _too_large_off_layout(file: str, raw: bytes, off: Exception) -> BlueprintErr
         f"{what} outside {_ROLE}, which a facts file larger than "
         f"{load.MAX_BYTES // 2**20} MiB ({len(raw):,} bytes) must follow",
         hint,
-        line,
-        column,
+        line=line,
+        column=column,
     )
     return BlueprintError([problem], file)
 
@@ -191,7 +193,7 @@ def _locator(
             while where and found.get(where) is None:
                 where = where[:-1]
             line, column = found.get(where) or (None, None)
-            out.append(Problem(p.path, p.message, p.hint, line, column))
+            out.append(Problem(p.path, p.message, p.hint, line=line, column=column))
         if len(problems) > MAX_SHOWN:
             more = len(problems) - MAX_SHOWN
             out.append(Problem((), f"and {more:,} more problems", "fix the ones above first"))

@@ -80,7 +80,13 @@ def read_layout(
                 die = {}
                 dies.append(die)
                 if want:
-                    _record(("hosts", host, "devices", len(dies) - 1), number, 5, want, positions)
+                    _record(
+                        path=("hosts", host, "devices", len(dies) - 1),
+                        line=number,
+                        column=5,
+                        want=want,
+                        positions=positions,
+                    )
             elif die is None:
                 raise OffLayout(number, 1, ("hosts", host, "devices"), line)
             if m[2] in die:
@@ -88,7 +94,13 @@ def read_layout(
                 raise Duplicate(number, 7, path, 0)  # the first is a line or a few above
             die[m[2]] = int(m[3])
             if want:
-                _record(("hosts", host, "devices", len(dies) - 1, m[2]), number, 7, want, positions)
+                _record(
+                    path=("hosts", host, "devices", len(dies) - 1, m[2]),
+                    line=number,
+                    column=7,
+                    want=want,
+                    positions=positions,
+                )
             continue
         if _COMMENT.fullmatch(line):
             continue
@@ -97,7 +109,13 @@ def read_layout(
         die = None
         if line == "    devices:" and hosts is not None and host and not hosts[host]:
             dies = hosts[host]["devices"] = []
-            _record(("hosts", host, "devices"), number, 5, want, positions)
+            _record(
+                path=("hosts", host, "devices"),
+                line=number,
+                column=5,
+                want=want,
+                positions=positions,
+            )
             continue
         dies = None
         if line.startswith("  ") and hosts is not None:

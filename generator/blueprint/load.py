@@ -138,8 +138,8 @@ def _decode(raw: bytes) -> str:
                 (),
                 f"the file is not valid UTF-8: byte 0x{body[error.start]:02x} cannot be decoded",
                 "save the file as UTF-8",
-                line,
-                column,
+                line=line,
+                column=column,
             )
         ) from None
     bad = Reader.NON_PRINTABLE.search(text)
@@ -184,7 +184,7 @@ _START_HINT = "a blueprint starts with `apiVersion: wanka/v1` and `kind: Cluster
 def _require_mapping(root: yaml.Node) -> yaml.Node:
     line, column = _position(root)
     if isinstance(root, yaml.ScalarNode) and root.tag == _YAML_TAG + "null" and not root.value:
-        raise _Refused(Problem((), "the document is empty", _START_HINT, line, column))
+        raise _Refused(Problem((), "the document is empty", _START_HINT, line=line, column=column))
     if not isinstance(root, yaml.MappingNode):
         raise _Refused(
             Problem(
@@ -192,8 +192,8 @@ def _require_mapping(root: yaml.Node) -> yaml.Node:
                 f"the top level must be a mapping of keys (apiVersion, kind, ...), "
                 f"not {_node_kind(root)}",
                 _START_HINT,
-                line,
-                column,
+                line=line,
+                column=column,
             )
         )
     return root
@@ -270,23 +270,23 @@ def _syntax_problem(error: yaml.MarkedYAMLError, text: str) -> Problem:
             (),
             "a tab character is used for indentation; YAML allows only spaces",
             "replace the tab with spaces",
-            line,
-            column,
+            line=line,
+            column=column,
         )
     if error.problem == _SECOND_DOCUMENT:
         return Problem(
             (),
             f"more than one YAML document: a second document starts at line {line}",
             "a blueprint is one document; remove the `---` and what follows, or split the file",
-            line,
-            column,
+            line=line,
+            column=column,
         )
     if error.problem and "nesting depth" in error.problem:  # PyYAML >= 6.0.4 scanner's own limit
         return _too_deep((), (line, column))
     hint = ""
     if error.context and error.context_mark is not None:
         hint = f"{error.context} at line {error.context_mark.line + 1}"
-    return Problem((), f"invalid YAML: {error.problem}", hint, line, column)
+    return Problem((), f"invalid YAML: {error.problem}", hint, line=line, column=column)
 
 
 def _position(item: yaml.Node | yaml.Token | yaml.Event) -> tuple[int, int]:
@@ -372,8 +372,8 @@ class _Builder:
                         f"duplicate key '{key}' (first at line {first_line[key]}, "
                         f"again at line {line})",
                         "remove one of them; other YAML readers silently keep only the last",
-                        line,
-                        column,
+                        line=line,
+                        column=column,
                     )
                 )
                 continue

@@ -216,11 +216,11 @@ def _host(name: str, d: Mapping[str, Any]) -> HostModel:
         cooling=tuple(d.get("cooling", ("air",))),
         ports={
             role: HostPorts(
-                role,
-                p["count"],
-                p["speed"],
-                pattern := p.get("name", role + "{n}"),
-                tuple(pattern.format(n=n) for n in range(p["count"])),
+                role=role,
+                count=p["count"],
+                speed=p["speed"],
+                name=(pattern := p.get("name", role + "{n}")),
+                names=tuple(pattern.format(n=n) for n in range(p["count"])),
             )
             for role, p in d["ports"].items()
         },

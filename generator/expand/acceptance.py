@@ -76,7 +76,16 @@ def acceptance_plan(
         expected = round(eff * bound, 2)
         formula = f"{eff:g} x {how} = {expected:g} GB/s" if bound else how
         return [
-            AcceptanceScope(kind, op, units, size, tiers, round(bound, 2), expected, formula)
+            AcceptanceScope(
+                kind=kind,
+                op=op,
+                units=units,
+                ranks=size,
+                tiers=tiers,
+                bound_gbytes_s=round(bound, 2),
+                expected_busbw=expected,
+                formula=formula,
+            )
             for op in ops
         ]
 
@@ -85,15 +94,22 @@ def acceptance_plan(
     out: list[AcceptanceScope] = []
     server_units = tuple((s.name, (s.name,)) for s in servers)
     if hccs:
-        out += scope("server", ("all_reduce",), server_units, "HCCS", hccs,
-                     f"{hccs:g} GB/s intra-server busbw (catalog, unconfirmed)")  # fmt: skip
+        out += scope(kind="server", ops=("all_reduce",), units=server_units, tiers="HCCS", bound=hccs,
+                     how=f"{hccs:g} GB/s intra-server busbw (catalog, unconfirmed)")  # fmt: skip
     else:
-        out += scope("server", ("all_reduce",), server_units, "HCCS", 0,
-                     "no intra_server_busbw_gbytes_s in the catalog: measured, not judged")  # fmt: skip
+        out += scope(kind="server", ops=("all_reduce",), units=server_units, tiers="HCCS", bound=0,
+                     how="no intra_server_busbw_gbytes_s in the catalog: measured, not judged")  # fmt: skip
     names = list(leaves)
     shared = tuple((n, (n,)) for n in names if len(leaves[n]) > 1)
     if shared:
-        out += scope("leaf", ("all_reduce", "all_gather"), shared, "leaf", nic, nic_how)
+        out += scope(
+            kind="leaf",
+            ops=("all_reduce", "all_gather"),
+            units=shared,
+            tiers="leaf",
+            bound=nic,
+            how=nic_how,
+        )
     top = "leaf, spine, core" if fabric.tiers >= 3 else "leaf, spine"
     pods: dict[str, list[str]] = {}
     for n in names:
@@ -101,15 +117,29 @@ def acceptance_plan(
             pods.setdefault(unit_pod[n], []).append(n)
     if len(pods) > 1:
         units = tuple((p, tuple(ls)) for p, ls in pods.items())
-        out += scope("pod", ("all_reduce",), units, "leaf, spine", spine, spine_how)
+        out += scope(
+            kind="pod",
+            ops=("all_reduce",),
+            units=units,
+            tiers="leaf, spine",
+            bound=spine,
+            how=spine_how,
+        )
     if len(supernodes) > 1:
         units = tuple((sn, tuple(ls)) for sn, ls in supernodes.items())
-        out += scope("supernode", ("all_reduce",), units, "supernode interconnect", 0,
-                     "the supernode interconnect, not the RoCE leaf: no public bus-bandwidth "
+        out += scope(kind="supernode", ops=("all_reduce",), units=units, tiers="supernode interconnect", bound=0,
+                     how="the supernode interconnect, not the RoCE leaf: no public bus-bandwidth "
                      "figure for it, measured, not judged")  # fmt: skip
     if len(names) > 1:
         units = (("cluster", tuple(names)),)
-        out += scope("cluster", ("all_reduce", "all_gather"), units, top, spine, spine_how)
+        out += scope(
+            kind="cluster",
+            ops=("all_reduce", "all_gather"),
+            units=units,
+            tiers=top,
+            bound=spine,
+            how=spine_how,
+        )
     if len(names) > 2:
         pairs = tuple(
             (f"{a}+{b}", (a, b)) for a, b in zip(names, names[1:] + names[:1], strict=True)
@@ -118,7 +148,14 @@ def acceptance_plan(
         cross = tuple(p for p in pairs if unit_pod[p[1][0]] != unit_pod[p[1][1]])
         for units, tiers in ((same, "leaf, spine"), (cross, top)):
             if units:
-                out += scope("leaf-pair", ("all_reduce",), units, tiers, spine, spine_how)
+                out += scope(
+                    kind="leaf-pair",
+                    ops=("all_reduce",),
+                    units=units,
+                    tiers=tiers,
+                    bound=spine,
+                    how=spine_how,
+                )
     return Acceptance(
         **settings,
         ranks_per_server=ranks_per_server,

@@ -108,7 +108,9 @@ def allocate(
     for i, names in enumerate(owners):
         for die in range(dies):
             net = base + (i * dies + die) * sub_size
-            sn = Subnet.on_vlan(plane, tuple(names), net, sub_prefix, vlan + die)
+            sn = Subnet.on_vlan(
+                plane=plane, owners=tuple(names), network=net, prefix=sub_prefix, vlan=vlan + die
+            )
             subnets.append(sn)
             for name in names:
                 owner_subnet[(name, die)] = sn
@@ -168,9 +170,9 @@ def allocate(
     }
     used = len(owners) * dies * sub_size + 2 * len(p2p) + len(loopbacks)
     return PlaneAddresses(
-        tuple(subnets),
-        tuple(addresses),
-        p2p,
-        loopbacks,
-        Pool(plane=plane, network=network, prefix=prefix, used=used),
+        subnets=tuple(subnets),
+        addresses=tuple(addresses),
+        p2p=p2p,
+        loopbacks=loopbacks,
+        pool=Pool(plane=plane, network=network, prefix=prefix, used=used),
     )

@@ -233,7 +233,15 @@ def border_routing(
             routes.append(Route(w.a_device, *bases[plane], far_ip))
         else:
             routes.append(Route(w.b_device, *bases["business"], fw_ip, preference))
-            routes.append(Route(w.a_device, 0, 0, far_ip, FLOATING_DEFAULT))
+            routes.append(
+                Route(
+                    device=w.a_device,
+                    network=0,
+                    prefix=0,
+                    next_hop=far_ip,
+                    preference=FLOATING_DEFAULT,
+                )
+            )
     pnet, pprefix = parse_pool(border["provider"])
     uplinks = []
     for k, (router, port) in enumerate(sorted(attached.uplinks.items())):
@@ -247,7 +255,9 @@ def border_routing(
                     )
                 ]
             )
-        uplinks.append(Uplink(router, port, pnet + 2 * k, 31, pnet + 2 * k + 1))
+        uplinks.append(
+            Uplink(device=router, port=port, ip=pnet + 2 * k, prefix=31, gateway=pnet + 2 * k + 1)
+        )
         routes.append(Route(router, 0, 0, pnet + 2 * k + 1))
     nat = source_nat(border, firewalls, bases["business"], len(uplinks))
     section = {n.device: n for n in nat}
@@ -262,7 +272,12 @@ def border_routing(
         Pool(plane=Plane.PROVIDER, network=pnet, prefix=pprefix, used=2 * len(uplinks)),
     )
     return BorderRouting(
-        p2p, tuple(routes), tuple(uplinks), pools_out, nat, border_ospf(attached, p2p)
+        p2p=p2p,
+        routes=tuple(routes),
+        uplinks=tuple(uplinks),
+        pools=pools_out,
+        nat=nat,
+        ospf=border_ospf(attached, p2p),
     )
 
 
@@ -338,7 +353,9 @@ def shared_storage_addresses(pool_text: str, wires: list[Wire], where: YamlPath)
     subnets, addresses = [], []
     for i, (spine, ws) in enumerate(ports.items()):
         net = network + i * size
-        sn = Subnet.on_vlan("storage", (spine,), net, sub_prefix, vlan)
+        sn = Subnet.on_vlan(
+            plane="storage", owners=(spine,), network=net, prefix=sub_prefix, vlan=vlan
+        )
         subnets.append(sn)
         addresses += [
             Address(
@@ -353,4 +370,6 @@ def shared_storage_addresses(pool_text: str, wires: list[Wire], where: YamlPath)
             for k, w in enumerate(ws)
         ]
     pool = Pool(plane=Plane.STORAGE, network=network, prefix=prefix, used=len(ports) * size)
-    return PlaneAddresses(tuple(subnets), tuple(addresses), {}, {}, pool)
+    return PlaneAddresses(
+        subnets=tuple(subnets), addresses=tuple(addresses), p2p={}, loopbacks={}, pool=pool
+    )

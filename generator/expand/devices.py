@@ -124,7 +124,15 @@ class Placer:
     def switch(self, name: str, role: str, plane: str, model: str, zone: str, row: int, side: int):
         m = self.catalog.switches[model]
         self.placed.model[name], self.placed.role[name] = m, (role, plane)
-        self.floor.place_network(zone, row, name, m.height_u, m.power_w, self.net_power, side)
+        self.floor.place_network(
+            zone=zone,
+            row=row,
+            name=name,
+            height_u=m.height_u,
+            power_w=m.power_w,
+            power_kw=self.net_power,
+            side=side,
+        )
 
     def plane(self, spec: PlaneSpec, b: PlaneBuild) -> None:
         floor, placed = self.floor, self.placed
@@ -141,22 +149,45 @@ class Placer:
             else:
                 zone, row = self.row_of(members[0])
                 self.switch(
-                    leaf.name, spec.leaf_role, spec.plane, spec.leaf, zone, row, leaf.index % 2
+                    name=leaf.name,
+                    role=spec.leaf_role,
+                    plane=spec.plane,
+                    model=spec.leaf,
+                    zone=zone,
+                    row=row,
+                    side=leaf.index % 2,
                 )
-        upper = (
+        zone, row = (
             ("training", self.spine_row)
             if spec.upper_zone == "training"
             else ("management", self.mgmt_row)
         )
-        for sp in b.spines:
-            self.switch(sp.name, spec.upper_role, spec.plane, spec.spine, *upper, sp.index % 2)
-        for c in b.cores:
-            self.switch(c.name, "core", spec.plane, spec.core, *upper, c.index % 2)
+        for sw, role, model in (
+            *((sp, spec.upper_role, spec.spine) for sp in b.spines),
+            *((c, Role.CORE, spec.core) for c in b.cores),
+        ):
+            self.switch(
+                name=sw.name,
+                role=role,
+                plane=spec.plane,
+                model=model,
+                zone=zone,
+                row=row,
+                side=sw.index % 2,
+            )
 
     def border(self, bp: Mapping[str, Any]) -> None:
         for name, role, model in border_devices(bp):
             side = (int(name.rsplit("-", 1)[1]) - 1) % 2  # -01 on the A side, -02 on the B side
-            self.switch(name, role, "border", model, "management", self.mgmt_row, side)
+            self.switch(
+                name=name,
+                role=role,
+                plane="border",
+                model=model,
+                zone="management",
+                row=self.mgmt_row,
+                side=side,
+            )
 
     def oob_endpoints(self, hosts: Hosts) -> list[Endpoint]:
         """Every BMC and every switch management port, zone by zone, in floor order."""
@@ -277,7 +308,9 @@ def devices(
             m = hosts.model[name]
             rack, u = floor.position[name]
             sn = i // supernode if supernode and role == Role.NPU_SERVER else None
-            mgmt = management(name, None, by_device, 0, inband_routes[role])
+            mgmt = management(
+                name=name, model=None, addresses=by_device, loopback=0, routes=inband_routes[role]
+            )
             out.append(
                 Device(
                     name=name,

@@ -75,15 +75,15 @@ class Floor:
     ) -> RackSlot:
         racks = self.rows[(zone, row)]
         slot = RackSlot(
-            f"{ZONE_LETTER[zone]}{row:02d}-{len(racks) + 1:02d}",
-            zone,
-            row,
-            len(racks) + 1,
-            kind,
-            height_u,
-            power_kw,
-            cooling_kw,
-            cooling,
+            name=f"{ZONE_LETTER[zone]}{row:02d}-{len(racks) + 1:02d}",
+            zone=zone,
+            row=row,
+            position=len(racks) + 1,
+            kind=kind,
+            height_u=height_u,
+            power_kw=power_kw,
+            cooling_kw=cooling_kw,
+            cooling=cooling,
         )
         racks.append(slot)
         self.racks[slot.name] = slot
@@ -106,7 +106,15 @@ class Floor:
         racks = [r for r in self.rows[(zone, row)] if r.kind == "network" and r.side == side]
         rack = racks[-1] if racks and racks[-1].fits(height_u, power_w) else None
         if rack is None:
-            rack = self.new_rack(zone, row, "network", 42, power_kw, power_kw, "air")
+            rack = self.new_rack(
+                zone=zone,
+                row=row,
+                kind="network",
+                height_u=42,
+                power_kw=power_kw,
+                cooling_kw=power_kw,
+                cooling="air",
+            )
             rack.side = side
             if not rack.fits(height_u, power_w):
                 raise BlueprintError(

@@ -88,7 +88,17 @@ def cable(
         for indexes in legs.values():
             far = {floor.position[links[i].a_device][0] for i in indexes}
             if len(far) > 1 or links[indexes[0]].media not in HARNESS:
-                trunks.append(structure(links, indexes, floor, rack_by, catalog, splits, cassettes))
+                trunks.append(
+                    structure(
+                        links=links,
+                        indexes=indexes,
+                        floor=floor,
+                        rack_by=rack_by,
+                        catalog=catalog,
+                        splits=splits,
+                        cassettes=cassettes,
+                    )
+                )
     return tuple(links), tuple(trunks)
 
 

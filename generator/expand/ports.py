@@ -114,7 +114,9 @@ def leaf_port_plan(
         for parent in down_parents
         for i in range(1, k + 1)
     )
-    return LeafPlan(split_type, lanes, tuple(ups), up_speed, tuple(peer))
+    return LeafPlan(
+        split=split_type, lanes=lanes, uplinks=tuple(ups), up_speed=up_speed, peer_ports=tuple(peer)
+    )
 
 
 def _uplinks_for(down_bw: int, ratio: tuple[int, int] | None, up_speed: int) -> int:

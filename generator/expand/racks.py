@@ -74,31 +74,39 @@ def place_hosts(bp: Mapping[str, Any], catalog: Catalog, floor: Floor) -> Hosts:
             if row == 0 or len(floor.rows[("training", row)]) == tz["row"]["racks"]:
                 row = floor.new_row("training")
             rack = floor.new_rack(
-                "training",
-                row,
-                "compute",
-                rack_cfg["height_u"],
-                power_kw,
-                cooling_kw,
-                tz["cooling"],
+                zone="training",
+                row=row,
+                kind="compute",
+                height_u=rack_cfg["height_u"],
+                power_kw=power_kw,
+                cooling_kw=cooling_kw,
+                cooling=tz["cooling"],
             )
         floor.place(rack, name, server.height_u, server.power_w)
         model[name] = server
 
     storage = [f"stor-{i + 1:03d}" for i in range(sz["nodes"]["count"])]
     fill_zone(
-        floor,
-        "storage",
-        storage,
-        catalog.hosts[sz["nodes"]["model"]],
-        sz["rack"]["nodes"],
-        sz["rack"]["power_kw"],
-        model,
+        floor=floor,
+        zone="storage",
+        names=storage,
+        model=catalog.hosts[sz["nodes"]["model"]],
+        per_rack=sz["rack"]["nodes"],
+        power_kw=sz["rack"]["power_kw"],
+        out=model,
     )
     management = [
         f"{role}-{i + 1:02d}" for role, n in sorted(mz["nodes"].items()) for i in range(n)
     ]
-    fill_zone(floor, "management", management, catalog.hosts[mz["model"]], 16, 15, model)
+    fill_zone(
+        floor=floor,
+        zone="management",
+        names=management,
+        model=catalog.hosts[mz["model"]],
+        per_rack=16,
+        power_kw=15,
+        out=model,
+    )
     if not floor.zone_rows.get("management"):
         floor.new_row("management")
     return Hosts(servers, storage, management, model)
@@ -120,7 +128,15 @@ def fill_zone(
     rack = None
     for i, name in enumerate(names):
         if i % per_rack == 0 or not rack.fits(model.height_u, model.power_w):
-            rack = floor.new_rack(zone, row, zone, 42, budget, budget, "air")
+            rack = floor.new_rack(
+                zone=zone,
+                row=row,
+                kind=zone,
+                height_u=42,
+                power_kw=budget,
+                cooling_kw=budget,
+                cooling="air",
+            )
         floor.place(rack, name, model.height_u, model.power_w)
         out[name] = model
 

@@ -87,7 +87,9 @@ def _verify(folder: Path) -> Report:
         scan = beside.run(_scan, folder)
         g = read.Graph()
         routing = read.Routing()
-        here = _switches(folder, configs[:half], firewalls, g, routing)
+        here = _switches(
+            folder=folder, paths=configs[:half], firewalls=firewalls, g=g, routing=routing
+        )
         edges, theirs, there = there.get()
         for edge in edges:
             g.edge(*edge)
@@ -109,10 +111,27 @@ def _verify(folder: Path) -> Report:
         rules.completeness(cabled, configured, hosts, report)
         rules.routing(routing, pools, g, report)
         shared = settings.get("storage_mode") == "shared"
-        rules.border_cabling(cabled, groups.get("border", set()), g, pools, report, shared)
+        rules.border_cabling(
+            cabled=cabled,
+            border=groups.get("border", set()),
+            g=g,
+            pools=pools,
+            report=report,
+            shared=shared,
+        )
         components = rules.isolation(g, pools, firewalls, report, shared=shared)
         reach = adjacency.cabled_components(g, components, report)  # routes need cables
-        flows.prove(folder, g, reach, pools, routing, cabled, hostvars, groups, report)
+        flows.prove(
+            folder=folder,
+            g=g,
+            components=reach,
+            pools=pools,
+            routing=routing,
+            cabled=cabled,
+            hostvars=hostvars,
+            groups=groups,
+            report=report,
+        )
         rules.settings(folder, settings, report)
         report.problems += scan.get()
     report.nodes, report.edges = len(g.nodes), g.number_of_edges()

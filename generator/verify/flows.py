@@ -50,12 +50,12 @@ def read_flows(folder: Path) -> list[FlowRow]:
     with io.StringIO(safe.file_text(folder, path), newline="") as fh:
         return [
             FlowRow(
-                r["flow"],
-                r["source"],
-                r["destination"],
-                r["protocol"],
-                tuple(int(p) for p in r["ports"].split() if p.isdigit()),
-                n,
+                name=r["flow"],
+                source=r["source"],
+                destination=r["destination"],
+                protocol=r["protocol"],
+                ports=tuple(int(p) for p in r["ports"].split() if p.isdigit()),
+                line=n,
             )
             for n, r in enumerate(csv.DictReader(fh), 2)
         ]
@@ -214,7 +214,7 @@ class Prover:
                 if fw not in self.firewalls:
                     why = f"{r.where[0]}:{r.where[1]}: next hop {ipaddress.ip_address(r.next_hop)} is {fw}, not a firewall"
                     continue
-                nxt = self._through(fw, port, flow, src, dst)
+                nxt = self._through(fw=fw, port=port, flow=flow, src=src, dst=dst)
                 if isinstance(nxt, str):
                     why = nxt
                     continue
@@ -241,7 +241,7 @@ class Prover:
             zout = self.routing.zones.get((fw, out))
             if zout is None:
                 return f"{fw} {out} is in no security zone"
-            verdict = self._policy(fw, zin, zout, flow, src, dst)
+            verdict = self._policy(fw=fw, zin=zin, zout=zout, flow=flow, src=src, dst=dst)
             if verdict:
                 return verdict
             if dst[0] == OUTSIDE and not self._translated(fw, zin, zout, src):
@@ -329,13 +329,13 @@ def prove(
         return
     ends = endpoints(hostvars, groups, routing)
     prover = Prover(
-        g,
-        components,
-        pools,
-        routing,
-        cabled,
-        groups.get("firewalls", set()),
-        groups.get("border_routers", set()),
+        g=g,
+        components=components,
+        pools=pools,
+        routing=routing,
+        cabled=cabled,
+        firewalls=groups.get("firewalls", set()),
+        routers=groups.get("border_routers", set()),
     )
     for flow in rows:
         sources, dests = ends.get(flow.source, []), ends.get(flow.destination, [])

@@ -104,7 +104,7 @@ def host_interfaces(g: Graph, hostvars: dict[str, dict], lines: Lines) -> dict[s
             ip, _, prefix = addr.partition("/")
             g.edge(node, ("net", (network(ip, prefix or 32))), where)
             if gw := hv.get("inband_gateway"):
-                gateway(g, node, ip, prefix or 32, gw, where)
+                gateway(g=g, node=node, address=ip, prefix=prefix or 32, gw=gw, where=where)
         if addr := hv.get("bmc_address"):
             where = (path, keys.get("bmc_address", 1))
             ip, _, prefix = str(addr).partition("/")
@@ -115,14 +115,18 @@ def host_interfaces(g: Graph, hostvars: dict[str, dict], lines: Lines) -> dict[s
             ip, _, prefix = nic["address"].partition("/")
             g.edge(node, ("net", (network(ip, prefix or 32))), where)
             if nic.get("gateway"):
-                gateway(g, node, ip, prefix or 32, nic["gateway"], where)
+                gateway(
+                    g=g, node=node, address=ip, prefix=prefix or 32, gw=nic["gateway"], where=where
+                )
         if bond := hv.get("business_bond"):
             where = (path, keys.get("business_bond", 1))
             node = ("if", host, bond["name"])
             ip, _, prefix = bond["address"].partition("/")
             g.edge(node, ("net", (network(ip, prefix or 32))), where)
             if bond.get("gateway"):
-                gateway(g, node, ip, prefix or 32, bond["gateway"], where)
+                gateway(
+                    g=g, node=node, address=ip, prefix=prefix or 32, gw=bond["gateway"], where=where
+                )
             for member in bond.get("members") or []:
                 fold[f"{host}\0{member}"] = bond["name"]
                 g.edge(("if", host, member), node, where)

@@ -51,13 +51,13 @@ def policy_line(rule: dict, s: str) -> None:
 
 def rule_of(r: dict) -> Rule:
     return Rule(
-        r["name"],
-        r.get("source-zone", ""),
-        r.get("destination-zone", ""),
-        tuple(r["src"]),
-        tuple(r["dst"]),
-        tuple(r["svc"]),
-        r.get("action") == "permit",
-        r["where"],
-        r.get("action", ""),
+        name=r["name"],
+        source_zone=r.get("source-zone", ""),
+        destination_zone=r.get("destination-zone", ""),
+        sources=tuple(r["src"]),
+        destinations=tuple(r["dst"]),
+        services=tuple(r["svc"]),
+        permit=r.get("action") == "permit",
+        where=r["where"],
+        action=r.get("action", ""),
     )

@@ -218,7 +218,7 @@ def switch(
     """Add one device config (switch, router, or with `gateway` a firewall, whose interfaces
     are never joined) to the graph; returns physical port -> logical interface and how the
     device restricts management access. Routes, peers, zones and policies go to `routing`."""
-    device = _Device(g, rel(folder, path), path.stem, routing, gateway)
+    device = _Device(g=g, where=rel(folder, path), name=path.stem, routing=routing, gateway=gateway)
     for section in vrp.sections(file_text(folder, path), device.where):
         device.read(section)
     return device.done()
@@ -272,7 +272,16 @@ class _Device:
         elif m := ROUTE.match(line):
             net = ipaddress.ip_network(f"{m.group(2)}/{_prefix(m.group(3))}", strict=False)
             vrf, hop, pref = m.group(1) or DEFAULT_VRF, ip_int(m.group(4)), int(m.group(5) or 60)
-            self.out.routes.append(StaticRoute(self.name, vrf, net, hop, pref, (self.where, n)))
+            self.out.routes.append(
+                StaticRoute(
+                    device=self.name,
+                    vrf=vrf,
+                    network=net,
+                    next_hop=hop,
+                    preference=pref,
+                    where=(self.where, n),
+                )
+            )
         elif m := _ACL.match(line):
             access.acls.setdefault(m.group(1), [])
             return "acl", m.group(1)
@@ -391,7 +400,7 @@ def hccn(g: Graph, folder: Path, path: Path) -> None:
         g.edge(node, ("net", (network(address, mask))), (where, n))
         if ("gateway", i) in values:
             gw, gn = values[("gateway", i)]
-            gateway(g, node, address, mask, gw, (where, gn))
+            gateway(g=g, node=node, address=address, prefix=mask, gw=gw, where=(where, gn))
 
 
 def gateway(g: Graph, node: tuple, address: str, prefix, gw: str, where) -> None:

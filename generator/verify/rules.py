@@ -157,7 +157,9 @@ def isolation(
         for plane in sorted(set(by_plane) - GATEWAY_PLANES) if fw_ports else ():
             path = g.shortest_path(fw_ports[0], by_plane[plane][0])
             reason = f"firewall {fw_ports[0][1]} faces the {plane} plane (only {allowed})"
-            report.problems.append(_path_problem(g, path, plane_of, reason, component))
+            report.problems.append(
+                _path_problem(g=g, path=path, plane_of=plane_of, reason=reason, component=component)
+            )
         planes = sorted(by_plane)
         for other in planes[1:]:
             first = planes[0]
@@ -167,7 +169,9 @@ def isolation(
             )
             path = g.shortest_path(by_plane[home][0], by_plane[intruder][0])
             reason = f"the {first} and {other} planes reach one another"
-            report.problems.append(_path_problem(g, path, plane_of, reason, component))
+            report.problems.append(
+                _path_problem(g=g, path=path, plane_of=plane_of, reason=reason, component=component)
+            )
 
     return components
 
