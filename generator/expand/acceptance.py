@@ -94,16 +94,28 @@ def acceptance_plan(
     out: list[AcceptanceScope] = []
     server_units = tuple((s.name, (s.name,)) for s in servers)
     if hccs:
-        out += scope(kind="server", ops=("all_reduce",), units=server_units, tiers="HCCS", bound=hccs,
-                     how=f"{hccs:g} GB/s intra-server busbw (catalog, unconfirmed)")  # fmt: skip
+        out += scope(
+            kind="server",
+            ops=("all_reduce",),
+            units=server_units,
+            tiers="HCCS",
+            bound=hccs,
+            how=f"{hccs:g} GB/s intra-server busbw (catalog, unconfirmed)",
+        )
     else:
-        out += scope(kind="server", ops=("all_reduce",), units=server_units, tiers="HCCS", bound=0,
-                     how="no intra_server_busbw_gbytes_s in the catalog: measured, not judged")  # fmt: skip
+        out += scope(
+            kind="server",
+            ops=("all_reduce",),
+            units=server_units,
+            tiers="HCCS",
+            bound=0,
+            how="no intra_server_busbw_gbytes_s in the catalog: measured, not judged",
+        )
     names = list(leaves)
     shared = tuple((n, (n,)) for n in names if len(leaves[n]) > 1)
     if shared:
         out += scope(
-            kind="leaf",
+            kind="leaf",  # vocabulary: acceptance scope
             ops=("all_reduce", "all_gather"),
             units=shared,
             tiers="leaf",
@@ -127,9 +139,15 @@ def acceptance_plan(
         )
     if len(supernodes) > 1:
         units = tuple((sn, tuple(ls)) for sn, ls in supernodes.items())
-        out += scope(kind="supernode", ops=("all_reduce",), units=units, tiers="supernode interconnect", bound=0,
-                     how="the supernode interconnect, not the RoCE leaf: no public bus-bandwidth "
-                     "figure for it, measured, not judged")  # fmt: skip
+        out += scope(
+            kind="supernode",
+            ops=("all_reduce",),
+            units=units,
+            tiers="supernode interconnect",
+            bound=0,
+            how="the supernode interconnect, not the RoCE leaf: no public bus-bandwidth "
+            "figure for it, measured, not judged",
+        )
     if len(names) > 1:
         units = (("cluster", tuple(names)),)
         out += scope(

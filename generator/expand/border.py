@@ -354,7 +354,7 @@ def shared_storage_addresses(pool_text: str, wires: list[Wire], where: YamlPath)
     for i, (spine, ws) in enumerate(ports.items()):
         net = network + i * size
         sn = Subnet.on_vlan(
-            plane="storage", owners=(spine,), network=net, prefix=sub_prefix, vlan=vlan
+            plane=Plane.STORAGE, owners=(spine,), network=net, prefix=sub_prefix, vlan=vlan
         )
         subnets.append(sn)
         addresses += [

@@ -182,7 +182,7 @@ class Placer:
             self.switch(
                 name=name,
                 role=role,
-                plane="border",
+                plane=Plane.BORDER,
                 model=model,
                 zone="management",
                 row=self.mgmt_row,

@@ -347,7 +347,7 @@ def _outside(p: Plan) -> None:
                             a=(ns_name(dev.name, iface.vpn), ifname(iface.name)),
                             b=(outside.name, name),
                             cable="provider",
-                            plane="provider",
+                            plane=Plane.PROVIDER,
                             line=iface.line,
                         )
                     )
