@@ -271,7 +271,7 @@ def add_keyfiles(
     namespace -> the commands they added."""
     added = {}
     for ns in p.namespaces.values():
-        if ns.kind == "host":
+        if ns.kind == "host":  # vocabulary: twin namespace kind
             before = len(ns.commands)
             _keyfiles(p, ns, keyfiles.get(ns.device, {}))
             added[ns.name] = ns.commands[before:]
