@@ -319,7 +319,7 @@ def _size(args: argparse.Namespace) -> int:
         print(f"switches    {line}")
     if not args.write:
         return EXIT_OK
-    if _report(choice.result, False, file=str(path)):
+    if _report(choice.result, False):  # the result was loaded as `path`
         print(
             f"wanka: the sized blueprint fails its design checks; {path} not written",
             file=sys.stderr,

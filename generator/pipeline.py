@@ -1,10 +1,7 @@
-"""The stages in order, each timed: load, validate, facts, expand, analyse, emit and write.
-
-As netlab's `cli/create.py:run`: one call per stage. The emit stage (generator.parallel) starts
-the emitters that need no analysis in forked workers right after expand, beside the analysis,
-and each file is written into the output sink where it is made; the stage times then add up to
-the wall time (emit is what is left after analyse). The sink's commit, which swaps the written
-tree into place, is the caller's once it has read the findings."""
+"""The stages in order, each timed: load, validate, facts, expand, analyse, emit and write,
+one call each as netlab's `cli/create.py:run`. The emit stage (generator.parallel) starts the
+model emitters in forked workers beside the analysis, each file written into the output sink
+where it is made (emit is what is left after analyse); the caller commits the sink."""
 
 from __future__ import annotations
 
@@ -69,13 +66,10 @@ def run(
     facts: str | Path | None = None,
     sink: Staging | None = None,
 ) -> Result:
-    """Everything up to the files to write. `blueprint`: a file, or one already loaded
-    (blueprint.load.load_text). Raises BlueprintError, located, for user mistakes. `facts`: the
-    NPU facts file (roles/npu_facts); default the blueprint's hccl.facts. `sink`: the
-    output.Staging the files are written into as they are made (the caller commits it, or drops
-    it after a design error); the result then lists their paths in `written` instead of holding
-    the files (at 102,400 cards the files are 750 MB, copied twice more on their way to disk
-    otherwise)."""
+    """Everything up to the files to write. `blueprint`: a file or one loaded (load_text).
+    Raises BlueprintError, located, for user mistakes. `facts`: the NPU facts file; default the
+    blueprint's hccl.facts. `sink`: the output.Staging the files go into as they are made (the
+    result lists their paths in `written`: at 102,400 cards the files are 750 MB)."""
     seconds: dict[str, float] = {}
     with forking.no_cycle_collection():
         with _timed(seconds, "load"):
