@@ -1,7 +1,7 @@
 """The closed vocabularies of the model: planes, device roles and link kinds, each named once.
 
 Members are `StrEnum`s: they compare equal to, hash as and print as their strings, so the model's
-fields, the blueprint's keys and every output spell them as before. tests/test_vocabulary.py
+fields, the blueprint's keys and every output spell them as before. tests/unit/test_vocabulary.py
 refuses a second spelling of a name in `generator/` (after NetBox `dcim/choices.py`: one choice
 set per field).
 """

@@ -3,7 +3,7 @@
 Pure functions of the Cluster (its settings hold the failure rates); failure_review builds the
 review of every failure class and the job interruption rates on top. The figures are analytic: each
 failure's effect is read from the model's adjacency (host port -> leaf -> spine -> core), never by
-searching a graph, so the review of 100k cards stays cheap. tests/test_failures.py checks them
+searching a graph, so the review of 100k cards stays cheap. tests/unit/test_failures.py checks them
 against brute-force reachability and max-flow on a networkx graph of the 10,240-card example.
 
 Definitions (the design review repeats them):

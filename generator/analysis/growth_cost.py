@@ -9,10 +9,10 @@ whole number of the units the fabric is built from (on 2,048 cards: +256, the st
 measured). The blueprint is expanded once more at that size without a plan and compared with the
 build now by the comparison `wanka diff` makes (generator.diff, without the rendered switch
 configurations). The recommended `growth.cards` is the next step's size, the smallest plan that
-covers it: inside a plan, growing only adds (generator.expand.growth; tests/test_growth.py proves
-it); the reservation is that plan's build now (growth.prefix of the next step) against the build
-without a plan. Large clusters are not measured during generate (MEASURED_BELOW_LINKS says why);
-their review gives the next step as the default plan and the `wanka diff` that measures it.
+covers it: inside a plan, growing only adds (generator.expand.growth; tests/unit/test_growth.py
+proves it); the reservation is that plan's build now (growth.prefix of the next step) against the
+build without a plan. Large clusters are not measured during generate (MEASURED_BELOW_LINKS says
+why); their review gives the next step as the default plan and the `wanka diff` that measures it.
 """
 
 from __future__ import annotations

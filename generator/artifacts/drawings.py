@@ -1,7 +1,7 @@
 """The design review's fabric drawings: each plane's fabric aggregated per pod and tier (Mermaid
 for README.md, SVG for report.html), the oob plane as a tree from its cores and the border plane
 with every cabled link and provider hand-off of the model; rack elevations and the floor plan are
-in rack_drawings. tests/test_drawings.py checks in Chromium that no label covers a box.
+in rack_drawings. tests/consumers/test_drawings.py checks in Chromium that no label covers a box.
 Geometry is computed here; the SVG markup lives in templates/docs/*.svg.j2 (autoescaped). A helper
 of the docs emitter, not an emitter itself.
 """

@@ -17,8 +17,8 @@ captures (one file per switch), parsed with ntc-templates' huawei_vrp_display_ve
 Returns facts and problems; never fails itself (the role turns problems into one failure), except
 on a compile-cache path the cleanup timer must never delete under (`/`, a system folder, a DPC
 mount or a folder holding one): then it fails before the role installs the timer. The lists are
-wanka's blueprint validation's (generator/blueprint/refusals.py; tests/test_host_paths.py keeps
-them equal).
+wanka's blueprint validation's (generator/blueprint/refusals.py; tests/faults/test_host_paths.py
+keeps them equal).
 """
 
 from __future__ import annotations

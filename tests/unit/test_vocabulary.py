@@ -1,0 +1,139 @@
+"""One spelling of each plane, role and link kind name in generator/ (issue #33 item 2).
+
+generator/vocab.py defines `Plane`, `Role` and `LinkKind`; everywhere else a group of those names
+(a tuple, list, set or dict keyed by them), a comparison with one, and a value given one (an
+assignment, a return, either branch of a conditional, a `plane=`/`role=`/`kind=` argument) is
+written with the members.
+A string literal equal to one of the names is allowed where it is text, not a name: docstrings,
+messages and f-strings, YAML paths of the blueprint (a tuple that also holds other strings),
+templates and the JSON schema (not Python); and on a line that says which other vocabulary the
+word belongs to (`# vocabulary: <which>`, e.g. a scheduler domain kind that is also spelled
+"leaf").
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import yaml
+
+from generator.vocab import LinkKind, Plane, Role
+
+ROOT = Path(__file__).resolve().parents[2]
+GENERATOR = ROOT / "generator"
+NAMES = {m.value for cls in (Plane, Role, LinkKind) for m in cls}
+
+
+# keyword arguments that name a plane, role or link kind (Device(role=...), Wire(kind=...))
+_FIELDS = {"plane", "role", "kind", "leaf_role", "upper_role"}
+
+
+def _is_name(n: ast.AST) -> bool:
+    return isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in NAMES
+
+
+def _only_names(nodes) -> bool:
+    """Every string literal among `nodes` is a vocabulary name (and there is one): a group of
+    names, not a YAML path such as ("networks", "parameter", "pool")."""
+    strings = [n for n in nodes if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return bool(strings) and all(_is_name(n) for n in strings)
+
+
+def _gives_name(n: ast.AST) -> bool:
+    """An assignment, a return or a plane=/role=/kind= argument whose value is a name."""
+    if isinstance(n, ast.keyword):
+        return n.arg in _FIELDS and _is_name(n.value)
+    return isinstance(n, ast.Assign | ast.AnnAssign | ast.Return) and _is_name(n.value)
+
+
+def spellings(source: str) -> list[tuple[int, str]]:
+    """(line, name) of every vocabulary name spelled as a string literal in a group or a
+    comparison, except on lines marked `# vocabulary: <which>`."""
+    lines = source.splitlines()
+    found = []
+    for n in ast.walk(ast.parse(source)):
+        if isinstance(n, ast.Tuple | ast.List | ast.Set) and _only_names(n.elts):
+            found += [e for e in n.elts if _is_name(e)]
+        elif isinstance(n, ast.Dict) and _only_names([k for k in n.keys if k is not None]):
+            found += [k for k in n.keys if k is not None and _is_name(k)]
+        elif isinstance(n, ast.Compare):
+            found += [e for e in (n.left, *n.comparators) if _is_name(e)]
+        elif isinstance(n, ast.IfExp):
+            found += [e for e in (n.body, n.orelse) if _is_name(e)]
+        elif _gives_name(n):
+            found.append(n.value)
+    return sorted(
+        (e.lineno, e.value)
+        for e in found
+        if "# vocabulary:" not in lines[e.lineno - 1] and "; vocabulary:" not in lines[e.lineno - 1]
+    )
+
+
+def test_generator_spells_each_name_once():
+    spelled = [
+        f"{path.relative_to(ROOT)}:{line}: {name!r}"
+        for path in sorted(GENERATOR.rglob("*.py"))
+        if path.name != "vocab.py"
+        for line, name in spellings(path.read_text(encoding="utf-8"))
+    ]
+    assert not spelled, "use Plane/Role/LinkKind from generator.vocab:\n" + "\n".join(spelled)
+
+
+def test_the_check_finds_each_form():
+    sample = '''
+"""The parameter plane's leaf switches."""
+PLANES = ("parameter", "storage")
+SWITCHES = {"leaf", "spine"}
+VLAN = {"oob": 50}
+def f(d, link):
+    if d.role == "leaf" or link.kind in ["peer-link"]:
+        raise ValueError(f"{d.name}: not a leaf of the parameter plane")
+    where = ("networks", "parameter", "pool")
+    return "core" != d.role
+'''
+    assert spellings(sample) == [
+        (3, "parameter"),
+        (3, "storage"),
+        (4, "leaf"),
+        (4, "spine"),
+        (5, "oob"),
+        (7, "leaf"),
+        (7, "peer-link"),
+        (10, "core"),
+    ]
+    marked = 'kind = "leaf" if x else "pod"  # vocabulary: domain kind\nok = kind == "leaf"  # vocabulary: domain kind\n'
+    assert spellings(marked) == []
+    values = 'role = "leaf"\nw = Wire(kind="uplink", speed=400)\nx = "oob" if y else "pod"\ndef f():\n    return "firewall"\n'
+    assert spellings(values) == [(1, "leaf"), (2, "uplink"), (3, "oob"), (5, "firewall")]
+
+
+def test_members_are_their_strings():
+    """Outputs and blueprint keys stay spelled as before: a member is equal to its string, hashes
+    as it and formats as it."""
+    assert (
+        Role.NPU_SERVER == "npu-server" and f"{Plane.OOB}" == "oob" and str(LinkKind.MGMT) == "mgmt"
+    )
+    assert {"peer-link": 1}[LinkKind.PEER_LINK] == 1
+    assert json.dumps([Plane.PARAMETER]) == '["parameter"]'
+
+
+def test_planes_are_the_blueprint_planes():
+    """Every plane the blueprint schema lets a user configure is a Plane and back: networks.*
+    (inband and oob under networks.management), zones.border and its provider hand-off."""
+    schema = json.loads((GENERATOR / "blueprint" / "wanka-v1.schema.json").read_text())
+    networks = schema["properties"]["networks"]["properties"]
+    border = schema["properties"]["zones"]["properties"]["border"]["properties"]
+    named = {*networks, *networks["management"]["properties"], "border"} - {"management"}
+    assert "provider" in border
+    assert {p.value for p in Plane} == named | {"provider"}
+
+
+def test_host_roles_are_the_catalog_server_kinds():
+    catalog = yaml.safe_load((GENERATOR / "catalog" / "servers.yaml").read_text())
+    kinds = {
+        entry["kind"] for entry in catalog.values() if isinstance(entry, dict) and "kind" in entry
+    }
+    assert kinds == {r for r in Role if r.is_host}
+    assert all(r.is_switch != r.is_host for r in Role)
