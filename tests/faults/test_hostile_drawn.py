@@ -5,7 +5,8 @@ and shell strings, deleted and extra keys. `wanka validate` of each, in this pro
 traceback, no hang (a SIGALRM deadline per case), exit 0 with the `valid` line, or exit 2 with
 every error located (`FILE:LINE:COL: yaml.path: ...`), and nothing written beside the blueprint.
 
-Examples: 2,000 under the `ci` Hypothesis profile (CI=true), 25 otherwise (tests/conftest.py).
+Examples: 2,000 under the `ci` Hypothesis profile (CI=true), 25 otherwise (max_examples,
+tests/support/profiles.py).
 Measured: 2,000 examples in 283 s wall clock (46 s of CPU) on the shared 2-core machine.
 """
 
