@@ -14,6 +14,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from generator.verify.report import printable
+
 MAX_BYTES = 4 * 1024 * 1024  # the blueprint loader's limit; git output beyond it is refused
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
@@ -27,15 +29,16 @@ def split_spec(spec: str) -> tuple[str, str]:
     if not spec:
         raise GitError("'' (an empty argument): not a file, nor REF:path; give OLD and NEW")
     ref, _, path = spec.partition(":")
+    shown = printable(spec)  # one line on the terminal, whatever the argument holds
     if not ref or not path:
-        raise GitError(f"{spec}: not a file, nor REF:path")
+        raise GitError(f"{shown}: not a file, nor REF:path")
     for part, word in ((ref, "ref"), (path, "path")):
         if part.startswith("-"):
             raise GitError(
-                f"{spec}: a {word} cannot start with '-' (it would be read as an option)"
+                f"{shown}: a {word} cannot start with '-' (it would be read as an option)"
             )
         if "\0" in part or "\n" in part:
-            raise GitError(f"{spec}: a {word} cannot hold a NUL or line break")
+            raise GitError(f"{shown}: a {word} cannot hold a NUL or line break")
     return ref, path
 
 
@@ -45,11 +48,11 @@ def show(spec: str, folder: Path) -> Path:
     oid = _git(spec, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}:{path}")
     oid = oid.decode("ascii", errors="replace").strip()
     if not _OBJECT_ID.fullmatch(oid):
-        raise GitError(f"{spec}: git gave no object id for it")
+        raise GitError(f"{printable(spec)}: git gave no object id for it")
     data = _git(spec, "cat-file", "blob", oid)
     name = Path(path).name
     if name in ("", ".", ".."):
-        raise GitError(f"{spec}: not a file path")
+        raise GitError(f"{printable(spec)}: not a file path")
     target = folder / name
     target.write_bytes(data)
     return target
@@ -62,15 +65,15 @@ def _git(spec: str, *args: str) -> bytes:
             ["git", *args], capture_output=True, stdin=subprocess.DEVNULL, env=env, timeout=60
         )
     except FileNotFoundError:
-        raise GitError(f"{spec}: git is not installed") from None
+        raise GitError(f"{printable(spec)}: git is not installed") from None
     except subprocess.TimeoutExpired:
-        raise GitError(f"{spec}: git did not answer within 60 s") from None
+        raise GitError(f"{printable(spec)}: git did not answer within 60 s") from None
     if done.returncode != 0:
         said = done.stderr.decode(errors="replace").strip().splitlines()
         reason = said[-1] if said else f"no such ref or path (git exit {done.returncode})"
         if "not a git repository" in reason:
             reason = f"not a file, and {Path.cwd()} is not in a git repository"
-        raise GitError(f"{spec}: {reason}")
+        raise GitError(f"{printable(spec)}: {reason}")
     if len(done.stdout) > MAX_BYTES:
-        raise GitError(f"{spec}: larger than {MAX_BYTES:,} bytes; not a blueprint")
+        raise GitError(f"{printable(spec)}: larger than {MAX_BYTES:,} bytes; not a blueprint")
     return done.stdout

@@ -128,7 +128,7 @@ def test_a_read_only_folder_ends_in_a_message(tmp_path, tiny):
 def test_placement_refuses_parallel_sizes_below_one(capsys, tiny, option, value):
     code, _, err = run(capsys, "placement", tiny, option, value)
     assert code == 2
-    assert f"{option} {value}: a parallel size is a whole number from 1" in err
+    assert f"{option}: {value}: a parallel size is a whole number from 1 (try {option} 1)" in err
 
 
 @pytest.mark.parametrize(

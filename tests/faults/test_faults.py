@@ -140,10 +140,10 @@ def test_two_runs_at_once_leave_one_whole_output(tmp_path):
 def emitters(request, monkeypatch, tmp_path):
     """generate's emitters as they run for a small cluster (here) and a large one (forked
     workers that write their own files): both paths on pod-128."""
-    from generator import pipeline
+    from generator import parallel
 
     if request.param == "forked workers":
-        monkeypatch.setattr(pipeline, "PARALLEL_FROM_LINKS", 0)
+        monkeypatch.setattr(parallel, "PARALLEL_FROM_LINKS", 0)
     spool = tmp_path / "spool"
     spool.mkdir()
     monkeypatch.setattr("tempfile.tempdir", str(spool))  # where the workers spool the analysis

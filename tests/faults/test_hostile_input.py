@@ -43,6 +43,7 @@ from generator import cli, output, parallel, pipeline
 from generator.artifacts import hccl
 from generator.blueprint.load import MAX_BYTES
 from generator.errors import BlueprintError
+from generator.verify.report import printable
 from tests.support.examples import TINY
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -406,7 +407,7 @@ def _located(err: str, argv: list[str]) -> bool:
             return True
         body = line.removeprefix("wanka: ")
         return (
-            any(body.startswith(a) for a in given)
+            any(body.startswith(a) or body.startswith(printable(a)) for a in given)
             or ("" in argv[1:] and body.startswith("'' (an empty argument)"))
             or bool(options.search(body))
             or (argv[0] == "verify" and re.match(r"[\w./-]+(:\d+){0,2}: ", body) is not None)
