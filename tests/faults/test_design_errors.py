@@ -26,7 +26,12 @@ REFUSED = [  # the designs tests/errors/ expects `wanka validate` to refuse (exi
 ]
 
 
-@pytest.mark.parametrize("case", REFUSED, ids=lambda p: p.stem)
+def _heavy_slow(cases: list[Path]) -> list:
+    """The 65,536-card cases expand a whole large cluster (~5 s): slow, run in CI."""
+    return [pytest.param(c, marks=pytest.mark.slow) if "65536" in c.stem else c for c in cases]
+
+
+@pytest.mark.parametrize("case", _heavy_slow(REFUSED), ids=lambda p: p.stem)
 def test_a_refused_design_is_refused_by_generate_too_and_nothing_is_written(
     tmp_path, case, capsys, monkeypatch
 ):

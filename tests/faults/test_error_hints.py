@@ -176,6 +176,7 @@ def _written(document: object, path: tuple) -> bool:
     return True
 
 
+@pytest.mark.slow  # every error case validated again: ~11 s
 def test_every_path_a_message_names_is_in_the_schema(tmp_path):
     lines = _messages(tmp_path)
     assert len(lines) > 30, lines  # the cases do report

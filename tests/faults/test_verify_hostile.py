@@ -221,6 +221,7 @@ def test_a_command_longer_than_the_switch_takes_is_refused_at_its_line(pod, caps
         assert code == 2 and f"{LEAF}:{n}: {width + 12:,} characters" in text
 
 
+@pytest.mark.slow  # writes 200 MB: ~3 s
 def test_a_200_mb_blueprint_is_refused_by_generate_in_seconds(tmp_path):
     for name, line in (("bp.yaml", "a: 1\n"), ("bp2.yaml", "- [x, y]\n"), ("bp3.yml", "#\n")):
         _huge(tmp_path / name, line)
@@ -231,6 +232,7 @@ def test_a_200_mb_blueprint_is_refused_by_generate_in_seconds(tmp_path):
         assert seconds < 5 and peak < 500 * 2**20, (seconds, peak)
 
 
+@pytest.mark.slow  # two examples generated over and over: ~5 s each
 @pytest.mark.parametrize(
     "first,then", [("pod-128", "legacy-100card"), ("legacy-100card", "pod-128")]
 )

@@ -162,6 +162,7 @@ def test_steps_are_in_dependency_order_and_undated(name):
         )
 
 
+@pytest.mark.slow  # ansible runs: ~7 s
 def test_console_render_commands_paste_and_render_the_secrets(tmp_path):
     """The step-1 commands, pasted in a shell (without --ask-vault-pass: the test's Vault
     values are plain), write every console device's file with its secrets rendered."""

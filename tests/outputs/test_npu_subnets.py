@@ -14,6 +14,8 @@ import subprocess
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 from tests.support.examples import expanded, generated
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,6 +75,7 @@ def test_the_multi_rail_warning_names_the_legacy_leaves_and_subnets():
     assert "cabled to 4 different leaves" in msg and "land in 4 subnets" in msg
 
 
+@pytest.mark.slow  # every legacy script on the double: ~5 s
 def test_every_legacy_script_runs_to_its_last_line_on_the_hccn_tool_double(tmp_path):
     """NPU i and i+4 get addresses of one subnet: hccn_tool compares a new address with NPUs 0-3
     only, or 4-7 only (hicann/driver hccn_tool/tool_ops.c is_total_dev_ipaddr_conflict), and
