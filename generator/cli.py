@@ -410,11 +410,15 @@ def _schema(args: argparse.Namespace) -> int:
 
 def _catalog(args: argparse.Namespace) -> int:
     from generator.catalog import build_catalog, show
+    from generator.verify import printable
 
     cat = build_catalog()
     if args.model and args.model not in (*cat.switches, *cat.hosts):
         near = ", ".join(show.close_names(cat, args.model)) or "none; `wanka catalog` lists all"
-        print(f"wanka catalog: no model {args.model!r} (close names: {near})", file=sys.stderr)
+        print(
+            f"wanka: {printable(args.model)}: no catalog model of that name (close names: {near})",
+            file=sys.stderr,
+        )
         return EXIT_INVALID
     data = show.describe(cat, args.model) if args.model else show.listing(cat)
     if args.json:
