@@ -35,7 +35,7 @@ from generator.model_settings import (  # noqa: F401  (re-exported: one model na
     SourceNat,
     Uplink,
 )
-from generator.records import record
+from generator.records import Record
 from generator.vocab import LinkKind, Plane, Role  # the names the model spells (re-exported)
 
 # Switch platforms wanka renders a switch configuration for (files/switches/, templates/switches/
@@ -72,8 +72,7 @@ def netmask(prefix: int) -> str:
     return ip((0xFFFFFFFF << (32 - prefix)) & 0xFFFFFFFF)
 
 
-@record
-class Rack:
+class Rack(Record, kw_only=True):
     name: str  # e.g. T01-05
     zone: str  # training | storage | management
     row: int
@@ -89,8 +88,7 @@ class Rack:
     load_kw: float = 0.0  # nameplate power of the devices in it (expand/racks.py rack_loads)
 
 
-@record
-class Device:
+class Device(Record, kw_only=True):
     name: str
     role: Role
     plane: Plane | str  # switches: their plane; host devices: ""
@@ -127,8 +125,7 @@ class Device:
         return Role(self.role).is_switch
 
 
-@record
-class Management:
+class Management(Record, kw_only=True):
     """Where a device is managed: Ansible's `ansible_host`, SNMP target, the config's source.
 
     Hosts: their in-band address. Switches: the out-of-band address of their management port in
@@ -145,8 +142,7 @@ class Management:
     routes: tuple[tuple[int, int], ...] = ()
 
 
-@record
-class Link:
+class Link(Record, kw_only=True):
     """One cabled connection between two ports; the legs of a breakout cable share a cable_id,
     the patch cords of a structured run (Trunk) a trunk_id."""
 
@@ -171,8 +167,7 @@ class Link:
     cassette_port: int = 0
 
 
-@record
-class Subnet:
+class Subnet(Record, kw_only=True):
     """A host subnet and where its gateway lives: on `gateway_interface` of every owner (one
     leaf, or both members of an M-LAG pair answering on the same address)."""
 
@@ -203,8 +198,7 @@ class Subnet:
         )
 
 
-@record
-class Address:
+class Address(Record, kw_only=True):
     """An address on a host port (NPU NIC, storage NIC, business bond, in-band, BMC)."""
 
     device: str
@@ -216,8 +210,7 @@ class Address:
     subnet: str  # Subnet.name
 
 
-@record
-class Pool:
+class Pool(Record, kw_only=True):
     plane: str
     network: int
     prefix: int
@@ -228,8 +221,7 @@ class Pool:
         return 1 << (32 - self.prefix)
 
 
-@record
-class Fabric:
+class Fabric(Record, kw_only=True):
     """How a plane's switching was sized (for checks and the design review)."""
 
     plane: str
@@ -252,8 +244,7 @@ class Fabric:
     oversubscription: str  # requested leaf ratio, e.g. "1:1"
 
 
-@record
-class SwitchFacts:
+class SwitchFacts(Record, kw_only=True):
     """What a switch model can do, from the catalog (each fact cited there or unconfirmed):
     its release, the most equal-cost paths it installs, the ECN it has, its CLI families."""
 
@@ -266,8 +257,7 @@ class SwitchFacts:
     families_confirmed: bool = False  # command_families cite a source (e.g. checked on the box)
 
 
-@record
-class Cdu:
+class Cdu(Record, kw_only=True):
     name: str
     capacity_kw: float
     racks: tuple[str, ...]

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from generator.records import record
+from generator.records import Record
 
 
-@record
-class Trunk:
+class Trunk(Record, kw_only=True):
     """A split port cabled as structured cabling instead of one breakout cable (its legs leave
     the rack of their fan-out, or run beyond DAC/AOC): an MPO trunk from the split port's
     transceiver to a breakout cassette in the switch's rack, and one patch cord per leg (the

@@ -5,13 +5,12 @@ licence rows), the design review and the inventory (a switch's `licences` host v
 
 from __future__ import annotations
 
-from generator.records import record
+from generator.records import Record
 
 PART_KINDS = ("boards", "line_cards", "psus", "fans")  # catalog keys, in BOM order
 
 
-@record
-class Part:
+class Part(Record, kw_only=True):
     """A field-replaceable part a device model needs: `count` per device. `watts`: what it draws
     (boards, line cards, fans) or, for a power supply, its rated output; 0 when unknown. Its
     power is inside the device model's `power_w` (the chassis as configured), never added again."""
@@ -24,8 +23,7 @@ class Part:
     source: str  # the page that gives it, or the note saying what would confirm it
 
 
-@record
-class Hardware:
+class Hardware(Record, kw_only=True):
     """A device model in use: its catalog source, whether that source confirms it, its parts."""
 
     model: str
@@ -34,8 +32,7 @@ class Hardware:
     parts: tuple[Part, ...] = ()
 
 
-@record
-class Licence:
+class Licence(Record, kw_only=True):
     """A licence a switch's configuration needs: the feature it runs and the page saying so."""
 
     name: str  # e.g. CE-LIC-AFRD

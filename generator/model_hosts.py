@@ -3,7 +3,7 @@ derived from it (re-exported by generator.model: one model namespace)."""
 
 from __future__ import annotations
 
-from generator.records import record
+from generator.records import Record
 
 # The switch side of a jumbo plane (parameter, storage), from the CE V300R023C00 command reference
 # (WheaterW/INTA-project nassim-main/corpus/hw/hw_CE6800_V300R023C00/cmd_corpus_json/src/References/
@@ -25,8 +25,7 @@ JUMBO_FRAME_MAX = 9500
 FRAME_OVERHEAD = 22
 
 
-@record
-class SwitchMtu:
+class SwitchMtu(Record, kw_only=True):
     """A jumbo plane's MTUs, each derived from the NIC MTU of the plane's hosts (the lossless
     class's `mtu`): the switches route an IP MTU no smaller than the NIC's and accept frames that
     carry it. The design check (analysis.hardware.switch_mtu) fails a NIC MTU above what the
@@ -58,8 +57,7 @@ class SwitchMtu:
         return min(SWITCH_MTU_MAX, JUMBO_FRAME_MAX - FRAME_OVERHEAD)
 
 
-@record
-class NpuNicLimits:
+class NpuNicLimits(Record, kw_only=True):
     """What the NPU NIC tool (hccn_tool) of a server model accepts, from the catalog (cited
     there): the highest MTU, and the networks it refuses as an NPU address (CIDR)."""
 
@@ -70,8 +68,7 @@ class NpuNicLimits:
     source: str
 
 
-@record
-class Lossless:
+class Lossless(Record, kw_only=True):
     """The one lossless class of a plane, and every setting derived from it.
 
     NIC PFC bitmap, NIC priority->TC and DSCP->TC maps, HCCL_RDMA_SL/TC and the switches'
@@ -121,8 +118,7 @@ class Lossless:
         return self.priority
 
 
-@record
-class StorageNic:
+class StorageNic(Record, kw_only=True):
     """The storage-plane NIC of a host model, from the catalog (`storage_nic`, cited there or
     unconfirmed): the Linux driver its ports report (`ethtool -i`), which decides whether
     roles/storage_nic_qos can configure it."""
@@ -134,8 +130,7 @@ class StorageNic:
     source: str
 
 
-@record
-class NpuDevice:
+class NpuDevice(Record, kw_only=True):
     device_id: int  # /dev/davinciN, = NPU port index on the server
     port: str  # parameter-plane port the device's NIC is cabled from
     ip: int
@@ -146,8 +141,7 @@ class NpuDevice:
     sdid: int = -1  # A3: SDID read from the hardware (rank table super_device_id); -1 unknown
 
 
-@record
-class Domain:
+class Domain(Record, kw_only=True):
     """A failure/scheduling domain a server is in, spelled one way in every output.
 
     kind: rack | cdu | leaf (the access unit: a leaf, or a multi-rail group named first-last) |
@@ -159,8 +153,7 @@ class Domain:
     name: str
 
 
-@record
-class NpuServer:
+class NpuServer(Record, kw_only=True):
     """An NPU server as HCCL and schedulers see it; `Cluster.npu_servers` is in rank order."""
 
     name: str

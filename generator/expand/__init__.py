@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any, TypeVar
 
 from generator.blueprint.facts import NpuFacts
@@ -61,6 +60,7 @@ from generator.expand.services import (
 from generator.expand.settings import resolve_settings
 from generator.model import Cluster, Fabric, Growth
 from generator.names import host_name_problems, name_problems
+from generator.records import replace
 from generator.vocab import Plane, Role
 
 __all__ = ["PLANE_CODE", "expand", "plane_specs"]

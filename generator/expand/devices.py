@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -26,6 +26,7 @@ from generator.model import (
     Management,
     port_sort_key,
 )
+from generator.records import replace
 from generator.vocab import LinkKind, Plane, Role
 
 ASN_OFFSET = {

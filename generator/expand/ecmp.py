@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import replace
 
 from generator.catalog import Catalog
 from generator.model import Device, Link, SwitchFacts
+from generator.records import replace
 from generator.vocab import LinkKind, Role
 
 

@@ -14,15 +14,14 @@ from generator.catalog import SwitchModel
 from generator.errors import BlueprintError, Problem, YamlPath
 from generator.expand.ports import LeafPlan, leaf_port_plan
 from generator.expand.upper_tiers import Switch, Upper, UpperTooSmall, Wire, upper_tiers
-from generator.records import record
+from generator.records import Record
 from generator.vocab import LinkKind, Role
 
 # sizing and checks read these here; expand, border and links read UpperTooSmall and Wire here
 __all__ = ["LeafPlan", "UpperTooSmall", "Wire", "leaf_port_plan", "parse_ratio"]
 
 
-@record
-class Endpoint:
+class Endpoint(Record, kw_only=True):
     """A host (or switch management port) that needs `ports` on a plane."""
 
     host: str

@@ -9,11 +9,10 @@ and addresses; it never moves or renumbers one that exists (issue #17).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from generator.expand.devices import link_facts
 from generator.expand.racks import rack_loads
 from generator.model import Cluster, Device, Growth
+from generator.records import replace
 from generator.vocab import Plane, Role
 
 # Switches decide their presence plane by plane, data planes before the management planes

@@ -5,13 +5,13 @@ the design review and the inventory read `Cluster.hardware` and `Device.licences
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from generator.catalog import Catalog
 from generator.catalog.licences import licence_for
 from generator.model import Cluster, Device, Hardware, Part
 from generator.model_hardware import PART_KINDS
+from generator.records import replace
 
 
 def _part(kind: str, e: Mapping[str, Any]) -> Part:

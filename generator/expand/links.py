@@ -4,13 +4,14 @@ structured runs where a breakout cannot be one cable, and each plane's sizing su
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from generator.catalog import Catalog
 from generator.expand.fabric import PlaneBuild, Wire
 from generator.expand.layout import Floor, run_length
 from generator.expand.planes import PlaneSpec
 from generator.model import Fabric, Link, Rack, Trunk
+from generator.records import replace
 from generator.vocab import LinkKind, Plane
 
 HARNESS = ("DAC", "AOC")  # media a breakout cable is made of (cables.yaml: breakout where split)

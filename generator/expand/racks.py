@@ -4,7 +4,7 @@ and liquid-cooled racks onto CDUs."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from generator.blueprint.semantic import server_count
@@ -12,6 +12,7 @@ from generator.catalog import Catalog, HostModel
 from generator.errors import BlueprintError, Problem
 from generator.expand.layout import Floor
 from generator.model import Cdu, Device, Rack
+from generator.records import replace
 
 ZONES = ("training", "storage", "management")
 

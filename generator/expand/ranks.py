@@ -4,7 +4,6 @@ scheduling domains of each server, named once for every output."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from generator.blueprint.facts import NpuFacts
@@ -23,6 +22,7 @@ from generator.model import (
     NpuServer,
     Rack,
 )
+from generator.records import replace
 from generator.vocab import LinkKind, Plane, Role
 
 CODE = PLANE_CODE["parameter"]

@@ -4,7 +4,6 @@ settings the host configuration and the schedulers read, defaults resolved here 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from generator.model import (
@@ -18,6 +17,7 @@ from generator.model import (
     Subnet,
     network_of,
 )
+from generator.records import replace
 from generator.vocab import LinkKind, Plane, Role
 
 SERVICE_ROLE = {

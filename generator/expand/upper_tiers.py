@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from generator.catalog import SwitchModel
 from generator.errors import BlueprintError, Problem, YamlPath
 from generator.expand.ports import LeafPlan, describe_ports, spine_lanes
-from generator.records import record
+from generator.records import Record
 from generator.vocab import LinkKind
 
 
@@ -26,8 +26,7 @@ class Switch:
     splits: dict[str, str] = field(default_factory=dict)
 
 
-@record
-class Wire:
+class Wire(Record, kw_only=True):
     """A logical link before placement: a_* is the lower tier."""
 
     kind: str  # host | uplink | peer-link

@@ -129,10 +129,9 @@ test_10k_example_is_one_to_one_with_every_uplink_usable = pytest.mark.slow(
 def test_runs_over_the_optics_reach_fail_and_long_runs_take_single_mode():
     """The catalog's MMF rule stops at 70 m (the SR optics reach 100 m on OM4); a run longer than
     its optic's reach is a design error."""
-    from dataclasses import replace
-
     from generator.analysis.checks import optic_reach
     from generator.catalog import build_catalog
+    from generator.records import replace
 
     catalog = build_catalog()
     assert catalog.medium(400, 100) == "SMF" and catalog.medium(400, 70) == "MMF"
