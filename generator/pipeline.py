@@ -17,6 +17,7 @@ from generator.analysis import Analysis, Finding, analyse
 from generator.artifacts import OutputFile
 from generator.blueprint.facts import facts_path, load_npu_facts
 from generator.blueprint.load import LoadedBlueprint, load_blueprint
+from generator.blueprint.spec import Blueprint, blueprint_spec
 from generator.blueprint.validate import validate
 from generator.errors import BlueprintError, Problem
 from generator.expand import Substituted, expand
@@ -27,7 +28,8 @@ from generator.output import Staging
 @dataclass(slots=True)
 class Result:
     loaded: LoadedBlueprint
-    blueprint: dict[str, Any]
+    blueprint: dict[str, Any]  # validated, defaults filled: what sizing rewrites and tests read
+    spec: Blueprint  # the same as typed records: what expand and the analysis read
     cluster: Cluster
     analysis: Analysis
     files: list[OutputFile]  # empty when the files went into a sink
@@ -79,12 +81,13 @@ def run(
         try:
             with _timed(seconds, "validate"):
                 bp = validate(loaded)
+                spec = blueprint_spec(bp)
             progress("blueprint valid")
             with _timed(seconds, "facts"):
-                facts_file = str(facts) if facts else facts_path(bp, loaded.file)
+                facts_file = str(facts) if facts else facts_path(spec, loaded.file)
                 npu_facts = load_npu_facts(facts_file) if facts_file else None
             with _timed(seconds, "expand"):
-                cluster = _chosen(expand(bp, progress=progress, facts=npu_facts), loaded)
+                cluster = _chosen(expand(spec, progress=progress, facts=npu_facts), loaded)
         except Substituted as err:
             raise BlueprintError([*err.problems, *substituted_checks(err.cluster)]).locate(
                 loaded.file, loaded.positions
@@ -96,7 +99,7 @@ def run(
         # the model emitters start beside the analysis; a design error discards their files
         with parallel.emitters(cluster, root) if emit else nullcontext() as collect:
             with _timed(seconds, "analyse"):
-                analysis = analyse(cluster, bp if emit else None)  # growth cost: for the review
+                analysis = analyse(cluster, spec if emit else None)  # growth cost: for the review
             progress(f"{len(analysis.findings)} design findings")
             if collect and not any(f.severity == "error" for f in analysis.findings):
                 # what is left of emit once the analysis is done, and the writing into the sink;
@@ -104,7 +107,7 @@ def run(
                 with _timed(seconds, "emit"), sink.os_errors() if sink else nullcontext():
                     got = collect(analysis)
     files, written = ([], got) if root else (got, [])
-    return Result(loaded, bp, cluster, analysis, files, written, seconds)
+    return Result(loaded, bp, spec, cluster, analysis, files, written, seconds)
 
 
 @contextmanager

@@ -5,9 +5,7 @@ is kept between calls."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from generator.analysis.checks import ERROR, INFO, WARNING, Finding, check
 from generator.analysis.command_table import unconfirmed
@@ -18,6 +16,7 @@ from generator.analysis.hardware import lossless_needs
 from generator.analysis.licences import Licence, licence_rows, licences
 from generator.analysis.materials import BomRow, IpEntry, bom_rows, ip_entries
 from generator.analysis.rolling import Rolling, rolling
+from generator.blueprint.spec import Blueprint
 from generator.model import Cluster
 
 __all__ = ["ERROR", "INFO", "WARNING", "Analysis", "Finding", "analyse"]
@@ -51,13 +50,15 @@ def unconfirmed_commands(cluster: Cluster) -> tuple[tuple[str, str, tuple[str, .
     return tuple(out)
 
 
-def analyse(cluster: Cluster, blueprint: Mapping[str, Any] | None = None) -> Analysis:
+def analyse(cluster: Cluster, blueprint: Blueprint | None = None) -> Analysis:
     """With the validated `blueprint` the cluster came from, also the growth cost (it expands
     the blueprint once more, at the next step up)."""
     failures = review(cluster)
     needs = tuple(licences(cluster))
     findings = tuple(check(cluster, failures))
-    grows = blueprint and not any(f.severity == ERROR for f in findings)  # else nothing is written
+    grows = blueprint is not None and not any(
+        f.severity == ERROR for f in findings
+    )  # else nothing is written
     return Analysis(
         findings=findings,
         failures=failures,

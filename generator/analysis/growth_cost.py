@@ -18,12 +18,14 @@ why); their review gives the next step as the default plan and the `wanka diff` 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from math import lcm
 from typing import Any
 
+import msgspec
+
 from generator import diff
+from generator.blueprint.spec import Blueprint
 from generator.errors import BlueprintError, format_path
 from generator.expand import expand
 from generator.expand.growth import prefix
@@ -81,23 +83,22 @@ class GrowthCost:
         return self.next_cards if (self.total or not self.measured) and not self.covered else 0
 
 
-def step_size(cluster: Cluster, bp: Mapping[str, Any]) -> tuple[int, int]:
+def step_size(cluster: Cluster, bp: Blueprint) -> tuple[int, int]:
     """(servers the next step adds, the unit it is counted in)."""
     fabric = next((f for f in cluster.fabrics if f.plane == Plane.PARAMETER), None)
-    supernode = bp["compute"].get("supernode", {}).get("servers", 1)
+    supernode = bp.compute.supernode.servers if bp.compute.supernode else 1
     unit = lcm(max(1, fabric.hosts_per_group if fabric else 1), supernode)
     want = -(-len(cluster.npu_servers) // STEP_SHARE)
     return max(unit, -(-want // unit) * unit), unit
 
 
-def _sized(bp: Mapping[str, Any], servers: int) -> dict[str, Any]:
+def _sized(bp: Blueprint, servers: int) -> Blueprint:
     """The blueprint at `servers` NPU servers, without a growth plan."""
-    compute = {k: v for k, v in bp["compute"].items() if k != "cards"}
-    rest = {k: v for k, v in bp.items() if k != "growth"}
-    return {**rest, "compute": {**compute, "servers": servers}}
+    compute = msgspec.structs.replace(bp.compute, cards=None, servers=servers)
+    return msgspec.structs.replace(bp, compute=compute, growth=None)
 
 
-def next_step_cost(cluster: Cluster, bp: Mapping[str, Any]) -> GrowthCost | None:
+def next_step_cost(cluster: Cluster, bp: Blueprint) -> GrowthCost | None:
     """The next step up from `cluster` (expanded from the validated blueprint `bp`) without a
     plan, and with the recommended one; None without NPU servers."""
     now = len(cluster.npu_servers)

@@ -35,6 +35,7 @@ from generator.blueprint.facts_check import KEYS as DEVICE_KEYS
 from generator.blueprint.facts_check import file_problems, server_problems
 from generator.blueprint.facts_layout import Duplicate, OffLayout, read_layout
 from generator.blueprint.readfile import ReadRefused, read_regular
+from generator.blueprint.spec import Blueprint
 from generator.errors import BlueprintError, Problem, YamlPath
 
 MAX_BYTES = 64 * 1024 * 1024
@@ -202,9 +203,9 @@ def _locator(
     return locate
 
 
-def facts_path(bp: Mapping[str, Any], blueprint_file: str) -> str | None:
+def facts_path(bp: Blueprint, blueprint_file: str) -> str | None:
     """hccl.facts of the blueprint, relative to the blueprint's folder."""
-    rel = bp["hccl"].get("facts")
+    rel = bp.hccl.facts
     if not rel:
         return None
     return os.path.join(os.path.dirname(os.path.abspath(blueprint_file)), rel)

@@ -19,6 +19,7 @@ from generator.blueprint.refusals import (
     mountpoint_problems,
     pool_kind_problems,
 )
+from generator.blueprint.spec import Blueprint
 from generator.catalog import Catalog, HostModel, build_catalog, overrides, port_names
 from generator.errors import Problem, YamlPath, format_path
 from generator.vocab import Plane, Role
@@ -173,28 +174,50 @@ def _model_problem(path: YamlPath, name: str, kind: str, catalog: Catalog) -> Pr
 
 def server_model(data: Data, catalog: Catalog) -> HostModel | None:
     """The NPU server model, when the name is a known npu-server."""
-    model = catalog.hosts.get(data["compute"]["server"])
+    return npu_model(data["compute"]["server"], catalog)
+
+
+def npu_model(name: str, catalog: Catalog) -> HostModel | None:
+    model = catalog.hosts.get(name)
     return model if model is not None and model.kind == Role.NPU_SERVER else None
 
 
 def server_count(data: Data, catalog: Catalog) -> int | None:
     """How many NPU servers the blueprint asks for, when that is known."""
     compute = data["compute"]
-    if "servers" in compute:
-        return compute["servers"]
-    model = server_model(data, catalog)
-    if model is None or not model.npus or compute["cards"] % model.npus:
+    return servers_of(compute["server"], compute.get("servers"), compute.get("cards"), catalog)
+
+
+def servers_of(server: str, servers: int | None, cards: int | None, catalog: Catalog) -> int | None:
+    """NPU servers from `compute`'s servers, else its cards (None when they do not divide)."""
+    if servers is not None:
+        return servers
+    model = npu_model(server, catalog)
+    if model is None or not model.npus or cards is None or cards % model.npus:
         return None
-    return compute["cards"] // model.npus
+    return cards // model.npus
 
 
 def planned_servers(data: Data, catalog: Catalog) -> int:
     """NPU servers of the planned final build (`growth.cards`), 0 without a plan."""
-    model = server_model(data, catalog)
-    cards = data.get("growth", {}).get("cards", 0)
+    return planned_of(data["compute"]["server"], data.get("growth", {}).get("cards", 0), catalog)
+
+
+def planned_of(server: str, cards: int, catalog: Catalog) -> int:
+    model = npu_model(server, catalog)
     if not cards or model is None or not model.npus or cards % model.npus:
         return 0
     return cards // model.npus
+
+
+def spec_servers(bp: Blueprint, catalog: Catalog) -> int | None:
+    """server_count of the typed blueprint."""
+    return servers_of(bp.compute.server, bp.compute.servers, bp.compute.cards, catalog)
+
+
+def spec_planned(bp: Blueprint, catalog: Catalog) -> int:
+    """planned_servers of the typed blueprint."""
+    return planned_of(bp.compute.server, bp.growth.cards if bp.growth else 0, catalog)
 
 
 def cards_problems(data: Data, catalog: Catalog) -> list[Problem]:

@@ -13,8 +13,11 @@ import ipaddress
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+import msgspec
+
 from generator.blueprint.facts import NpuFacts
-from generator.blueprint.semantic import planned_servers, server_count
+from generator.blueprint.semantic import spec_planned, spec_servers
+from generator.blueprint.spec import Blueprint
 from generator.catalog import Catalog, build_catalog
 from generator.errors import BlueprintError, Problem, format_path
 from generator.expand import growth
@@ -158,7 +161,7 @@ class Problems:
 
 
 def expand(
-    bp: Mapping[str, Any],
+    bp: Blueprint,
     catalog: Catalog | None = None,
     progress: Progress = _noop,
     facts: NpuFacts | None = None,
@@ -166,9 +169,9 @@ def expand(
     """The whole cluster from a validated blueprint (defaults filled) and, for A3 supernodes, the
     NPU facts collected from the hardware. With `growth.cards`, the planned final build is laid
     out and the part built now kept (generator.expand.growth)."""
-    catalog = catalog or build_catalog(bp.get("catalog"))
-    servers = server_count(bp, catalog) or 0
-    planned = planned_servers(bp, catalog)
+    catalog = catalog or build_catalog(bp.catalog)
+    servers = spec_servers(bp, catalog) or 0
+    planned = spec_planned(bp, catalog)
     if not planned or planned == servers:
         return _expand(bp, catalog, progress, Growth(planned, servers), facts)
     final = _at_planned_size(bp, catalog, progress, planned, facts)
@@ -181,19 +184,20 @@ def expand(
 
 
 def _at_planned_size(
-    bp: Mapping[str, Any],
+    bp: Blueprint,
     catalog: Catalog,
     progress: Progress,
     planned: int,
     facts: NpuFacts | None,
 ) -> Cluster:
     """The cluster at its planned final size; its design errors say they are the plan's."""
-    compute = {k: v for k, v in bp["compute"].items() if k != "cards"}
-    sized = {**bp, "compute": {**compute, "servers": planned}}
+    sized = msgspec.structs.replace(
+        bp, compute=msgspec.structs.replace(bp.compute, cards=None, servers=planned)
+    )
     try:
         return _expand(sized, catalog, progress, Growth(planned, planned), facts)
     except BlueprintError as e:
-        cards = bp["growth"]["cards"]
+        cards = bp.growth.cards if bp.growth else 0
         raise BlueprintError(
             [replace(p, message=f"{p.message} (at the planned size, growth.cards {cards:,})")
              for p in e.problems]
@@ -237,7 +241,7 @@ def _upper_hint(spec: PlaneSpec, e: UpperTooSmall, alt: str | None, catalog: Cat
 
 
 def _expand(
-    bp: Mapping[str, Any],
+    bp: Blueprint,
     catalog: Catalog,
     progress: Progress,
     grown: Growth,
@@ -291,7 +295,7 @@ def _expand(
     addrs = _allocate(specs, builds, problems, npu_subnets or dies)
     if attached.shared_storage:
         where = ("networks", "storage", "pool")
-        pool = bp["networks"]["storage"]["pool"]
+        pool = bp.networks.storage.pool
         shared = problems.attempt(shared_storage_addresses, pool, attached.shared_storage, where)
         if shared is not None:
             addrs["storage"] = shared
@@ -313,7 +317,7 @@ def _expand(
     links, trunks = cable(wire_sets, floor, rack_by, catalog, splits)
     progress(f"{len(links):,} links cabled")
     devs = link_facts(ecmp_paths(devs, links), links)
-    cdus = assign_cdus(racks, floor, bp["zones"]["training"])
+    cdus = assign_cdus(racks, floor, bp.zones.training)
     cdu_of = {rack: c.name for c in cdus for rack in c.racks}
     racks = tuple(replace(r, cdu=cdu_of[r.name]) if r.name in cdu_of else r for r in racks)
     racks = rack_loads(racks, devs)
@@ -330,8 +334,8 @@ def _expand(
     svc = services(devs, pools)
     subnets = ztp_relay(tuple(s for a in addrs.values() for s in a.subnets), svc)
     cluster = Cluster(
-        name=bp["metadata"]["name"],
-        site=bp["metadata"]["site"],
+        name=bp.metadata.name,
+        site=bp.metadata.site,
         racks=racks,
         devices=devs,
         links=links,
@@ -349,7 +353,7 @@ def _expand(
         facts_file=facts.file if facts else "",
         trunks=trunks,
         hccl_env=hccl_environment(
-            bp, lossless_of("parameter", bp["networks"]["parameter"]["lossless"], npu_mtu_limit)
+            bp, lossless_of("parameter", bp.networks.parameter.lossless, npu_mtu_limit)
         ),
         services=svc,
         routes=routing.routes,
@@ -380,7 +384,7 @@ def _expand(
     return problems.settle(with_licences(cluster))
 
 
-def _acceptance(bp: Mapping[str, Any], c: Cluster, catalog: Catalog):
+def _acceptance(bp: Blueprint, c: Cluster, catalog: Catalog):
     models = {s.name: catalog.hosts[c.device_by_name[s.name].model] for s in c.npu_servers}
     return acceptance_plan(bp, c.npu_servers, c.links, c.fabric("parameter"), models)
 

@@ -19,8 +19,10 @@ Expected bus bandwidth (NCCL-tests convention, GB/s = 10^9 bytes/s; domain.md §
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
+import msgspec
+
+from generator.blueprint.spec import Blueprint
 from generator.catalog import HostModel
 from generator.model import Acceptance, AcceptanceScope, Fabric, Link, NpuServer
 from generator.vocab import LinkKind, Plane
@@ -29,25 +31,25 @@ Units = tuple[tuple[str, tuple[str, ...]], ...]
 
 
 def acceptance_plan(
-    bp: Mapping[str, Any],
+    bp: Blueprint,
     servers: Sequence[NpuServer],
     links: Sequence[Link],
     fabric: Fabric | None,
     models: Mapping[str, HostModel],
 ) -> Acceptance:
     """`models`: catalog host model of each NPU server, by server name."""
-    a = bp["acceptance"]
-    eff = float(a["efficiency"])
+    a = bp.acceptance
+    eff = float(a.efficiency)
     settings = {
         "efficiency": eff,
-        "min_bytes": a["min_bytes"],
-        "max_bytes": a["max_bytes"],
-        "iters": a["iters"],
-        "warmup": a["warmup"],
-        "batch": a["batch"],
-        "checkpoint_write_gbps": float(a["checkpoint_write_gbps"]),
-        "idle_power_max_w": a["idle_power_max_w"],
-        "compile_cache": dict(a["compile_cache"]),
+        "min_bytes": a.min_bytes,
+        "max_bytes": a.max_bytes,
+        "iters": a.iters,
+        "warmup": a.warmup,
+        "batch": a.batch,
+        "checkpoint_write_gbps": float(a.checkpoint_write_gbps),
+        "idle_power_max_w": a.idle_power_max_w,
+        "compile_cache": msgspec.to_builtins(a.compile_cache),
     }
     if not servers or fabric is None:
         return Acceptance(**settings)

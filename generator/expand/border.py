@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from generator.blueprint.spec import Blueprint, Border
 from generator.catalog import SwitchModel
 from generator.errors import BlueprintError, Problem, YamlPath
 from generator.expand.addressing import PlaneAddresses, block_prefix, parse_pool
@@ -23,7 +23,7 @@ from generator.expand.racks import Hosts
 from generator.model import Address, BorderOspf, Pool, Route, SourceNat, Subnet, Uplink
 from generator.vocab import LinkKind, Plane, Role
 
-BORDER = {Role.BORDER_ROUTER: ("router", "rtr"), Role.FIREWALL: ("firewall", "fw")}
+BORDER_PREFIX = {Role.BORDER_ROUTER: "rtr", Role.FIREWALL: "fw"}  # device names: rtr-01, fw-01
 BORDER_SPEED = 100
 FIREWALL_PLANES = (
     Plane.BUSINESS,
@@ -46,13 +46,14 @@ class Attached:
     uplinks: dict[str, str]  # border router -> its free port toward the provider
 
 
-def border_devices(bp: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+def border_devices(bp: Blueprint) -> list[tuple[str, str, str]]:
     """(name, role, model) of the routers and firewalls, one or a pair each."""
-    border = bp["zones"]["border"]
+    border = bp.zones.border
+    boxes = {Role.BORDER_ROUTER: border.router, Role.FIREWALL: border.firewall}
     return [
-        (f"{prefix}-{i + 1:02d}", role, border[key]["model"])
-        for role, (key, prefix) in BORDER.items()
-        for i in range(2 if border[key]["pair"] else 1)
+        (f"{BORDER_PREFIX[role]}-{i + 1:02d}", role, box.model)
+        for role, box in boxes.items()
+        for i in range(2 if box.pair else 1)
     ]
 
 
@@ -116,7 +117,7 @@ class FreePorts:
 
 
 def attach(
-    bp: Mapping[str, Any],
+    bp: Blueprint,
     builds: Mapping[str, PlaneBuild],
     hosts: Hosts,
     switch_model: Mapping[str, SwitchModel],
@@ -152,7 +153,7 @@ def attach(
     wires = [uplink(fw, t, where) for fw in firewalls for t in faces]
     uplinks = {r: ports.take(r, BORDER_SPEED, where) for r in routers}
     storage: list[Wire] = []
-    if bp["networks"]["storage"]["mode"] == "shared":
+    if bp.networks.storage.mode == "shared":
         where = ("networks", "storage", "mode")
         for node in hosts.storage_nodes:
             spec = hosts.model[node].port("storage")
@@ -183,9 +184,7 @@ class BorderRouting:
     ospf: tuple[BorderOspf, ...] = ()  # the firewall-router links, routers advertising default
 
 
-def border_routing(
-    bp: Mapping[str, Any], pools: Mapping[str, str], attached: Attached
-) -> BorderRouting:
+def border_routing(bp: Blueprint, pools: Mapping[str, str], attached: Attached) -> BorderRouting:
     """/31s on every firewall link (from the last eighth of the plane's own pool, the border pool
     toward the routers), and the static routes that make the management zone and the way out:
 
@@ -196,9 +195,9 @@ def border_routing(
       the business pool leaves translated to the firewall's section of the NAT pool (source_nat).
     - routers: the business pool to the firewalls (first preferred), each firewall's NAT section
       to that firewall, default to the provider."""
-    border = bp["zones"]["border"]
+    border = bp.zones.border
     bases = {plane: parse_pool(pools[plane]) for plane in FIREWALL_PLANES}
-    net, prefix = parse_pool(border["pool"])
+    net, prefix = parse_pool(border.pool)
     nxt = {  # next free /31 of each plane's border region, and of the border pool
         plane: base + ((1 << (32 - length)) // 8) * BORDER_REGION
         for plane, (base, length) in bases.items()
@@ -242,7 +241,7 @@ def border_routing(
                     preference=FLOATING_DEFAULT,
                 )
             )
-    pnet, pprefix = parse_pool(border["provider"])
+    pnet, pprefix = parse_pool(border.provider)
     uplinks = []
     for k, (router, port) in enumerate(sorted(attached.uplinks.items())):
         if 2 * k + 2 > 1 << (32 - pprefix):
@@ -300,17 +299,17 @@ def border_ospf(attached: Attached, p2p: dict[int, tuple[int, int]]) -> tuple[Bo
 
 
 def source_nat(
-    border: Mapping[str, Any], firewalls: list[str], business: tuple[int, int], handoffs: int
+    border: Border, firewalls: list[str], business: tuple[int, int], handoffs: int
 ) -> tuple[SourceNat, ...]:
     """The business plane leaves through the provider with addresses the provider routes back:
     the NAT pool (zones.border.nat; by default the upper half of zones.border.provider, whose
     lower half holds the routers' hand-off /31s), cut into one equal, aligned section per
     firewall. The firewalls keep their sessions apart (no state is shared between them), so each
     translates to its own section and the routers route each section back to its firewall."""
-    pnet, pprefix = parse_pool(border["provider"])
-    if border.get("nat"):
+    pnet, pprefix = parse_pool(border.provider)
+    if border.nat:
         where: YamlPath = ("zones", "border", "nat")
-        net, prefix = parse_pool(border["nat"])
+        net, prefix = parse_pool(border.nat)
     else:
         where = ("zones", "border", "provider")
         net, prefix = pnet + (1 << (31 - pprefix)), pprefix + 1

@@ -7,8 +7,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
 
+from generator.blueprint.spec import Blueprint
 from generator.catalog import Catalog, SwitchModel
 from generator.errors import BlueprintError, Problem, YamlPath
 from generator.expand.addressing import PlaneAddresses
@@ -112,9 +112,9 @@ class Placer:
     management cores, border) in the management zone. Redundant members (pair, spine i / i+1)
     alternate between an A and a B side."""
 
-    def __init__(self, bp: Mapping[str, Any], floor: Floor, catalog: Catalog) -> None:
+    def __init__(self, bp: Blueprint, floor: Floor, catalog: Catalog) -> None:
         self.floor, self.catalog, self.placed = floor, catalog, Placed()
-        self.net_power = bp["zones"]["training"]["network_rack"]["power_kw"]
+        self.net_power = bp.zones.training.network_rack.power_kw
         self.spine_row = floor.new_row("training")
         self.mgmt_row = floor.zone_rows["management"]
 
@@ -177,7 +177,7 @@ class Placer:
                 side=sw.index % 2,
             )
 
-    def border(self, bp: Mapping[str, Any]) -> None:
+    def border(self, bp: Blueprint) -> None:
         for name, role, model in border_devices(bp):
             side = (int(name.rsplit("-", 1)[1]) - 1) % 2  # -01 on the A side, -02 on the B side
             self.switch(
@@ -241,7 +241,7 @@ def management(
 
 
 def devices(
-    bp: Mapping[str, Any],
+    bp: Blueprint,
     specs: Mapping[str, PlaneSpec],
     hosts: Hosts,
     floor: Floor,
@@ -252,7 +252,7 @@ def devices(
 ) -> tuple[Device, ...]:
     """Hosts (servers, storage nodes, management nodes), then switches in placement order. ASNs
     only on the planes that route with BGP: per plane a base, spines per pod, leaves by index."""
-    asn_base = bp["networks"]["parameter"]["routing"]["asn_base"]
+    asn_base = bp.networks.parameter.routing.asn_base
     asn: dict[str, int] = {}
     for plane, offset in ASN_OFFSET.items():
         b = builds.get(plane)
@@ -282,7 +282,7 @@ def devices(
     for plane in (Plane.INBAND, Plane.OOB):
         for a in addrs[plane].addresses if plane in addrs else ():
             by_device.setdefault((plane, a.device), []).append(a)
-    supernode = bp["compute"].get("supernode", {}).get("servers")
+    supernode = bp.compute.supernode.servers if bp.compute.supernode else None
     # the pools a host's in-band port routes: its own plane's; the management nodes manage the
     # out-of-band plane too (switch management ports, BMCs), through the firewalls
     pool = {

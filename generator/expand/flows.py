@@ -15,9 +15,7 @@ row from the rendered files. Endpoint groups, as the inventory spells them:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
+from generator.blueprint.spec import Blueprint
 from generator.model import Flow
 from generator.vocab import Plane
 
@@ -149,7 +147,7 @@ FLOWS: tuple[Flow, ...] = (
 )
 
 
-def required_flows(bp: Mapping[str, Any]) -> tuple[Flow, ...]:
+def required_flows(bp: Blueprint) -> tuple[Flow, ...]:
     """The table above; with storage shared on the business plane the DPC flow still stays
     inside one routing domain (the storage VLAN of the business spines)."""
     del bp  # every blueprint needs the same flows today; the groups resolve per cluster

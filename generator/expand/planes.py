@@ -3,10 +3,10 @@ host VLAN, and the lossless class."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
+from generator.blueprint.spec import Blueprint, LosslessSpec
 from generator.errors import YamlPath
 from generator.expand.fabric import parse_ratio
 from generator.model import Lossless, SwitchMtu
@@ -60,26 +60,26 @@ class PlaneSpec:
     upper_zone: str = "management"
 
 
-def plane_specs(bp: Mapping[str, Any]) -> dict[str, PlaneSpec]:
+def plane_specs(bp: Blueprint) -> dict[str, PlaneSpec]:
     """Routing: the blueprint's choice on the parameter plane, BGP on a dedicated storage plane,
     OSPF on the business and management planes."""
-    nets = bp["networks"]
-    pn, sn, bn, mn = nets["parameter"], nets["storage"], nets["business"], nets["management"]
+    nets = bp.networks
+    pn, sn, bn, mn = nets.parameter, nets.storage, nets.business, nets.management
     specs = {
         Plane.PARAMETER: PlaneSpec(
             plane=Plane.PARAMETER,
             where=("networks", "parameter"),
-            leaf=pn["leaf"]["model"],
-            spine=pn["spine"]["model"],
-            core=pn["core"]["model"],
-            ratio=parse_ratio(pn["oversubscription"]),
-            oversubscription=pn["oversubscription"],
-            split=pn["leaf"]["split"],
-            tiers=pn["tiers"],
-            spine_count=pn["spine"]["count"],
-            pool=pn["pool"],
-            routing=pn["routing"]["protocol"],
-            multi_rail=pn["rail"] == "multi",
+            leaf=pn.leaf.model,
+            spine=pn.spine.model,
+            core=pn.core.model,
+            ratio=parse_ratio(pn.oversubscription),
+            oversubscription=pn.oversubscription,
+            split=pn.leaf.split,
+            tiers=pn.tiers,
+            spine_count=pn.spine.count,
+            pool=pn.pool,
+            routing=pn.routing.protocol,
+            multi_rail=pn.rail == "multi",
             dual_homed=False,
             upper_zone="training",
             vlan=HOST_VLAN["parameter"],
@@ -87,15 +87,15 @@ def plane_specs(bp: Mapping[str, Any]) -> dict[str, PlaneSpec]:
         Plane.STORAGE: PlaneSpec(
             plane=Plane.STORAGE,
             where=("networks", "storage"),
-            leaf=sn["leaf"]["model"],
-            spine=sn["spine"]["model"],
-            core=sn["spine"]["model"],
-            ratio=parse_ratio(sn["oversubscription"]),
-            oversubscription=sn["oversubscription"],
-            split=sn["leaf"]["split"],
+            leaf=sn.leaf.model,
+            spine=sn.spine.model,
+            core=sn.spine.model,
+            ratio=parse_ratio(sn.oversubscription),
+            oversubscription=sn.oversubscription,
+            split=sn.leaf.split,
             tiers="auto",
-            spine_count=sn["spine"]["count"],
-            pool=sn["pool"],
+            spine_count=sn.spine.count,
+            pool=sn.pool,
             routing="bgp",
             upper_zone="training",
             vlan=HOST_VLAN["storage"],
@@ -103,37 +103,37 @@ def plane_specs(bp: Mapping[str, Any]) -> dict[str, PlaneSpec]:
         Plane.BUSINESS: PlaneSpec(
             plane=Plane.BUSINESS,
             where=("networks", "business"),
-            leaf=bn["leaf"]["model"],
-            spine=bn["spine"]["model"],
-            core=bn["spine"]["model"],
-            ratio=parse_ratio(bn["oversubscription"]),
-            oversubscription=bn["oversubscription"],
+            leaf=bn.leaf.model,
+            spine=bn.spine.model,
+            core=bn.spine.model,
+            ratio=parse_ratio(bn.oversubscription),
+            oversubscription=bn.oversubscription,
             split="auto",
             tiers=2,
-            spine_count=bn["spine"]["count"],
-            pool=bn["pool"],
+            spine_count=bn.spine.count,
+            pool=bn.pool,
             routing="ospf",
-            dual_homed=bn["leaf"]["mlag"],
-            peer_links=2 if bn["leaf"]["mlag"] else 0,
+            dual_homed=bn.leaf.mlag,
+            peer_links=2 if bn.leaf.mlag else 0,
             subnet_per_group=True,
             bond="bond0",
-            vlan=bn["vlan"] or HOST_VLAN["business"],
+            vlan=bn.vlan or HOST_VLAN["business"],
         ),
     }
     for plane in (Plane.INBAND, Plane.OOB):
-        m = mn[plane]
+        m = mn.inband if plane == Plane.INBAND else mn.oob
         specs[plane] = PlaneSpec(
             plane=plane,
             where=("networks", "management", plane),
-            leaf=m["access"]["model"],
-            spine=m["core"]["model"],
-            core=m["core"]["model"],
+            leaf=m.access.model,
+            spine=m.core.model,
+            core=m.core.model,
             ratio=None,
             oversubscription="",
             split="auto",
             tiers=2,
             spine_count="auto",
-            pool=m["pool"],
+            pool=m.pool,
             routing="ospf",
             leaf_role=Role.ACCESS,
             upper_role=Role.CORE,
@@ -141,15 +141,15 @@ def plane_specs(bp: Mapping[str, Any]) -> dict[str, PlaneSpec]:
             uplinks=2,
             vlan=HOST_VLAN[plane],
         )
-    if sn["mode"] == "shared":
+    if sn.mode == "shared":
         del specs["storage"]
     return specs
 
 
-def roce_planes(bp: Mapping[str, Any]) -> tuple[str, ...]:
+def roce_planes(bp: Blueprint) -> tuple[str, ...]:
     """Planes whose hosts speak RoCE: the parameter plane (HCCL), and a dedicated storage plane
     (DPC over 2 x 100G RoCE, the QCon 2025 Beijing talk 大模型在超大规模集群性能提升实践). A shared storage plane rides the business network."""
-    dedicated = bp["networks"]["storage"]["mode"] == "dedicated"
+    dedicated = bp.networks.storage.mode == "dedicated"
     return (Plane.PARAMETER, Plane.STORAGE) if dedicated else (Plane.PARAMETER,)
 
 
@@ -157,27 +157,31 @@ def roce_planes(bp: Mapping[str, Any]) -> tuple[str, ...]:
 HOST_MTU = 4200
 
 
-def lossless_of(plane: str, cfg: Mapping[str, Any], mtu_limit: int = HOST_MTU) -> Lossless:
+def lossless_of(plane: str, cfg: LosslessSpec, mtu_limit: int = HOST_MTU) -> Lossless:
     """A plane's lossless class; its MTU is the blueprint's, else HOST_MTU or, when lower, the
     highest the plane's NICs accept (`mtu_limit`: the NPU NIC limit of the parameter plane)."""
     return Lossless(
         plane=plane,
-        priority=cfg["priority"],
-        dscp=cfg["dscp"],
+        priority=cfg.priority,
+        dscp=cfg.dscp,
         tc=NIC_LOSSLESS_TC,
-        ecn=cfg["ecn"],
-        mtu=cfg.get("mtu", min(HOST_MTU, mtu_limit)),
-        cnp_dscp=cfg.get("cnp_dscp", 48),
+        ecn=cfg.ecn,
+        mtu=min(HOST_MTU, mtu_limit) if cfg.mtu is None else cfg.mtu,
+        cnp_dscp=cfg.cnp_dscp,
     )
 
 
-def lossless_classes(bp: Mapping[str, Any], npu_mtu_limit: int) -> tuple[Lossless, ...]:
+def lossless_classes(bp: Blueprint, npu_mtu_limit: int) -> tuple[Lossless, ...]:
     """The lossless class of every RoCE plane whose blueprint keeps PFC on (`pfc: false` drops
     it, and the design check then fails the plane)."""
+    cfgs = {
+        Plane.PARAMETER: bp.networks.parameter.lossless,
+        Plane.STORAGE: bp.networks.storage.lossless,
+    }
     return tuple(
-        lossless_of(plane, cfg, npu_mtu_limit if plane == Plane.PARAMETER else HOST_MTU)
+        lossless_of(plane, cfgs[plane], npu_mtu_limit if plane == Plane.PARAMETER else HOST_MTU)
         for plane in roce_planes(bp)
-        if (cfg := bp["networks"][plane].get("lossless")) and cfg.get("pfc", True)
+        if cfgs[plane].pfc
     )
 
 

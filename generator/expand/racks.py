@@ -3,11 +3,11 @@ and liquid-cooled racks onto CDUs."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
-from generator.blueprint.semantic import server_count
+from generator.blueprint.semantic import spec_servers
+from generator.blueprint.spec import Blueprint, Training
 from generator.catalog import Catalog, HostModel
 from generator.errors import BlueprintError, Problem
 from generator.expand.layout import Floor
@@ -25,11 +25,11 @@ class Hosts:
     model: dict[str, HostModel]
 
 
-def rack_problems(bp: Mapping[str, Any], server: HostModel) -> list[Problem]:
+def rack_problems(bp: Blueprint, server: HostModel) -> list[Problem]:
     """A compute rack must hold its servers' power, heat and height."""
-    rack_cfg = bp["zones"]["training"]["rack"]
-    per_rack, power_kw = rack_cfg["servers"], rack_cfg["power_kw"]
-    cooling_kw = rack_cfg.get("cooling_kw", power_kw)
+    rack_cfg = bp.zones.training.rack
+    per_rack, power_kw = rack_cfg.servers, rack_cfg.power_kw
+    cooling_kw = power_kw if rack_cfg.cooling_kw is None else rack_cfg.cooling_kw
     where = ("zones", "training", "rack", "servers")
     out = []
     load_kw = per_rack * server.power_w / 1000
@@ -43,67 +43,64 @@ def rack_problems(bp: Mapping[str, Any], server: HostModel) -> list[Problem]:
                 f"at most {int(limit * 1000 // server.power_w)} servers per rack, or raise the budget",
             )
         )
-    if per_rack * server.height_u > rack_cfg["height_u"]:
+    if per_rack * server.height_u > rack_cfg.height_u:
         out.append(
             Problem(
                 where,
-                f"{per_rack} x {server.height_u}U servers do not fit a {rack_cfg['height_u']}U rack",
+                f"{per_rack} x {server.height_u}U servers do not fit a {rack_cfg.height_u}U rack",
             )
         )
     return out
 
 
-def place_hosts(bp: Mapping[str, Any], catalog: Catalog, floor: Floor) -> Hosts:
+def place_hosts(bp: Blueprint, catalog: Catalog, floor: Floor) -> Hosts:
     """Training rows of compute racks, then the storage and management zones."""
-    tz, sz, mz = bp["zones"]["training"], bp["zones"]["storage"], bp["zones"]["management"]
-    server = catalog.hosts[bp["compute"]["server"]]
+    tz, sz, mz = bp.zones.training, bp.zones.storage, bp.zones.management
+    server = catalog.hosts[bp.compute.server]
     problems = rack_problems(bp, server)
     if problems:
         raise BlueprintError(problems)
-    rack_cfg = tz["rack"]
-    per_rack, power_kw = rack_cfg["servers"], rack_cfg["power_kw"]
-    cooling_kw = rack_cfg.get("cooling_kw", power_kw)
-    c = bp["compute"]
+    rack_cfg = tz.rack
+    per_rack, power_kw = rack_cfg.servers, rack_cfg.power_kw
+    cooling_kw = power_kw if rack_cfg.cooling_kw is None else rack_cfg.cooling_kw
+    c = bp.compute
     servers = [
-        c["hostname"].format(index=c["index_start"] + i)
-        for i in range(server_count(bp, catalog) or 0)
+        c.hostname.format(index=c.index_start + i) for i in range(spec_servers(bp, catalog) or 0)
     ]
     model: dict[str, HostModel] = {}
     row, rack = 0, None
     for i, name in enumerate(servers):
         if i % per_rack == 0:
-            if row == 0 or len(floor.rows[("training", row)]) == tz["row"]["racks"]:
+            if row == 0 or len(floor.rows[("training", row)]) == tz.row.racks:
                 row = floor.new_row("training")
             rack = floor.new_rack(
                 zone="training",
                 row=row,
                 kind="compute",
-                height_u=rack_cfg["height_u"],
+                height_u=rack_cfg.height_u,
                 power_kw=power_kw,
                 cooling_kw=cooling_kw,
-                cooling=tz["cooling"],
+                cooling=tz.cooling,
             )
         floor.place(rack, name, server.height_u, server.power_w)
         model[name] = server
 
-    storage = [f"stor-{i + 1:03d}" for i in range(sz["nodes"]["count"])]
+    storage = [f"stor-{i + 1:03d}" for i in range(sz.nodes.count)]
     fill_zone(
         floor=floor,
         zone="storage",
         names=storage,
-        model=catalog.hosts[sz["nodes"]["model"]],
-        per_rack=sz["rack"]["nodes"],
-        power_kw=sz["rack"]["power_kw"],
+        model=catalog.hosts[sz.nodes.model],
+        per_rack=sz.rack.nodes,
+        power_kw=sz.rack.power_kw,
         out=model,
     )
-    management = [
-        f"{role}-{i + 1:02d}" for role, n in sorted(mz["nodes"].items()) for i in range(n)
-    ]
+    management = [f"{role}-{i + 1:02d}" for role, n in sorted(mz.nodes.items()) for i in range(n)]
     fill_zone(
         floor=floor,
         zone="management",
         names=management,
-        model=catalog.hosts[mz["model"]],
+        model=catalog.hosts[mz.model],
         per_rack=16,
         power_kw=15,
         out=model,
@@ -142,16 +139,16 @@ def fill_zone(
         out[name] = model
 
 
-def assign_cdus(racks: tuple[Rack, ...], floor: Floor, tz: Mapping[str, Any]) -> tuple[Cdu, ...]:
+def assign_cdus(racks: tuple[Rack, ...], floor: Floor, tz: Training) -> tuple[Cdu, ...]:
     """Liquid-cooled compute racks onto N+1 CDUs of the zone's capacity: N is what the load
     needs, and one more is placed so that with any one CDU out the others carry the load (they
     share the zone's secondary loop; the schema's cdu description cites the rule). The racks are
     spread in floor order over the N+1 CDUs, each about an equal share; when the racks are too
     few or too heavy to spread, a standby CDU that feeds the loop but no rack of its own is
     placed (named in the plan and the bill of materials like the others)."""
-    if tz["cooling"] != "liquid":
+    if tz.cooling != "liquid":
         return ()
-    cap = tz["cdu"]["capacity_kw"]
+    cap = tz.cdu.capacity_kw
     loads = [
         (r.name, floor.racks[r.name].load_w / 1000)
         for r in racks

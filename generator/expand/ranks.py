@@ -4,9 +4,9 @@ scheduling domains of each server, named once for every output."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
 
 from generator.blueprint.facts import NpuFacts
+from generator.blueprint.spec import Blueprint
 from generator.catalog import HostModel
 from generator.expand.addressing import PlaneAddresses
 from generator.expand.planes import PLANE_CODE
@@ -162,18 +162,18 @@ def domain_namer(
     return domains
 
 
-def hccl_environment(bp: Mapping[str, Any], lossless: Lossless) -> tuple[tuple[str, str], ...]:
+def hccl_environment(bp: Blueprint, lossless: Lossless) -> tuple[tuple[str, str], ...]:
     """HCCL variables every NPU server shares: the blueprint's hccl.env, with the RDMA class and
     the socket base port derived from the one lossless class and hccl.if_base_port."""
-    env = {k: str(v) for k, v in bp["hccl"]["env"].items()}
+    env = {k: str(v) for k, v in bp.hccl.env.items()}
     env["HCCL_RDMA_SL"] = str(lossless.hccl_rdma_sl)
     env["HCCL_RDMA_TC"] = str(lossless.hccl_rdma_tc)
-    env["HCCL_IF_BASE_PORT"] = str(bp["hccl"]["if_base_port"])
+    env["HCCL_IF_BASE_PORT"] = str(bp.hccl.if_base_port)
     return tuple(sorted(env.items()))
 
 
-def rank_table_version(bp: Mapping[str, Any], servers: tuple[NpuServer, ...]) -> str:
-    version = bp["hccl"]["rank_table"]
+def rank_table_version(bp: Blueprint, servers: tuple[NpuServer, ...]) -> str:
+    version = bp.hccl.rank_table
     if version == "auto":
         return "1.2" if any(s.supernode is not None for s in servers) else "1.0"
     return version

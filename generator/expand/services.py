@@ -3,9 +3,9 @@ settings the host configuration and the schedulers read, defaults resolved here 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import msgspec
 
+from generator.blueprint.spec import Blueprint
 from generator.model import (
     Device,
     Fabric,
@@ -89,29 +89,28 @@ def ztp_path(
     return tuple((d.name, kind.get(d.name, "transit")) for d in devices if d.name in path)
 
 
-def scheduler_settings(bp: Mapping[str, Any], fabric: Fabric | None) -> SchedulerSettings:
+def scheduler_settings(bp: Blueprint, fabric: Fabric | None) -> SchedulerSettings:
     """tor_level auto: single_layer for a leaf-only parameter plane, double_layer with spines
     (MindCluster has no third level: a 3-tier plane is double_layer)."""
-    cfg = bp.get("scheduler", {})
-    volcano, mindcluster = cfg.get("volcano", {}), cfg.get("mindcluster", {})
-    tor_level = mindcluster.get("tor_level", "auto")
+    volcano, mindcluster = bp.scheduler.volcano, bp.scheduler.mindcluster
+    tor_level: str = mindcluster.tor_level
     if tor_level == "auto":
         tor_level = "single_layer" if fabric and fabric.tiers <= 1 else "double_layer"
     return SchedulerSettings(
-        volcano_mode=volcano.get("mode", "hypernodes"),
-        volcano_namespace=volcano.get("namespace", "volcano-system"),
-        mindcluster_namespace=mindcluster.get("namespace", "kube-system"),
+        volcano_mode=volcano.mode,
+        volcano_namespace=volcano.namespace,
+        mindcluster_namespace=mindcluster.namespace,
         tor_level=tor_level,
     )
 
 
-def host_settings(bp: Mapping[str, Any], rank_table_version: str) -> HostSettings:
-    storage, ops = bp["zones"]["storage"], bp["operations"]
+def host_settings(bp: Blueprint, rank_table_version: str) -> HostSettings:
+    storage, ops = bp.zones.storage, bp.operations
     return HostSettings(
-        software_versions=tuple(bp["software"].items()),
-        storage_access=storage["access"],
-        dpc_filesystems=tuple(dict(f) for f in storage["filesystems"]),
-        npu_temperature_max_c=ops["npu_temperature_max_c"],
-        thermal_guard=dict(ops["thermal_guard"]),
+        software_versions=tuple(msgspec.structs.asdict(bp.software).items()),
+        storage_access=storage.access,
+        dpc_filesystems=tuple(msgspec.structs.asdict(f) for f in storage.filesystems),
+        npu_temperature_max_c=ops.npu_temperature_max_c,
+        thermal_guard=msgspec.structs.asdict(ops.thermal_guard),
         rank_table_version=rank_table_version,
     )

@@ -7,28 +7,31 @@ default filled in (generator/blueprint/defaults.py), so nothing here repeats a d
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import msgspec
 
+from generator.blueprint.spec import Blueprint
 from generator.catalog import Catalog
 from generator.model import Settings
 
 
-def resolve_settings(bp: Mapping[str, Any], catalog: Catalog) -> Settings:
-    design = bp["design"]
-    rates = design["failure_rates"]
+def resolve_settings(bp: Blueprint, catalog: Catalog) -> Settings:
+    design = bp.design
+    rates = design.failure_rates
+    chosen = bp.hccl.parallelism
     models = {**catalog.switches, **catalog.hosts}
     return Settings(
-        max_failure_share=design["max_failure_share"],
-        rack_failure_rate=rates["rack"],
-        cdu_failure_rate=rates["cdu"],
-        cable_failure_rate=rates["cable"],
+        max_failure_share=design.max_failure_share,
+        rack_failure_rate=rates.rack,
+        cdu_failure_rate=rates.cdu,
+        cable_failure_rate=rates.cable,
         model_failure_rates={n: m.failure_rate_per_year for n, m in sorted(models.items())},
-        parallelism=dict(bp["hccl"].get("parallelism") or {}),
-        parameter_rail=bp["networks"]["parameter"]["rail"],
-        storage_mode=bp["networks"]["storage"]["mode"],
-        storage_access=bp["zones"]["storage"]["access"],
-        business_leaf_mlag=bp["networks"]["business"]["leaf"]["mlag"],
-        border_router_pair=bp["zones"]["border"]["router"]["pair"],
-        firewall_pair=bp["zones"]["border"]["firewall"]["pair"],
+        parallelism={k: v for k, v in msgspec.structs.asdict(chosen).items() if v is not None}
+        if chosen
+        else {},
+        parameter_rail=bp.networks.parameter.rail,
+        storage_mode=bp.networks.storage.mode,
+        storage_access=bp.zones.storage.access,
+        business_leaf_mlag=bp.networks.business.leaf.mlag,
+        border_router_pair=bp.zones.border.router.pair,
+        firewall_pair=bp.zones.border.firewall.pair,
     )

@@ -32,6 +32,7 @@ def child(blueprint: str) -> None:
     from generator import parallel
     from generator.analysis import analyse
     from generator.blueprint.load import load_blueprint
+    from generator.blueprint.spec import blueprint_spec
     from generator.blueprint.validate import validate
     from generator.expand import expand
 
@@ -40,7 +41,7 @@ def child(blueprint: str) -> None:
     def callgrind(*command: str) -> None:
         subprocess.run(["callgrind_control", *command, str(os.getpid())], capture_output=True)
 
-    bp = validate(load_blueprint(blueprint))
+    bp = blueprint_spec(validate(load_blueprint(blueprint)))
     callgrind("--instr=on")
     callgrind("--zero")
     cluster = expand(bp)

@@ -29,6 +29,7 @@ from jsonschema import Draft7Validator
 from generator import pipeline, topology
 from generator.artifacts import scheduler
 from generator.blueprint.load import load_blueprint
+from generator.blueprint.spec import blueprint_spec
 from generator.blueprint.validate import SCHEMA, validate
 from generator.catalog import build_catalog
 from generator.errors import BlueprintError
@@ -89,7 +90,7 @@ def with_scheduler(result: pipeline.Result, **settings: Any) -> Cluster:
     bp = copy.deepcopy(dict(result.blueprint))
     for section, values in settings.items():
         bp["scheduler"][section].update(values)
-    resolved = scheduler_settings(bp, result.cluster.fabric("parameter"))
+    resolved = scheduler_settings(blueprint_spec(bp), result.cluster.fabric("parameter"))
     return dataclasses.replace(result.cluster, scheduler=resolved)
 
 

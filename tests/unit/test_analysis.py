@@ -53,7 +53,7 @@ def test_emitters_show_the_analysis_they_are_given():
     from generator.artifacts import docs, failure_report
 
     result = generated("pod-128.yaml")
-    analysis = analyse(result.cluster, result.blueprint)
+    analysis = analyse(result.cluster, result.spec)
     assert analysis == result.analysis  # pure: the same cluster gives an equal analysis
     sentinel = Finding(INFO, "sentinel", "a finding only this analysis has")
     swapped = dataclasses.replace(analysis, findings=(sentinel,))
