@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.support.ansible_run import ansible_env
 from tests.support.fake_hosts import DISPLAY_VERSION
 
 pytestmark = pytest.mark.slow  # real ansible-playbook runs
@@ -74,16 +75,11 @@ def acceptance(tmp_path_factory, pod):
     def play(degraded: str = "") -> tuple[subprocess.CompletedProcess, str, str]:
         fabric = tmp / "fabric.conf"
         fabric.write_text(degraded)
-        env = {
-            **os.environ,
-            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-            "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-            "ANSIBLE_HOME": str(tmp / "ansible-home"),
-            "ANSIBLE_LOCAL_TEMP": str(tmp / "ansible-tmp"),
-            "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(tmp / "facts"),
-            "ANSIBLE_NOCOLOR": "1",
-            "WANKA_FAKE_FABRIC": str(fabric),
-        }
+        env = ansible_env(
+            tmp,
+            PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+            WANKA_FAKE_FABRIC=str(fabric),
+        )
         res = subprocess.run(
             [_tool("ansible-playbook"), "-i", str(pod / "hosts.yml"), "-i", str(overrides),
              "playbooks/acceptance.yml"],
@@ -177,15 +173,7 @@ def checklist(tmp_path_factory, pod):
     runs = {}
 
     def play(overrides: Path, *args: str) -> subprocess.CompletedProcess:
-        env = {
-            **os.environ,
-            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-            "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-            "ANSIBLE_HOME": str(tmp / "ansible-home"),
-            "ANSIBLE_LOCAL_TEMP": str(tmp / "ansible-tmp"),
-            "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(tmp / "facts"),
-            "ANSIBLE_NOCOLOR": "1",
-        }
+        env = ansible_env(tmp, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
         return subprocess.run(
             [_tool("ansible-playbook"), "-i", str(pod / "hosts.yml"), "-i", str(overrides),
              "--limit", ",".join((*CHECKED, "localhost")), "playbooks/ops_checklist.yml", *args],

@@ -7,7 +7,6 @@ connections, every host confined to its own fake root, test doubles of npu-smi a
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shutil
 import subprocess
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.support.ansible_run import VAULT, write_overrides
+from tests.support.ansible_run import VAULT, ansible_env, doubles_path, write_overrides
 from tests.support.fake_hosts import FAKES, NPU_SERVERS, SITE, seed_fleet
 from tests.support.output_readers import YAML, ansible_hosts, inventory_vars
 
@@ -80,17 +79,7 @@ def fleet(tmp_path_factory):
             }
         },
     )
-    env = {
-        **os.environ,
-        "PATH": f"{FAKES}:{Path(sys.executable).parent}:{os.environ['PATH']}",
-        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-        "ANSIBLE_HOME": str(tmp / "ansible-home"),
-        "ANSIBLE_LOCAL_TEMP": str(tmp / "ansible-tmp"),
-        "ANSIBLE_REMOTE_TEMP": str(tmp / "ansible-remote-tmp"),
-        "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(tmp / "facts"),
-        "ANSIBLE_NOCOLOR": "1",
-        "ANSIBLE_FORKS": "8",
-    }
+    env = ansible_env(tmp, PATH=doubles_path(), ANSIBLE_FORKS="8")
 
     def play(playbook: str, *args: str) -> subprocess.CompletedProcess:
         return subprocess.run(

@@ -6,13 +6,13 @@ loadfile) can run them on another worker while that file's fleet is configured."
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.ansible_run import ansible_env
 from tests.support.ansible_run import recap as _recap
 from tests.support.ansible_run import tool as _tool
 
@@ -59,14 +59,7 @@ def test_ansible_lint_passes_in_the_repository_root():
 
 def test_node_labels_are_applied_once_when_a_kubeconfig_is_given(tmp_path):
     log = tmp_path / "kubectl.log"
-    env = {
-        **os.environ,
-        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-        "ANSIBLE_HOME": str(tmp_path / "home"),
-        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp"),
-        "KUBECTL_LOG": str(log),
-        "ANSIBLE_NOCOLOR": "1",
-    }
+    env = ansible_env(tmp_path, KUBECTL_LOG=str(log))
     args = [
         _tool("ansible-playbook"),
         "-i",

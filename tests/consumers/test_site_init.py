@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import os
 import re
 import subprocess
 import sys
@@ -17,7 +16,7 @@ import yaml
 
 from generator.cli import main
 from generator.site import needs, read_yaml
-from tests.support.ansible_run import tool, write_overrides
+from tests.support.ansible_run import ansible_env, doubles_path, tool, write_overrides
 from tests.support.examples import render_example
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,14 +78,7 @@ def pod(tmp_path_factory):
 def _playbook(pod: Path, *args: str, sources: tuple[Path, ...] = ()) -> subprocess.CompletedProcess:
     site = pod.with_name("pod-128.site")
     inventories = [a for p in (pod / "hosts.yml", site, *sources) for a in ("-i", str(p))]
-    env = {
-        **os.environ,
-        "PATH": f"{FAKES}:{Path(sys.executable).parent}:{os.environ['PATH']}",
-        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-        "ANSIBLE_HOME": str(pod.parent / "ansible-home"),
-        "ANSIBLE_LOCAL_TEMP": str(pod.parent / "ansible-tmp"),
-        "ANSIBLE_NOCOLOR": "1",
-    }
+    env = ansible_env(pod.parent, PATH=doubles_path())
     return subprocess.run(
         [tool("ansible-playbook"), *inventories, "site.yml", "--check", *args],
         cwd=ROOT,

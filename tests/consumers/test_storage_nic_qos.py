@@ -10,7 +10,6 @@ can show."""
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import subprocess
 import sys
@@ -21,7 +20,7 @@ import yaml
 
 from generator.catalog import shipped_data
 from generator.structured_yaml import VariablesLoader
-from tests.support.ansible_run import recap, tool
+from tests.support.ansible_run import ansible_env, recap, tool
 from tests.support.fake_hosts import seed_storage_nic_sysfs
 
 pytestmark = pytest.mark.slow  # real ansible-playbook runs
@@ -82,14 +81,7 @@ def _tree(root: Path) -> dict[str, str]:
 
 def _play(tmp: Path, inventory: Path, root: Path, *extra: str) -> subprocess.CompletedProcess:
     (tmp / "play.yml").write_text(PLAY)
-    env = {
-        **os.environ,
-        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-        "ANSIBLE_HOME": str(tmp / "ansible-home"),
-        "ANSIBLE_LOCAL_TEMP": str(tmp / "ansible-tmp"),
-        "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(tmp / "facts"),
-        "ANSIBLE_NOCOLOR": "1",
-    }
+    env = ansible_env(tmp)
     return subprocess.run(
         [
             tool("ansible-playbook"),

@@ -30,7 +30,7 @@ import yaml
 
 from generator.cli import main
 from generator.verify import verify
-from tests.support.ansible_run import tool
+from tests.support.ansible_run import ansible_env, tool
 from tests.support.examples import ROOT, TINY
 from tests.support.output_readers import YAML
 
@@ -296,13 +296,7 @@ def _play(out: Path, tmp: Path, extra: dict, play: str, *args: str) -> subproces
             *args,
         ],
         cwd=ROOT,
-        env={
-            **os.environ,
-            "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-            "ANSIBLE_HOME": str(tmp / "ansible-home"),
-            "ANSIBLE_LOCAL_TEMP": str(tmp / "ansible-tmp"),
-            "ANSIBLE_NOCOLOR": "1",
-        },
+        env=ansible_env(tmp),
         capture_output=True,
         text=True,
         timeout=600,

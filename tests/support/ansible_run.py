@@ -51,6 +51,27 @@ def recap(res: subprocess.CompletedProcess) -> dict[str, tuple[int, int, int]]:
     }
 
 
+def ansible_env(tmp: Path, **extra: str) -> dict[str, str]:
+    """This process's environment for a real Ansible run: the checkout's ansible.cfg, Ansible's
+    home, temporary files and fact cache under `tmp`, no colour; `extra` added (ANSIBLE_FORKS,
+    a PATH with test doubles, a double's log)."""
+    return {
+        **os.environ,
+        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
+        "ANSIBLE_HOME": str(tmp / "ansible-home"),
+        "ANSIBLE_LOCAL_TEMP": str(tmp / "ansible-tmp"),
+        "ANSIBLE_REMOTE_TEMP": str(tmp / "ansible-remote-tmp"),
+        "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(tmp / "facts"),
+        "ANSIBLE_NOCOLOR": "1",
+        **extra,
+    }
+
+
+def doubles_path() -> str:
+    """PATH with the test doubles (tests/fakes/bin) first, then this Python's scripts."""
+    return f"{ROOT / 'tests' / 'fakes' / 'bin'}:{Path(sys.executable).parent}:{os.environ['PATH']}"
+
+
 def write_overrides(tmp: Path, overrides: dict) -> Path:
     """The test-doubles inventory: group vars in tmp/test-doubles.yml, each host's overrides in
     tmp/host_vars/<host>.yml. Host variables inline in an inventory file rank below the generated
@@ -74,15 +95,7 @@ class Runner:
     def __init__(self, tmp: Path, inventory: Path, overrides: dict) -> None:
         self.tmp, self.inventory = tmp, inventory
         self.overrides = write_overrides(tmp, overrides)
-        self.env = {
-            **os.environ,
-            "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-            "ANSIBLE_HOME": str(tmp / "ansible-home"),
-            "ANSIBLE_LOCAL_TEMP": str(tmp / "ansible-tmp"),
-            "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(tmp / "facts"),
-            "ANSIBLE_NOCOLOR": "1",
-            "ANSIBLE_FORKS": "4",
-        }
+        self.env = ansible_env(tmp, ANSIBLE_FORKS="4")
 
     def play(self, playbook: str, *args: str) -> subprocess.CompletedProcess:
         inventories = ["-i", str(self.inventory), "-i", str(self.overrides)]
@@ -111,15 +124,7 @@ def play_locally(
             str(play),
         ],
         cwd=ROOT,
-        env={
-            **os.environ,
-            "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-            "ANSIBLE_HOME": str(tmp / "ansible-home"),
-            "ANSIBLE_LOCAL_TEMP": str(tmp / "ansible-tmp"),
-            "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(tmp / "facts"),
-            "ANSIBLE_NOCOLOR": "1",
-            **(env or {}),
-        },
+        env=ansible_env(tmp, **(env or {})),
         capture_output=True,
         text=True,
         timeout=600,
