@@ -245,7 +245,7 @@ def _supernode_problems(
                     Problem(
                         ("hosts", name, "devices", hosts[name][0].at, "super_pod_id"),
                         f"{name} reports Super Pod ID {pod}; the blueprint puts it in "
-                        f"{supernode}, whose other {len(found[main])} servers report {main}",
+                        f"{supernode}, whose {_others(len(found[main]))} {main}",
                         "check the server's place in compute.supernode and its cabling, or "
                         + _RECOLLECT,
                     )
@@ -271,3 +271,7 @@ def _span(ids: Sequence[int]) -> str:
     if ids and list(ids) == list(range(ids[0], ids[0] + len(ids))):
         return f"{ids[0]}..{ids[-1]}"
     return str(list(ids))
+
+
+def _others(count: int) -> str:
+    return "other server reports" if count == 1 else f"other {count} servers report"
