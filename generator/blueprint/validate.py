@@ -95,6 +95,8 @@ def validate(loaded: LoadedBlueprint) -> dict[str, Any]:
     every problem, each located in the file."""
     data = with_merged_catalog(loaded.data)
     problems = string_problems(loaded.data) + schema_problems(data, loaded.plain_scalars)
+    if version := [p for p in problems if p.path[:1] == ("apiVersion",)]:
+        problems = version  # another version's document: the rest is read against v1's schema
     if not problems:
         data = fill_defaults(data, SCHEMA)
         problems = semantic_problems(data)
