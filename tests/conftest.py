@@ -41,6 +41,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         params = getattr(getattr(item, "callspec", None), "params", {})
         if any(isinstance(v, str) and v in LARGE_EXAMPLES for v in params.values()):
             item.add_marker(pytest.mark.slow)
+    # pytest-xdist (--dist loadfile) hands out files in this order: the files of minutes first,
+    # each to a worker of its own, the short ones filling in around them (stable sort)
+    items.sort(key=lambda item: item.get_closest_marker("minutes") is None)
 
 
 @pytest.fixture(scope="session", autouse=True)

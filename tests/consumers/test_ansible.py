@@ -20,7 +20,7 @@ from tests.support.ansible_run import VAULT, ansible_env, doubles_path, write_ov
 from tests.support.fake_hosts import FAKES, NPU_SERVERS, SITE, seed_fleet
 from tests.support.output_readers import YAML, ansible_hosts, inventory_vars
 
-pytestmark = pytest.mark.slow  # several real ansible-playbook runs: minutes of CPU
+pytestmark = [pytest.mark.slow, pytest.mark.minutes]  # real ansible-playbook runs: minutes of CPU
 
 ROOT = Path(__file__).resolve().parents[2]
 INVENTORY = ROOT / "inventories" / "pod-128"

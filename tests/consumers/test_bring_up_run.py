@@ -40,7 +40,7 @@ from tests.support.ansible_run import (
 )
 from tests.support.fake_hosts import DISPLAY_VERSION, FAKES, NPU_SERVERS, SITE, seed_fleet
 
-pytestmark = pytest.mark.slow  # ~20 real ansible runs: minutes of CPU
+pytestmark = [pytest.mark.slow, pytest.mark.minutes]  # ~20 real ansible runs: minutes of CPU
 
 ROOT = Path(__file__).resolve().parents[2]
 FENCE = re.compile(r"^```sh\n(.*?)^```", re.M | re.S)

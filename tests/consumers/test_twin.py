@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 POD = ROOT / "inventories" / "pod-128"
 PRE_FIX = "a5a7f7e"  # main before the day-0 fixes the twin found
 WANKA = [sys.executable, "-m", "generator"]
+pytestmark = pytest.mark.minutes  # four real twins (the plan tests beside them take seconds)
 
 
 def _keyfiles() -> dict[str, dict[str, configparser.ConfigParser]]:
