@@ -117,12 +117,12 @@ class Device(Record, kw_only=True):
 
     @property
     def is_host(self) -> bool:
-        return Role(self.role).is_host
+        return self.role.is_host
 
     @property
     def is_switch(self) -> bool:
         """Every network device (border routers and firewalls too), not a host."""
-        return Role(self.role).is_switch
+        return self.role.is_switch
 
 
 class Management(Record, kw_only=True):

@@ -98,7 +98,8 @@ def context(cluster: Cluster, switches: Iterable[Device] | None = None) -> Conte
                     lower=False,
                 )
             )
-    bond = {a.device: a.port for a in cluster.addresses if a.plane == Plane.BUSINESS}
+    business = Plane.BUSINESS  # read once (vocab.py)
+    bond = {a.device: a.port for a in cluster.addresses if a.plane == business}
     subnets: dict[str, tuple[Subnet, ...]] = defaultdict(tuple)
     by_name = {}
     for s in cluster.subnets:

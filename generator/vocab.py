@@ -4,6 +4,11 @@ Members are `StrEnum`s: they compare equal to, hash as and print as their string
 fields, the blueprint's keys and every output spell them as before. tests/unit/test_vocabulary.py
 refuses a second spelling of a name in `generator/` (after NetBox `dcim/choices.py`: one choice
 set per field).
+
+Loops over every link or device read the members they compare with once, into a local name or a
+module frozenset: on Python 3.11 a member read from its class (`Plane.PARAMETER`) takes the slow
+attribute path of a metaclass with `__getattr__` (EnumType's; gone in 3.12), about 5x a local name
+(timeit: 64 ns against 13), and `Role(x)` is a Python call (EnumType.__call__, 230 ns).
 """
 
 from __future__ import annotations

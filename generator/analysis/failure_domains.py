@@ -30,6 +30,11 @@ from generator.model import Cluster
 from generator.vocab import LinkKind, Plane, Role
 
 HOURS_PER_YEAR = 8766.0  # 365.25 days
+# the members topology() compares every device and link with, read once (vocab.py)
+_UPPER = frozenset(r for r in Role if r.is_upper)
+_LOWER = frozenset(r for r in Role if r.is_lower)
+_TO_HOSTS = frozenset((LinkKind.HOST, LinkKind.MGMT))
+_PEER_LINK, _UPLINK = LinkKind.PEER_LINK, LinkKind.UPLINK
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,25 +151,25 @@ def topology(cluster: Cluster) -> _Index:
     for f in cluster.fabrics:
         planes[f.plane] = _Plane(f.plane, f.tiers)
     for d in cluster.devices:
-        if d.plane in planes and Role(d.role).is_upper:
+        if d.plane in planes and d.role in _UPPER:
             planes[d.plane].top.add(d.name)
     pod_of = {d.name: d.pod or 0 for d in cluster.devices if d.is_switch}
     for link in cluster.links:
         p = planes.get(link.plane)
         if p is None:
             continue
-        if link.kind in (LinkKind.HOST, LinkKind.MGMT):
+        if link.kind in _TO_HOSTS:
             p.host_ports.setdefault(link.a_device, []).append((link.b_device, link.cable_id))
             p.switch_hosts.setdefault(link.b_device, []).append(link.a_device)
             p.cable_legs.setdefault(link.cable_id, []).append(
                 (link.a_device, link.a_port, link.b_device)
             )
-        elif link.kind == LinkKind.PEER_LINK:
+        elif link.kind == _PEER_LINK:
             p.peers.setdefault(link.a_device, []).append((link.b_device, link.cable_id))
             p.peers.setdefault(link.b_device, []).append((link.a_device, link.cable_id))
-        elif link.kind == LinkKind.UPLINK:
+        elif link.kind == _UPLINK:
             lower_role = by_name[link.a_device].role
-            if Role(lower_role).is_lower:
+            if lower_role in _LOWER:
                 p.up.setdefault(link.a_device, []).append(
                     (link.b_device, link.speed, link.cable_id)
                 )
@@ -292,6 +297,7 @@ def impact(cluster: Cluster, failure: Failure, index: _Index | None = None) -> I
     for p in ix.planes.values():
         if not (dead & p.switches) and not (dead_cables & p.cables):
             continue  # failed hosts alone cut nobody else off this plane
+        parameter = p.name == Plane.PARAMETER
         # Uplink bandwidth each lower switch loses, and the switches whose reach may change.
         lost_up: dict[str, int] = defaultdict(int)
         touched: set[str] = set()
@@ -339,7 +345,7 @@ def impact(cluster: Cluster, failure: Failure, index: _Index | None = None) -> I
             if h in dead:
                 continue
             ports = p.host_ports[h]
-            if p.name == Plane.PARAMETER:
+            if parameter:
                 npu_ports_cut += cut
                 if h in cards:
                     interrupted.add(h)
@@ -354,11 +360,11 @@ def impact(cluster: Cluster, failure: Failure, index: _Index | None = None) -> I
         for sw, lost in lost_up.items():
             if not lost or not reach.get(sw) or sw in p.top or not p.up_total.get(sw):
                 continue
-            if p.name == Plane.PARAMETER:
+            if parameter:
                 leaf_lost_par[sw] = lost / p.up_total[sw]
             else:
                 degraded.update(p.switch_hosts.get(sw, ()))  # less the dead, below
-        if p.name == Plane.PARAMETER and p.tiers == 3:
+        if parameter and p.tiers == 3:
             pods = {ix.pod_of[s] for s in dead if s in p.spine_up}
             for core in dead:
                 pods.update(ix.pod_of[s] for s in p.core_spines.get(core, ()))
@@ -377,7 +383,7 @@ def impact(cluster: Cluster, failure: Failure, index: _Index | None = None) -> I
                     )
                 if lost and p.pod_core_total.get(pod):
                     pod_lost[pod] = lost / p.pod_core_total[pod]
-        if p.name != Plane.PARAMETER:
+        if not parameter:
             cut_n = len(cut_hosts)
             deg_n = len(degraded - cut_hosts - dead)
             if cut_n:

@@ -30,7 +30,7 @@ from generator.errors import BlueprintError, format_path
 from generator.expand import expand
 from generator.expand.growth import prefix
 from generator.model import Cluster, Growth
-from generator.vocab import Plane, Role
+from generator.vocab import Plane
 
 STEP_SHARE = 8  # the next step adds one eighth of the servers built now
 # `wanka generate` measures the step only below this many links (where the pipeline runs in one
@@ -139,7 +139,7 @@ def reservation(unplanned: Cluster, reserved: Cluster, grown: Cluster) -> dict[s
         return [d for d in c.devices if d.is_switch]
 
     # the switches whose ports a plan keeps free for the step
-    upper = {d.name for d in reserved.devices if Role(d.role).is_upper}
+    upper = {d.name for d in reserved.devices if d.role.is_upper}
 
     def upper_ends(c: Cluster) -> int:
         return sum((x.a_device in upper) + (x.b_device in upper) for x in c.links)

@@ -291,8 +291,9 @@ def flows_csv(flows: tuple[Flow, ...]) -> bytes:
 def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
     yield OutputFile("files/flows.csv", flows_csv(cluster.flows))
     links: dict[str, list[Link]] = {}
+    border = Plane.BORDER  # read once (vocab.py)
     for link in cluster.links:
-        if link.plane == Plane.BORDER:
+        if link.plane == border:
             links.setdefault(link.a_device, []).append(link)
             links.setdefault(link.b_device, []).append(link)
     rules = _rules(cluster)

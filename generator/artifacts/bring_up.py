@@ -56,7 +56,7 @@ def console_rows(cluster: Cluster) -> list[list[str]]:
             ]
         )
     for d in cluster.devices:
-        if Role(d.role).is_border:
+        if d.role.is_border:
             rows.append(
                 [
                     d.name,

@@ -35,14 +35,15 @@ def host_vars(cluster: Cluster) -> dict[str, dict[str, Any]]:
     for a in cluster.addresses:
         by_device[a.device][a.plane].append(a)
     servers = {s.name: s for s in cluster.npu_servers}
+    parameter, business, host = Plane.PARAMETER, Plane.BUSINESS, LinkKind.HOST  # read once
     lldp = {
         (x.a_device, x.a_port): (x.b_device, x.b_port)
         for x in cluster.links
-        if x.plane == Plane.PARAMETER and x.kind == LinkKind.HOST
+        if x.plane == parameter and x.kind == host
     }
     bond_members: dict[str, list[str]] = defaultdict(list)
     for x in cluster.links:
-        if x.plane == Plane.BUSINESS and x.kind == LinkKind.HOST:
+        if x.plane == business and x.kind == host:
             bond_members[x.a_device].append(x.a_port)
     out: dict[str, dict[str, Any]] = {}
     for d in cluster.devices:

@@ -110,7 +110,7 @@ def _switch_labels(
         "zone": cluster.rack_by_name[d.rack].zone,
         "rack": d.rack,
     }
-    if Role(d.role).is_lower:
+    if d.role.is_lower:
         labels["leaf"] = d.name
     if d.plane == Plane.PARAMETER and d.role in (Role.LEAF, Role.SPINE):
         pod = groups.get(d.pod or 0) or groups.get(None)

@@ -249,17 +249,20 @@ def interfaces(dev: Device, cx: Context) -> Config:
     ports: list[Config] = []
     trunk_hosts: list[End] = []
     business = dev.plane == Plane.BUSINESS
+    # the members every end is compared with, read once (vocab.py)
+    mgmt_link, peer_link, uplink = LinkKind.MGMT, LinkKind.PEER_LINK, LinkKind.UPLINK
+    host, border = LinkKind.HOST, Plane.BORDER
     for e in cx.ends.get(dev.name, ()):
         link = e.link
         kind = link.kind
         peer = {"device": e.far, "port": e.far_port}
-        if kind == LinkKind.MGMT and e.lower:  # this switch's own management port
+        if kind == mgmt_link and e.lower:  # this switch's own management port
             address = meth(dev)
             m: Config = {"name": e.port, "mode": "management", "peer": peer}
             if address is not None:
                 m.update(vrf=address.vrf, address=ip(address.ip), prefix=address.prefix)
             mgmt.append(m)
-        elif kind == LinkKind.PEER_LINK:
+        elif kind == peer_link:
             ports.append(
                 {
                     "name": e.port,
@@ -268,12 +271,12 @@ def interfaces(dev: Device, cx: Context) -> Config:
                     "eth_trunk": PEER_LINK_TRUNK,
                 }
             )
-        elif business and kind == LinkKind.HOST and link.plane == Plane.BUSINESS:
+        elif business and kind == host and link.plane == dev.plane:
             trunk_hosts.append(e)
-        elif kind != LinkKind.UPLINK and subnet is not None:
+        elif kind != uplink and subnet is not None:
             sn = cx.host_subnet.get((e.far, e.far_port), subnet)
             ports.append({"name": e.port, "peer": peer, "profile": _host_profile(sn, subnet)})
-        elif e.local_ip and link.plane == Plane.BORDER:  # toward a firewall, statically routed
+        elif e.local_ip and link.plane == border:  # toward a firewall, statically routed
             ports.append(
                 {
                     "name": e.port,

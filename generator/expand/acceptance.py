@@ -194,8 +194,9 @@ def _port_gbps(servers: Sequence[NpuServer], links: Sequence[Link]) -> float:
     """Parameter-plane bandwidth per rank (Gb/s): a server's NPU links over its ranks, the
     slowest server's."""
     total: dict[str, int] = {}
+    parameter, host = Plane.PARAMETER, LinkKind.HOST  # members read once (vocab.py)
     for x in links:
-        if x.plane == Plane.PARAMETER and x.kind == LinkKind.HOST:
+        if x.plane == parameter and x.kind == host:
             total[x.a_device] = total.get(x.a_device, 0) + x.speed
     return min(total.get(s.name, 0) / max(len(s.devices), 1) for s in servers)
 
@@ -205,10 +206,13 @@ def _leaf_ratio(links: Sequence[Link]) -> tuple[float, int, int]:
     it, or there are none), with that leaf's down and up Gb/s."""
     down: dict[str, int] = {}
     up: dict[str, int] = {}
+    parameter, host, uplink = Plane.PARAMETER, LinkKind.HOST, LinkKind.UPLINK  # read once
     for x in links:
-        if x.plane == Plane.PARAMETER and x.kind == LinkKind.HOST:
+        if x.plane != parameter:
+            continue
+        if x.kind == host:
             down[x.b_device] = down.get(x.b_device, 0) + x.speed
-        elif x.plane == Plane.PARAMETER and x.kind == LinkKind.UPLINK:
+        elif x.kind == uplink:
             up[x.a_device] = up.get(x.a_device, 0) + x.speed
     rows = [(d / up[leaf] if up.get(leaf) else 0.0, d, up.get(leaf, 0)) for leaf, d in down.items()]
     ratio, d, u = max(rows, default=(0.0, 0, 0))

@@ -75,9 +75,8 @@ def allocate(
     sub_size = 1 << (32 - sub_prefix)
     owners = build.leaf_groups if subnet_per_group else [(leaf.name,) for leaf in build.leaves]
     leaf_index = {leaf.name: leaf.index for leaf in build.leaves}
-    upper_count = sum(
-        1 for w in build.wires if w.kind == LinkKind.UPLINK and w.a_device not in leaf_index
-    )
+    uplink = LinkKind.UPLINK  # read once (vocab.py)
+    upper_count = sum(1 for w in build.wires if w.kind == uplink and w.a_device not in leaf_index)
     switches = len(build.leaves) + len(build.spines) + len(build.cores)
     need = {
         "host subnets": (len(owners) * dies * sub_size, REGION_HOSTS),
@@ -114,8 +113,9 @@ def allocate(
             subnets.append(sn)
             for name in names:
                 owner_subnet[(name, die)] = sn
+    host = LinkKind.HOST  # read once (vocab.py)
     for w in build.wires:
-        if w.kind != LinkKind.HOST:
+        if w.kind != host:
             continue
         sn = owner_subnet[(w.b_device, w.port_index % dies if w.port_index >= 0 else 0)]
         if subnet_per_group:  # one address per host, on the bond across the group
@@ -153,8 +153,9 @@ def allocate(
     seen: dict[str, int] = {}
     upper_base = network + REGION_UPPER_P2P[0] * eighth
     upper_i = 0
+    uplink = LinkKind.UPLINK  # read once (vocab.py)
     for i, w in enumerate(build.wires):
-        if w.kind != LinkKind.UPLINK:
+        if w.kind != uplink:
             continue
         if w.a_device in leaf_index:
             j = seen.get(w.a_device, 0)

@@ -362,12 +362,14 @@ def link_facts(devices: tuple[Device, ...], links: Iterable[Link]) -> tuple[Devi
     down: Counter[str] = Counter()
     up: Counter[str] = Counter()
     peer: dict[str, str] = {}
+    toward_b = frozenset((LinkKind.HOST, LinkKind.UPLINK, LinkKind.MGMT))  # members read once
+    uplink, peer_link = LinkKind.UPLINK, LinkKind.PEER_LINK  # (vocab.py)
     for link in links:
-        if link.kind in (LinkKind.HOST, LinkKind.UPLINK, LinkKind.MGMT):
+        if link.kind in toward_b:
             down[link.b_device] += link.speed
-            if link.kind == LinkKind.UPLINK:
+            if link.kind == uplink:
                 up[link.a_device] += link.speed
-        elif link.kind == LinkKind.PEER_LINK:
+        elif link.kind == peer_link:
             peer[link.a_device], peer[link.b_device] = link.b_device, link.a_device
     return tuple(
         replace(

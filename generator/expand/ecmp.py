@@ -21,12 +21,13 @@ def ecmp_paths(devices: tuple[Device, ...], links: Iterable[Link]) -> tuple[Devi
     by_name = {d.name: d for d in devices}
     up: Counter[str] = Counter()
     below: dict[str, Counter] = defaultdict(Counter)
+    uplink, upper = LinkKind.UPLINK, frozenset((Role.SPINE, Role.CORE))  # read once (vocab.py)
     for link in links:
-        if link.kind != LinkKind.UPLINK or not link.a_ip:
+        if link.kind != uplink or not link.a_ip:
             continue
         up[link.a_device] += 1
         far = by_name[link.a_device]
-        key = far.asn or ((far.role, far.pod) if far.role in (Role.SPINE, Role.CORE) else far.name)
+        key = far.asn or ((far.role, far.pod) if far.role in upper else far.name)
         below[link.b_device][key] += 1
     paths = {name: max(up[name], max(below[name].values(), default=0)) for name in {*up, *below}}
     return tuple(replace(d, ecmp_paths=paths[d.name]) if d.name in paths else d for d in devices)

@@ -47,6 +47,8 @@ def cable(
         cable_ids: dict[tuple, str] = {}
         legs: dict[str, list[int]] = {}  # cable id -> indexes in links of its split-lane legs
         prefix = f"{ws.code}-"
+        host = LinkKind.HOST  # a host wire of the oob plane is a management cable (per set)
+        host_kind = LinkKind.MGMT if ws.plane == Plane.OOB else host
         for i, w in enumerate(ws.wires):
             cid = cable_ids.get(w.cable)
             if cid is None:  # PAR-000001: zfill is what f"{n:06d}" writes, in half the time
@@ -59,7 +61,7 @@ def cable(
                 length = catalog.standard_length(run_length(rack_by[ra], ua, rack_by[rb], ub))
                 lengths[run] = length
             a_ip, b_ip = ws.p2p.get(i, (0, 0))
-            kind = LinkKind.MGMT if ws.plane == Plane.OOB and w.kind == LinkKind.HOST else w.kind
+            kind = host_kind if w.kind == host else w.kind
             chosen = media.get((w.speed, length))
             if chosen is None:
                 medium = catalog.medium(w.speed, length)

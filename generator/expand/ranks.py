@@ -41,23 +41,19 @@ def npu_servers(
 ) -> tuple[NpuServer, ...]:
     """NPU servers in rank order: supernode, pod, first leaf, server index (neighbouring ranks are
     close in the network); rank ids 0..N-1 in that order, device by device."""
+    parameter, host, leaf = Plane.PARAMETER, LinkKind.HOST, Role.LEAF  # read once (vocab.py)
     leaf_of = {
-        (x.a_device, x.a_port): x.b_device
-        for x in links
-        if x.plane == Plane.PARAMETER and x.kind == LinkKind.HOST
+        (x.a_device, x.a_port): x.b_device for x in links if x.plane == parameter and x.kind == host
     }
     npu_addr: dict[str, list] = {}
     for a in addrs["parameter"].addresses if Plane.PARAMETER in addrs else ():
         npu_addr.setdefault(a.device, []).append(a)
     inband = {a.device: a.ip for a in addrs["inband"].addresses}
-    pod = {
-        d.name: d.pod or 0 for d in devices if d.role == Role.LEAF and d.plane == Plane.PARAMETER
-    }
-    leaf_index = {
-        d.name: d.index for d in devices if d.role == Role.LEAF and d.plane == Plane.PARAMETER
-    }
+    pod = {d.name: d.pod or 0 for d in devices if d.role == leaf and d.plane == parameter}
+    leaf_index = {d.name: d.index for d in devices if d.role == leaf and d.plane == parameter}
     found = []
-    for i, d in enumerate(x for x in devices if x.role == Role.NPU_SERVER):
+    npu_server = Role.NPU_SERVER
+    for i, d in enumerate(x for x in devices if x.role == npu_server):
         ports = npu_addr.get(d.name, ())
         leaves = tuple(dict.fromkeys(leaf_of[(d.name, a.port)] for a in ports))
         p = pod[leaves[0]] if leaves else 0

@@ -75,8 +75,9 @@ def ztp_path(
         for o in s.owners
     }
     up: dict[str, set[str]] = {}
+    uplink, management = LinkKind.UPLINK, frozenset((Plane.OOB, Plane.INBAND))  # read once
     for x in links:
-        if x.kind == LinkKind.UPLINK and x.plane in (Plane.OOB, Plane.INBAND):
+        if x.kind == uplink and x.plane in management:
             up.setdefault(x.a_device, set()).add(x.b_device)
     path: set[str] = set()
     todo = [*relays, *server_gateways]
