@@ -1,7 +1,7 @@
 """A structured config (plain dicts, lists and scalars) as YAML: block mappings, one line per list
 item as a JSON flow value, which any YAML parser reads. Small diffs, fast to write. Also the JSON
-writers every emitter uses: `line` (one line, for YAML flow values and JSON files), `indented`
-(json.dumps(indent=2) layout)."""
+writers every emitter uses: `line` (one line, for YAML flow values and JSON files), `record_line`
+(the same line for a msgspec Struct's fields), `indented` (json.dumps(indent=2) layout)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
 import orjson
 import yaml
 
@@ -32,6 +33,21 @@ def line(value: Any) -> str:
         text = orjson.dumps(value, option=_OPTIONS).decode()
     except orjson.JSONEncodeError:
         return json.dumps(value, separators=(",", ":"))
+    return text if text.isascii() else _ESCAPE.sub(_escaped, text)
+
+
+_RECORDS = msgspec.json.Encoder()
+
+
+def record_line(record: msgspec.Struct) -> str:
+    """A msgspec Struct as `line` writes the dict of its fields (field order, the same bytes),
+    without building the dict: msgspec's encoder writes compact JSON with the escapes orjson
+    writes, then the same YAML escapes. A string UTF-8 cannot hold (a lone surrogate) goes
+    through `line`."""
+    try:
+        text = _RECORDS.encode(record).decode()
+    except UnicodeEncodeError:
+        return line(msgspec.structs.asdict(record))
     return text if text.isascii() else _ESCAPE.sub(_escaped, text)
 
 

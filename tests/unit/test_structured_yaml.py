@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import msgspec
 import yaml
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -14,6 +15,7 @@ from generator.structured_yaml import (
     VariablesLoader,
     indented,
     line,
+    record_line,
     to_yaml,
     variables_file,
 )
@@ -59,3 +61,21 @@ def test_yaml_writers_read_back_as_the_value(config):
     text = variables_file("test", config)
     for loader in (VariablesLoader, FastVariablesLoader):
         assert yaml.load(text, Loader=loader) == config
+
+
+class _Row(msgspec.Struct, frozen=True, gc=False):
+    name: str
+    u: int
+    length: float
+
+
+@given(
+    st.text(), st.integers(-(2**63), 2**64 - 1), st.floats(allow_nan=False, allow_infinity=False)
+)
+@example(ODD, 1, 2.5)
+@example("\ud800", 0, 0.0)  # a lone surrogate: UTF-8 cannot hold it
+def test_a_record_is_written_as_line_writes_its_fields(name, u, length):
+    """record_line (msgspec, cabling.json's rows) writes the bytes `line` (orjson) writes for the
+    dict of the record's fields."""
+    row = _Row(name=name, u=u, length=length)
+    assert record_line(row) == line({"name": name, "u": u, "length": length})
