@@ -13,12 +13,12 @@ from msgspec.structs import astuple
 
 from generator.artifacts import OutputFile, csv_bytes
 from generator.model import Cluster
-from generator.structured_yaml import record_line
+from generator.structured_yaml import line
 
 
 class CableRow(msgspec.Struct, frozen=True, gc=False):
     """One row of cabling.csv and one object of cabling.json: the fields are the columns, in
-    order. msgspec encodes it to JSON without a dict per row (structured_yaml.record_line)."""
+    order. `line` encodes it to JSON without a dict per row."""
 
     cable_id: str
     plane: str
@@ -74,7 +74,7 @@ def rows(cluster: Cluster) -> Iterator[CableRow]:
 def json_file(table: list[CableRow]) -> bytes:
     """cabling.json: one object a line inside the array, which keeps git diffs to the changed
     cables."""
-    lines = ",\n".join([record_line(row) for row in table])
+    lines = ",\n".join([line(row) for row in table])
     return ("[\n" + lines + "\n]\n").encode()
 
 

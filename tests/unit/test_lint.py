@@ -26,7 +26,7 @@ def _generator_source() -> list[tuple[Path, ast.AST]]:
 
 
 def test_no_generated_code_private_json_names_or_hand_quoted_json_in_the_generator():
-    """Serialisation goes through orjson and the json/csv modules' public API (issue #33 item 4):
+    """Serialisation goes through msgspec, orjson and the json/csv modules' public API (#33 item 4):
     no exec/eval, no json.encoder internals, no JSON text made from `%s` forms with the quotes
     placed by hand."""
     found = []
