@@ -115,8 +115,9 @@ def _ratio(down: int, up: int) -> str:
 
 def ports_left(cluster: Cluster) -> Iterator[Finding]:
     host_lanes: dict[str, int] = defaultdict(int)
+    to_hosts = frozenset((LinkKind.HOST, LinkKind.MGMT))  # members read once (vocab.py)
     for link in cluster.links:
-        if link.kind in (LinkKind.HOST, LinkKind.MGMT):
+        if link.kind in to_hosts:
             host_lanes[link.b_device] += 1
     for fabric in cluster.fabrics:
         role = (

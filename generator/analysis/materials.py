@@ -128,22 +128,27 @@ def cabling_rows(cluster: Cluster) -> Iterator[BomRow]:
     legs: dict[str, list[Link]] = {}
     for link in cluster.links:  # breakout legs share one physical cable
         legs.setdefault(link.cable_id, []).append(link)
-    cables: Counter[tuple[str, str, int]] = Counter()
+    # counted by what names the part (cord or legs, media, speed, length), named once per part
+    kinds: Counter[tuple[bool, str, int, str, int, int]] = Counter()
     optics: Counter[tuple[str, int, str, int]] = Counter()
     for group in legs.values():
         x = group[0]
         trunk = trunk_by.get(x.trunk_id)
-        if trunk:
-            item, cat = f"{x.media} {trunk.cord} patch cord", "cable"
-        elif len(group) > 1:
-            n, port = len(group), x.speed * len(group)
-            item = f"{x.media} {port}G {cage(port)} to {n} x {x.speed}G {cage(x.speed)}"
-            cat = "breakout cable"
-        else:
-            item, cat = f"{x.media} {x.speed}G {cage(x.speed)}", "cable"
-        cables[(cat, item, x.length_m)] += 1
+        cord = trunk.cord if trunk else ""
+        kinds[(trunk is not None, cord, len(group), x.media, x.speed, x.length_m)] += 1
         if x.media in OPTICAL:
             optics[(x.media, x.speed, x.optic, x.reach_m)] += 1 if trunk else 2
+    cables: Counter[tuple[str, str, int]] = Counter()
+    for (patched, cord, n, media, speed, length), count in kinds.items():
+        if patched:
+            item, cat = f"{media} {cord} patch cord", "cable"
+        elif n > 1:
+            port = speed * n
+            item = f"{media} {port}G {cage(port)} to {n} x {speed}G {cage(speed)}"
+            cat = "breakout cable"
+        else:
+            item, cat = f"{media} {speed}G {cage(speed)}", "cable"
+        cables[(cat, item, length)] += count
     cassettes: Counter[str] = Counter()
     for t in cluster.trunks:
         cables[("cable", f"{t.media} {t.connector or 'MPO'} trunk", t.length_m)] += 1
