@@ -115,7 +115,9 @@ def _first_word(form: str) -> str | None:
 
 
 class CommandTable:
-    """The table, indexed by platform, view and first word."""
+    """The table, indexed by platform, view and first word. A form's regular expression is
+    compiled the first time a line is matched against it: `wanka generate` reads the table for
+    its sources only (the design review's unconfirmed forms), verify and the tests match lines."""
 
     def __init__(self, views: Mapping[str, str], commands: Iterable[Command]) -> None:
         self.views = dict(views)
@@ -129,8 +131,9 @@ class CommandTable:
                     raise ValueError(f"{c.platform} {c.form!r}: view {v!r} is not in `views`")
             if bad := set(c.interfaces) - set(INTERFACE_KINDS):
                 raise ValueError(f"{c.platform} {c.form!r}: unknown interface kinds {bad}")
+            if bad := {m[1] for m in _TOKEN.finditer(c.form) if m[1]} - set(PLACEHOLDERS):
+                raise ValueError(f"{c.form!r}: unknown placeholders {sorted(bad)}")
             self.commands.setdefault(c.platform, []).append(c)
-            self._compiled[c] = compile_form(c.form)
             by_word = self._index.setdefault((c.platform, c.view), {})
             by_word.setdefault(_first_word(c.form), []).append(c)
 
@@ -145,10 +148,17 @@ class CommandTable:
             yield from by_word.get(word, ())
             yield from by_word.get(None, ())
 
+    def _form(self, c: Command) -> tuple[re.Pattern[str], tuple[Any, ...]]:
+        """The entry's regular expression and range checks (compile_form), compiled once."""
+        found = self._compiled.get(c)
+        if found is None:
+            found = self._compiled[c] = compile_form(c.form)
+        return found
+
     def _fits(self, c: Command, text: str, kind: str | None) -> tuple[bool, str]:
         """Whether a line is this form (None when the regex does not match) and, if it is but a
         value or the interface kind is wrong, why not."""
-        pattern, checks = self._compiled[c]
+        pattern, checks = self._form(c)
         m = pattern.fullmatch(text)
         if m is None:
             return False, ""
@@ -187,18 +197,14 @@ class CommandTable:
     def _elsewhere(self, platform: str, view: str, text: str) -> str:
         """Why a line matches no form of its view: the views that have it, if any."""
         views = sorted(
-            {
-                c.view
-                for c in self.commands.get(platform, ())
-                if self._compiled[c][0].fullmatch(text)
-            }
+            {c.view for c in self.commands.get(platform, ()) if self._form(c)[0].fullmatch(text)}
         )
         where = f" (the table has it in {', '.join(views)})" if views else ""
         return f"not a {platform} form of view {view}{where}"
 
     def entered(self, c: Command, text: str, kind: str | None) -> str | None:
         """The interface kind a view-opening line sets for its sub-view (the kind of its <if>)."""
-        pattern, checks = self._compiled[c]
+        pattern, checks = self._form(c)
         for group, name, _, _ in checks:
             if name == "if":
                 m = pattern.fullmatch(text)

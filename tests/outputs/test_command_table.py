@@ -21,6 +21,7 @@ from generator.analysis.command_table import (
     check,
     compile_form,
     load_table,
+    parse_table,
     unconfirmed,
     walk,
 )
@@ -193,6 +194,17 @@ def test_forms_compile_with_known_placeholders() -> None:
     assert pattern.fullmatch("port default vlan 100") and checks[0][2:] == (1, 4094)
     with pytest.raises(ValueError, match="unknown placeholder"):
         compile_form("vlan <vlan-id>")
+
+
+def test_the_table_refuses_an_unknown_placeholder_when_loaded() -> None:
+    """The table compiles a form when a line is first matched against it, but a misspelt
+    placeholder is refused when the table is read, and every shipped form compiles."""
+    entry = {"form": "vlan <vlan-id>", "view": "system", "source": UNCONFIRMED}
+    with pytest.raises(ValueError, match="unknown placeholders"):
+        parse_table({"views": {"system": ""}, "platforms": {"huawei-ce": [entry]}})
+    for commands in load_table().commands.values():
+        for c in commands:
+            compile_form(c.form)
 
 
 def test_unconfirmed_forms_per_platform_and_model() -> None:
