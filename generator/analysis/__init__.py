@@ -14,7 +14,7 @@ from generator.analysis.failure_review import review
 from generator.analysis.growth_cost import GrowthCost, next_step_cost
 from generator.analysis.hardware import lossless_needs
 from generator.analysis.licences import Licence, licence_rows, licences
-from generator.analysis.materials import BomRow, IpEntry, bom_rows, ip_entries
+from generator.analysis.materials import BomRow, IpRow, bom_rows, ip_entries, ip_table
 from generator.analysis.rolling import Rolling, rolling
 from generator.blueprint.spec import Blueprint
 from generator.model import Cluster
@@ -27,7 +27,7 @@ class Analysis:
     findings: tuple[Finding, ...]  # errors first, then warnings, then information
     failures: Review  # what one failure costs, and how often a job is interrupted
     bom: tuple[BomRow, ...]  # files/bom.csv rows, also in the design review
-    ip_plan: tuple[IpEntry, ...]  # files/ip-plan.csv entries, also in the design review
+    ip_plan: tuple[IpRow, ...]  # files/ip-plan.csv rows (materials.ip_table), also in the review
     rolling: Rolling  # the inventory's rolling order and the day-2 switch batches
     # per device model: (model, platform, the command forms no reference page confirms for it)
     unconfirmed_commands: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
@@ -63,7 +63,7 @@ def analyse(cluster: Cluster, blueprint: Blueprint | None = None) -> Analysis:
         findings=findings,
         failures=failures,
         bom=(*bom_rows(cluster), *licence_rows(cluster, needs)),  # licence rows last, as sorted
-        ip_plan=tuple(ip_entries(cluster)),
+        ip_plan=tuple(ip_table(ip_entries(cluster))),
         rolling=rolling(cluster),
         unconfirmed_commands=unconfirmed_commands(cluster),
         licences=needs,

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from generator.analysis import Analysis
-from generator.analysis.materials import ip_table
 from generator.artifacts import OutputFile, csv_bytes
 from generator.model import Cluster
 
@@ -29,4 +28,4 @@ IP_COLUMNS = ("address", "prefix", "subnet", "gateway", "device", "port", "plane
 
 def emit(cluster: Cluster, analysis: Analysis) -> Iterator[OutputFile]:
     yield OutputFile("files/bom.csv", csv_bytes(BOM_COLUMNS, analysis.bom))
-    yield OutputFile("files/ip-plan.csv", csv_bytes(IP_COLUMNS, ip_table(analysis.ip_plan)))
+    yield OutputFile("files/ip-plan.csv", csv_bytes(IP_COLUMNS, analysis.ip_plan))

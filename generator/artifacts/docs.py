@@ -25,7 +25,6 @@ from generator import render
 from generator.analysis import Analysis
 from generator.analysis.failure_text import markdown, one_failure
 from generator.analysis.growth_cost import summary as growth_summary
-from generator.analysis.materials import ip_table
 from generator.artifacts import OutputFile
 from generator.artifacts.drawings import (
     COLOURS,
@@ -277,8 +276,7 @@ def tables_data(cluster: Cluster, analysis: Analysis) -> str:
         )
         for x in cluster.links
     ]
-    ips = list(ip_table(analysis.ip_plan))
-    return line({"devices": devs, "cables": cables, "ips": ips})
+    return line({"devices": devs, "cables": cables, "ips": analysis.ip_plan})
 
 
 def growth_status(cluster: Cluster) -> dict | None:
