@@ -83,7 +83,9 @@ def test_the_drawn_mutations_both_pass_and_fail():
     default, a string that stays a valid value) leave a blueprint that validates."""
     from hypothesis import Phase, find
 
-    quick = settings(database=None, phases=[Phase.generate], max_examples=200)
+    # about 1 mutation in 28 still validates (--hypothesis-show-statistics: 3.6 % exit 0): 200
+    # draws missed one in a full run; `find` stops at the first, so 2,000 cost only when unlucky
+    quick = settings(database=None, phases=[Phase.generate], max_examples=2000)
     for code in (0, 2):
         found = find(hostile_blueprints(), lambda c, code=code: check(c) == code, settings=quick)
         assert found.shape["mutations"]
