@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from tests.support.ansible_run import VAULT, ansible_env, doubles_path, write_overrides
-from tests.support.fake_hosts import FAKES, NPU_SERVERS, SITE, seed_fleet
+from tests.support.fake_hosts import NPU_SERVERS, SITE, fake_host_vars, seed_fleet
 from tests.support.output_readers import YAML, ansible_hosts, inventory_vars
 
 pytestmark = [pytest.mark.slow, pytest.mark.minutes]  # real ansible-playbook runs: minutes of CPU
@@ -57,15 +57,7 @@ def fleet(tmp_path_factory):
         {
             "all": {
                 "vars": {
-                    "ansible_connection": "local",
-                    "ansible_python_interpreter": f"{roots}/{{{{ inventory_hostname }}}}/python",
-                    "ansible_become": False,  # root already; no sudo on the test machine
-                    "wanka_root": str(roots) + "/{{ inventory_hostname }}",
-                    "npu_nic_hccn_tool": str(FAKES / "hccn_tool"),
-                    "npu_preflight_hccn_tool": str(FAKES / "hccn_tool"),
-                    "npu_preflight_npu_smi": str(FAKES / "npu-smi"),
-                    "thermal_guard_npu_smi": str(FAKES / "npu-smi"),
-                    "storage_nic_qos_tool": str(FAKES / "mlnx_qos"),
+                    **fake_host_vars(roots),
                     **VAULT,
                     "ztp_server_manage_service": False,
                     "ztp_server_identities": {  # stand-ins for the delivery list's ESNs

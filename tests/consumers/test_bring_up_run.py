@@ -38,7 +38,14 @@ from tests.support.ansible_run import (
     tool,
     write_overrides,
 )
-from tests.support.fake_hosts import DISPLAY_VERSION, FAKES, NPU_SERVERS, SITE, seed_fleet
+from tests.support.fake_hosts import (
+    DISPLAY_VERSION,
+    FAKES,
+    NPU_SERVERS,
+    SITE,
+    fake_host_vars,
+    seed_fleet,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.minutes]  # ~20 real ansible runs: minutes of CPU
 
@@ -130,15 +137,7 @@ def day0(tmp_path_factory):
         {
             "all": {
                 "vars": {
-                    "ansible_connection": "local",
-                    "ansible_python_interpreter": f"{roots}/{{{{ inventory_hostname }}}}/python",
-                    "ansible_become": False,  # root already; no sudo on the test machine
-                    "wanka_root": str(roots) + "/{{ inventory_hostname }}",
-                    "npu_nic_hccn_tool": str(FAKES / "hccn_tool"),
-                    "npu_preflight_hccn_tool": str(FAKES / "hccn_tool"),
-                    "npu_preflight_npu_smi": str(FAKES / "npu-smi"),
-                    "thermal_guard_npu_smi": str(FAKES / "npu-smi"),
-                    "storage_nic_qos_tool": str(FAKES / "mlnx_qos"),
+                    **fake_host_vars(roots),
                     "ztp_server_manage_service": False,  # dnsmasq/sshd: the twin's ZTP drill
                     "node_labels_kubectl": str(FAKES / "kubectl"),
                     "npu_acceptance_hccl_test_dir": str(FAKES.parent / "hccl_test"),

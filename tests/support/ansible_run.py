@@ -69,7 +69,9 @@ def ansible_env(tmp: Path, **extra: str) -> dict[str, str]:
 
 def doubles_path() -> str:
     """PATH with the test doubles (tests/fakes/bin) first, then this Python's scripts."""
-    return f"{ROOT / 'tests' / 'fakes' / 'bin'}:{Path(sys.executable).parent}:{os.environ['PATH']}"
+    from tests.support.fake_hosts import FAKES
+
+    return f"{FAKES}:{Path(sys.executable).parent}:{os.environ['PATH']}"
 
 
 def write_overrides(tmp: Path, overrides: dict) -> Path:

@@ -54,6 +54,22 @@ HUAWEI CE9860-4C-EI uptime is 12 days, 3 hours, 4 minutes
 """  # VRP layout of ntc-templates' huawei_vrp display version captures; CE release names [S]
 
 
+def fake_host_vars(roots: Path) -> dict[str, object]:
+    """Ansible variables that run every host on this machine: a local connection, the host's
+    python wrapper and fake root under `roots` (seed_fleet), and the NPU/NIC tool doubles."""
+    return {
+        "ansible_connection": "local",
+        "ansible_python_interpreter": f"{roots}/{{{{ inventory_hostname }}}}/python",
+        "ansible_become": False,  # root already; no sudo on the test machine
+        "wanka_root": str(roots) + "/{{ inventory_hostname }}",
+        "npu_nic_hccn_tool": str(FAKES / "hccn_tool"),
+        "npu_preflight_hccn_tool": str(FAKES / "hccn_tool"),
+        "npu_preflight_npu_smi": str(FAKES / "npu-smi"),
+        "thermal_guard_npu_smi": str(FAKES / "npu-smi"),
+        "storage_nic_qos_tool": str(FAKES / "mlnx_qos"),
+    }
+
+
 def seed_fleet(roots: Path, inventory: Path) -> dict[str, Switch]:
     """What the hardware reports when everything is as planned; the switches as SSH doubles
     (tests/consumers/test_ansible.py seeds the committed pod-128, test_bring_up_run.py a freshly
