@@ -247,7 +247,11 @@ def parser() -> argparse.ArgumentParser:
     ex = twin.add_parser("exec", help="a command in a device's namespace; none: its interfaces")
     ex.add_argument("device", help="e.g. par-leaf-0001 (vtysh reaches its FRR)")
     ex.add_argument("--part", help="a VPN or part: management_vpn, npu, bmc")
-    ex.add_argument("command", nargs=argparse.REMAINDER, help="e.g. vtysh -c 'show bgp summary'")
+    # dest exec_argv, not command: `command` holds the wanka command that cli.main dispatches on,
+    # and a sub-parser's values overwrite its parent's (every `twin exec DEVICE CMD` ended in
+    # TypeError: unhashable type: 'list')
+    ex.add_argument("exec_argv", metavar="command", nargs=argparse.REMAINDER,
+                    help="e.g. vtysh -c 'show bgp summary'")  # fmt: skip
 
     sub.add_parser(
         "ansible-path",

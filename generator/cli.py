@@ -440,5 +440,8 @@ _COMMANDS = {
     "site": _site,
     "catalog": _catalog,
     "ansible-path": _ansible_path,
-    "twin": lambda args: __import__("generator.twin").twin.main(args),
+    # `twin exec DEVICE CMD`: the twin reads CMD as args.command (parsed as exec_argv, see arguments)
+    "twin": lambda args: __import__("generator.twin").twin.main(
+        argparse.Namespace(**{**vars(args), "command": getattr(args, "exec_argv", args.command)})
+    ),
 }
