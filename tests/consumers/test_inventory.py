@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from tests.support.ansible_run import tool
+from tests.support.ansible_warnings import PYTHON_WARNING, ansible_warnings
 from tests.support.output_readers import YAML, inventory_vars
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,7 +25,7 @@ def _listed(*args: str) -> str:
     res = subprocess.run(
         [tool("ansible-inventory"), *args, "--list"], capture_output=True, text=True, env=env
     )
-    assert res.returncode == 0 and "WARNING" not in res.stderr.upper(), res.stderr
+    assert res.returncode == 0 and not ansible_warnings(res.stderr), res.stderr
     return res.stdout
 
 
@@ -36,6 +37,30 @@ def _ansible_inventory(*args: str) -> dict:
 
 def _unwrap(d: dict):
     return d["__ansible_unsafe"] if d.keys() == {"__ansible_unsafe"} else d
+
+
+def test_an_ansible_warning_fails_the_checks_and_a_python_warning_does_not(tmp_path):
+    """The checks above fail on Ansible's own warnings (here: a source it cannot parse, printed
+    in colour), not on a library's Python warning on the same stderr."""
+    none = tmp_path / "none.yml"
+    env = {**os.environ, "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"), "ANSIBLE_FORCE_COLOR": "1"}
+    res = subprocess.run(
+        [tool("ansible-inventory"), "-i", str(none), "--list"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert ansible_warnings(res.stderr)[:1] == [
+        f"[WARNING]: Unable to parse {none} as an inventory source"
+    ], res.stderr
+    assert ansible_warnings(PYTHON_WARNING) == []
+    listed = subprocess.run(
+        [tool("ansible-inventory"), "-i", str(INVENTORY / "hosts.yml"), "--graph"],
+        capture_output=True,
+        text=True,
+        env={**env, "PYTHONWARNINGS": "always"},  # every Python warning printed, none Ansible's
+    )
+    assert listed.returncode == 0 and not ansible_warnings(listed.stderr), listed.stderr
 
 
 def test_hosts_yml_has_no_host_variables_and_every_host_has_its_file():
