@@ -91,9 +91,9 @@ def test_a_200_mb_facts_file_is_refused_at_once(tmp_path, capsys, a3):
     facts = tmp_path / "facts.yml"
     with open(facts, "wb") as f:
         f.truncate(200 * 2**20)  # sparse: nothing is written, the size is what counts
-    start = time.perf_counter()
+    start = time.process_time()  # CPU seconds: load on the machine stretches only wall time
     err = refused(tmp_path, capsys, bp, facts)
-    assert time.perf_counter() - start < 5
+    assert time.process_time() - start < 5
     assert f"{facts}: (document): the file is too large: 209,715,200 bytes, the limit is" in err
     assert "the facts of a 100,000-card A3 cluster are 24 MB" in err
 

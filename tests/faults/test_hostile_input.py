@@ -473,8 +473,8 @@ def test_a_50_mb_file_is_refused_by_the_size_limit_fast(tmp_path):
         fh.write(b"# " + b"x" * 1022 + b"\n")
         fh.truncate(50 * 1024 * 1024)  # sparse: 50 MB without writing 50 MB
     assert path.stat().st_size > MAX_BYTES
-    start = time.perf_counter()
+    start = time.process_time()  # CPU seconds: load on the machine stretches only wall time
     with pytest.raises(BlueprintError) as err:
         pipeline.run(path, emit=False)
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 2.0
     assert str(path) in err.value.render()
