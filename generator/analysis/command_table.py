@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 UNCONFIRMED = "[unconfirmed]"
+TRANSLATED = "translated"  # a form `wanka twin` reproduces (the table's `twin:` field)
 # Where a confirmed source points: a page of the CE V300R023C00 or NE40E V800R012C10 reference
 # (or configuration guide) under nassim-main/corpus/hw/ in github.com/WheaterW/INTA-project.
 SOURCE_PATTERN = re.compile(
@@ -67,6 +68,7 @@ class Command:
     interfaces: tuple[str, ...] = ()
     models: tuple[str, ...] = ()
     note: str = ""
+    twin: str = ""  # TRANSLATED or the key of a not-emulated item (the table's `twin:` mapping)
 
     @property
     def confirmed(self) -> bool:
@@ -83,6 +85,7 @@ class Line:
     text: str
     command: Command | None
     problem: str = ""
+    canonical: str = ""  # the line as the device reads it (canonical); "" when it matches no form
 
 
 def compile_form(form: str) -> tuple[re.Pattern[str], tuple[tuple[str, str, int, int], ...]]:
@@ -119,8 +122,15 @@ class CommandTable:
     compiled the first time a line is matched against it: `wanka generate` reads the table for
     its sources only (the design review's unconfirmed forms), verify and the tests match lines."""
 
-    def __init__(self, views: Mapping[str, str], commands: Iterable[Command]) -> None:
+    def __init__(
+        self,
+        views: Mapping[str, str],
+        commands: Iterable[Command],
+        twin_items: Mapping[str, str] | None = None,
+    ) -> None:
         self.views = dict(views)
+        self.twin_items = dict(twin_items or {})
+        self._grammar: dict[tuple[str, str], _Node] = {}
         self.commands: dict[str, list[Command]] = {}
         self._compiled: dict[Command, tuple[re.Pattern[str], tuple[Any, ...]]] = {}
         self._index: dict[tuple[str, str], dict[str | None, list[Command]]] = {}
@@ -133,6 +143,8 @@ class CommandTable:
                 raise ValueError(f"{c.platform} {c.form!r}: unknown interface kinds {bad}")
             if bad := {m[1] for m in _TOKEN.finditer(c.form) if m[1]} - set(PLACEHOLDERS):
                 raise ValueError(f"{c.form!r}: unknown placeholders {sorted(bad)}")
+            if c.twin and c.twin != TRANSLATED and c.twin not in self.twin_items:
+                raise ValueError(f"{c.platform} {c.form!r}: twin {c.twin!r} is not in `twin`")
             self.commands.setdefault(c.platform, []).append(c)
             by_word = self._index.setdefault((c.platform, c.view), {})
             by_word.setdefault(_first_word(c.form), []).append(c)
@@ -154,6 +166,10 @@ class CommandTable:
         if found is None:
             found = self._compiled[c] = compile_form(c.form)
         return found
+
+    def fits(self, c: Command, text: str) -> bool:
+        """Whether the text is the form as written (no keyword to expand)."""
+        return self._form(c)[0].fullmatch(text) is not None
 
     def _fits(self, c: Command, text: str, kind: str | None) -> tuple[bool, str]:
         """Whether a line is this form (None when the regex does not match) and, if it is but a
@@ -190,6 +206,11 @@ class CommandTable:
                 found = (None, why)
         if found[0] is None and not found[1]:
             found = (None, self._elsewhere(platform, view, text))
+        if found[0] is None and text:
+            canonical = self.canonical(platform, view, text)
+            if canonical != text:
+                again = self.match(platform, view, canonical, kind)
+                found = again if again[0] is not None else found
         if len(self._cache) < 200_000:
             self._cache[key] = found
         return found
@@ -202,6 +223,43 @@ class CommandTable:
         where = f" (the table has it in {', '.join(views)})" if views else ""
         return f"not a {platform} form of view {view}{where}"
 
+    def canonical(self, platform: str, view: str, text: str) -> str:
+        """A line as the device reads it: words split at any run of whitespace, each keyword of
+        the view's forms (and `any`'s) in the table's spelling when it is given in another case
+        or incomplete but matches exactly one keyword at its position ("Incomplete Keyword":
+        CE6800 V300R023C00 configuration guide, Basic Configuration > CLI Overview > How to Use
+        the CLI > Editing Command Lines; the same page: "The keywords in the commands are case
+        insensitive"). Parameters keep their spelling; words past what the forms know stay as
+        typed (so the line then matches no form and is refused)."""
+        node = self._grammar.get((platform, view))
+        if node is None:
+            node = self._grammar[(platform, view)] = _grammar(
+                c.form for v in (view, "any") for c in self._by_view(platform, v)
+            )
+        parts = text.split()
+        for i, word in enumerate(parts):
+            low = word.lower()
+            nxt = node.keywords.get(low)
+            if nxt is None:
+                found = [k for k in node.keywords if k.startswith(low)]
+                if len(found) == 1:
+                    nxt = node.keywords[found[0]]
+                    low = found[0]
+            if nxt is not None:
+                parts[i] = node.spelling[low]
+            elif node.rest:
+                break
+            elif node.arg is not None:
+                nxt = node.arg
+            else:
+                break
+            node = nxt
+        return " ".join(parts)
+
+    def _by_view(self, platform: str, view: str) -> Iterator[Command]:
+        for commands in self._index.get((platform, view), {}).values():
+            yield from commands
+
     def entered(self, c: Command, text: str, kind: str | None) -> str | None:
         """The interface kind a view-opening line sets for its sub-view (the kind of its <if>)."""
         pattern, checks = self._form(c)
@@ -210,6 +268,48 @@ class CommandTable:
                 m = pattern.fullmatch(text)
                 return interface_kind(m.group(group)) if m else kind
         return kind
+
+
+@dataclass(eq=False)
+class _Node:
+    """A position in the forms of a view: the keywords that may come next (by their lower-case
+    spelling, `spelling` the table's), where a parameter leads, and whether the rest of the line
+    is free text (<text>)."""
+
+    keywords: dict[str, _Node] = field(default_factory=dict)
+    spelling: dict[str, str] = field(default_factory=dict)
+    arg: _Node | None = None
+    rest: bool = False
+
+
+def _grammar(forms: Iterable[str]) -> _Node:
+    """The keywords of a view's forms as a tree, for CommandTable.canonical. A form whose word
+    mixes a keyword and a placeholder (`!<text>`) adds nothing past that word."""
+    root = _Node()
+    for form in forms:
+        node = root
+        for word in form.split():
+            whole = _TOKEN.fullmatch(word)
+            if whole is None and _TOKEN.search(word):
+                break
+            if whole is not None and whole.group(4):
+                nxt = _Node()
+                for alt in whole.group(4).split("|"):
+                    nxt = node.keywords.setdefault(alt.lower(), nxt)
+                    node.spelling[alt.lower()] = alt
+                node = nxt
+            elif whole is not None and whole.group(1) == "text":
+                node.rest = True
+                break
+            elif whole is not None:
+                node.arg = node.arg or _Node()
+                if whole.group(1) == "ints":
+                    node.arg.arg = node.arg
+                node = node.arg
+            else:
+                node.spelling[word.lower()] = word
+                node = node.keywords.setdefault(word.lower(), _Node())
+    return root
 
 
 def walk(text: str, platform: str, table: CommandTable | None = None) -> Iterator[Line]:
@@ -242,11 +342,23 @@ def walk(text: str, platform: str, table: CommandTable | None = None) -> Iterato
         command, problem = table.match(platform, view, body, kind)
         if not body:
             problem = "empty line"
-        opened = (command.enters, table.entered(command, body, kind)) if command else (None, None)
+        canonical = ""
+        if command is not None:
+            canonical = body if table.fits(command, body) else table.canonical(platform, view, body)
+        opened = (
+            (command.enters, table.entered(command, canonical, kind)) if command else (None, None)
+        )
         stack = [*stack[:depth], opened]
         if command is not None and command.top and depth == 0:
             top = command.top
-        yield Line(number=number, view=view, text=body, command=command, problem=problem)
+        yield Line(
+            number=number,
+            view=view,
+            text=body,
+            command=command,
+            problem=problem,
+            canonical=canonical,
+        )
 
 
 def check(text: str, platform: str, table: CommandTable | None = None) -> list[Line]:
@@ -302,9 +414,10 @@ def parse_table(data: Mapping[str, Any]) -> CommandTable:
                     interfaces=tuple(e.get("interfaces", ())),
                     models=tuple(e.get("models", ())),
                     note=e.get("note", ""),
+                    twin=e.get("twin", ""),
                 )
             )
-    return CommandTable(data["views"], commands)
+    return CommandTable(data["views"], commands, data.get("twin"))
 
 
 @cache

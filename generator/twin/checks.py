@@ -210,10 +210,16 @@ def _endpoint(p: Plan, address: int) -> tuple[str, str] | None:
 
 
 def relays(p: Plan):
-    """(device, interface, its address, the servers) of every `dhcp select relay` interface."""
+    """(device, interface, its address, the servers) of every interface that relays DHCP: the
+    device has `dhcp enable` ("By default, the DHCP function is disabled"), the interface has
+    `dhcp select relay` ("By default, the DHCP relay function is disabled") and a
+    `dhcp relay server-ip` (CE6800 V300R023C00 command reference, DHCPv4 Configuration
+    Commands: dhcp_enable.json, dhcp_select_relay.json, as cited in commands.yaml)."""
     for dev in p.devices.values():
+        if not dev.dhcp_enabled:
+            continue
         for iface in dev.interfaces.values():
-            if iface.relay_servers and iface.addresses:
+            if iface.relay_selected and iface.relay_servers and iface.addresses:
                 yield dev, iface, str(iface.addresses[0].ip), [str(s) for s in iface.relay_servers]
 
 

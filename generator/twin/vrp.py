@@ -2,45 +2,71 @@
 
 The twin reads the text a device would receive, never the model: every fact here comes from a
 line of `files/switches/*.cfg` or `files/border/*.cfg`, and keeps that line's number so that a
-failure names the file and line behind it. VRP nests by one space per level under a view
-(`interface X`, `bgp N`, `ospf 1`, `acl number N`, `security-policy` > `rule name R`).
-Lines the twin cannot emulate (QoS, PFC, LLDP, AAA, the CLI itself) are read past.
+failure names the file and line behind it. Each line is read through the command table
+(generator/catalog/commands.yaml, generator.analysis.command_table.walk): the view it is typed
+in (VRP nests by one space per level under a view: `interface X`, `bgp N`, `ospf 1`,
+`acl number N`, `security-policy` > `rule name R`), the form it is (its keywords read as the
+device reads them: any case, incomplete but unique, any run of whitespace) and what the twin does
+with that form (`twin:`: translated, or counted under a named item it does not emulate). A line
+that is no form of its view stops the twin at its file:line (Unreadable): nothing is read past.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from generator.analysis.command_table import TRANSLATED, CommandTable, load_table, walk
+from generator.catalog import shipped_data
+from generator.verify.safe import Damaged, file_text, listing, rel
 
 PUBLIC = ""  # the public network instance (no vpn-instance)
 Net = ipaddress.IPv4Network
 Addr = ipaddress.IPv4Address
 
 
+class Unreadable(Damaged):
+    """A configuration line that is no form of the command table for its view: file:line, the
+    line and why (the twin stops; it never reads past a line it does not know)."""
+
+
 @dataclass(slots=True)
 class Line:
     number: int
-    text: str
+    text: str  # as the device reads it: keywords in full, one space between words
     children: list[Line] = field(default_factory=list)
 
     def words(self) -> list[str]:
         return self.text.split()
 
 
-def tree(text: str) -> list[Line]:
-    """The views of a VRP script: each top-level line with the lines indented under it."""
+def tree(text: str, platform: str, where: str, counts: Counter[str] | None = None) -> list[Line]:
+    """The views of a VRP script: each top-level line with the lines indented under it, every
+    line as the command table reads it; the framing lines (system-view, commit, quit, return,
+    comments) move between views and are left out. `counts` gets one per line under its form's
+    twin disposition. Unreadable at a line the table does not know in its view (a blank line is
+    skipped: the CLI takes an empty line as nothing)."""
+    table = load_table()
     top: list[Line] = []
     stack: list[tuple[int, Line]] = []
-    for number, raw in enumerate(text.splitlines(), 1):
-        body = raw.strip()
-        if not body or body.startswith("#") or body in ("system-view", "commit", "quit", "return"):
+    raws = text.splitlines()
+    for read in walk(text, platform, table):
+        raw = raws[read.number - 1]
+        if not read.text:
+            continue
+        if read.command is None:
+            raise Unreadable(f"{where}:{read.number}: {read.text!r}: {read.problem}")
+        if counts is not None:
+            counts[read.command.twin or TRANSLATED] += 1
+        if read.command.twin == "framing":
             if not raw.startswith(" "):
                 stack.clear()
             continue
         depth = len(raw) - len(raw.lstrip(" "))
-        line = Line(number, body)
+        line = Line(read.number, read.canonical)
         while stack and stack[-1][0] >= depth:
             stack.pop()
         (stack[-1][1].children if stack else top).append(line)
@@ -60,6 +86,7 @@ class Interface:
     ospf_p2p: bool = False
     relay_servers: list[Addr] = field(default_factory=list)
     relay_line: int = 0
+    relay_selected: bool = False  # `dhcp select relay`
     service_manage: list[str] = field(default_factory=list)  # USG `service-manage X permit`
     isolate_group: int | None = None  # `port-isolate enable group N`
 
@@ -134,6 +161,7 @@ class Device:
     nat: list[Policy] = field(default_factory=list)
     address_groups: dict[str, list[Addr]] = field(default_factory=dict)
     dhcp_enabled: bool = False
+    lines: Counter[str] = field(default_factory=Counter)  # lines per twin disposition
 
     @property
     def vpns(self) -> list[str]:
@@ -185,6 +213,8 @@ def _interface(line: Line) -> Interface:
             iface.isolate_group = int(w[3]) if len(w) > 3 else 1
         elif w[0] == "service-manage" and w[-1] == "permit":
             iface.service_manage.append(w[1])
+        elif w == ["dhcp", "select", "relay"]:
+            iface.relay_selected = True
         elif (m := _RELAY_SERVER.match(child.text)) and "relay" in w:
             iface.relay_servers.append(Addr(m.group(1)))
             iface.relay_line = iface.relay_line or child.number
@@ -233,6 +263,13 @@ def _ospf(line: Line) -> Ospf:
 
 
 def _acl(line: Line) -> list[AclRule]:
+    """The rules in rule-number order, whatever order the text has: "All rules in an ACL are
+    identified by rule IDs and arranged in ascending order of ID", and "A device stops matching
+    packets against ACL rules once the packets match a rule" (CE6800 V300R023C00 configuration
+    guide, IP Addresses and Services > ACL Configuration > Understanding ACL > ACL Matching
+    Process, WheaterW/INTA-project nassim-main/corpus/hw/hw_CE6800_V300R023C00/config_corpus/
+    Configuration/Configuration_Guide/IP_Addresses_and_Services_Configuration/ACL_Configuration/
+    Understanding_ACL/ACL_Matching_Process.md)."""
     rules = []
     for child in line.children:
         w = child.words()
@@ -241,8 +278,8 @@ def _acl(line: Line) -> list[AclRule]:
         action = w[2]
         vpn = w[w.index("vpn-instance") + 1] if "vpn-instance" in w else None
         source = _net(w[w.index("source") + 1], w[w.index("source") + 2]) if "source" in w else None
-        rules.append(AclRule(action, vpn, source))
-    return rules
+        rules.append((int(w[1]), AclRule(action, vpn, source)))
+    return [rule for _, rule in sorted(rules, key=lambda r: r[0])]
 
 
 def _policies(line: Line) -> list[Policy]:
@@ -275,11 +312,31 @@ def _policies(line: Line) -> list[Policy]:
     return out
 
 
-def device(folder: Path, path: Path) -> Device:
-    """One rendered configuration, read into a Device."""
-    text = path.read_text(encoding="utf-8")
+_PLATFORM = re.compile(r'^(platform|model): "?([\w.-]+)"?$', re.M)
+
+
+def platform(folder: Path, path: Path) -> str:
+    """A rendered configuration's platform (huawei-ce, huawei-ne, huawei-usg), from the
+    structured config beside it: a switch's `platform`, a border device's catalog `model`."""
+    beside = path.with_suffix(".yml")
+    m = _PLATFORM.search(file_text(folder, beside))
+    if m is None:
+        raise Damaged(f"{rel(folder, beside)}: no `platform:` or `model:` line")
+    key, value = m.groups()
+    if key == "platform":
+        return value
+    model = shipped_data()["switches"].get(value)
+    if model is None:
+        raise Damaged(f"{rel(folder, beside)}: model {value!r} is not in the catalog")
+    return model["platform"]
+
+
+def device(folder: Path, path: Path, table: CommandTable | None = None) -> Device:
+    """One rendered configuration, read into a Device; Unreadable at a line the command table
+    does not know."""
+    text = file_text(folder, path)
     dev = Device(path.stem, path.relative_to(folder).as_posix())
-    for line in tree(text):
+    for line in tree(text, platform(folder, path), dev.path, dev.lines):
         w = line.words()
         if w[0] == "interface":
             iface = _interface(line)
@@ -329,11 +386,16 @@ def device(folder: Path, path: Path) -> Device:
                     group += [Addr(a) for a in range(first, last + 1)]
         elif w[:2] == ["dhcp", "enable"]:
             dev.dhcp_enabled = True
+    for rule in dev.nat:
+        if rule.nat != "easy-ip" and not dev.address_groups.get(rule.nat):
+            raise Unreadable(
+                f"{dev.where(rule.line)}: NAT rule {rule.name} translates to address group "
+                f"{rule.nat!r}, which has no `section` here: the twin cannot translate it"
+            )
     return dev
 
 
 def devices(folder: Path) -> dict[str, Device]:
     """Every rendered switch, router and firewall configuration of an output folder."""
-    paths = sorted((folder / "files" / "switches").glob("*.cfg"))
-    paths += sorted((folder / "files" / "border").glob("*.cfg"))
+    paths = listing(folder, "files/switches", ".cfg") + listing(folder, "files/border", ".cfg")
     return {p.stem: device(folder, p) for p in paths}
