@@ -134,7 +134,9 @@ class CommandTable:
         self.commands: dict[str, list[Command]] = {}
         self._compiled: dict[Command, tuple[re.Pattern[str], tuple[Any, ...]]] = {}
         self._index: dict[tuple[str, str], dict[str | None, list[Command]]] = {}
-        self._cache: dict[tuple[str, str, str | None, str], tuple[Command | None, str]] = {}
+        self._cache: dict[
+            tuple[str, str, str | None, str], tuple[Command | None, str, str, str | None]
+        ] = {}
         for c in commands:
             for v in (c.view, c.enters, c.top):
                 if v is not None and v not in self.views:
@@ -167,10 +169,6 @@ class CommandTable:
             found = self._compiled[c] = compile_form(c.form)
         return found
 
-    def fits(self, c: Command, text: str) -> bool:
-        """Whether the text is the form as written (no keyword to expand)."""
-        return self._form(c)[0].fullmatch(text) is not None
-
     def _fits(self, c: Command, text: str, kind: str | None) -> tuple[bool, str]:
         """Whether a line is this form (None when the regex does not match) and, if it is but a
         value or the interface kind is wrong, why not."""
@@ -193,9 +191,30 @@ class CommandTable:
     ) -> tuple[Command | None, str]:
         """The entry a line typed in `view` matches, or None and why not. `kind` is the
         interface kind when the view is an interface view."""
+        return self.read(platform, view, text, kind)[:2]
+
+    def read(
+        self, platform: str, view: str, text: str, kind: str | None = None
+    ) -> tuple[Command | None, str, str, str | None]:
+        """match(), with the line as the device reads it (`canonical`; "" when no entry
+        matches) and the interface kind the line sets for the view it opens (`entered`)."""
         key = (platform, view, kind, text)
-        if key in self._cache:
-            return self._cache[key]
+        found = self._cache.get(key)
+        if found is None:
+            command, problem = self._match(platform, view, text, kind)
+            canonical = entered = None
+            if command is not None:
+                fits = self._form(command)[0].fullmatch(text) is not None
+                canonical = text if fits else self.canonical(platform, view, text)
+                entered = self.entered(command, canonical, kind)
+            found = (command, problem, canonical or "", entered)
+            if len(self._cache) < 200_000:
+                self._cache[key] = found
+        return found
+
+    def _match(
+        self, platform: str, view: str, text: str, kind: str | None
+    ) -> tuple[Command | None, str]:
         found: tuple[Command | None, str] = (None, "")
         for c in self._candidates(platform, view, text):
             ok, why = self._fits(c, text, kind)
@@ -209,10 +228,8 @@ class CommandTable:
         if found[0] is None and text:
             canonical = self.canonical(platform, view, text)
             if canonical != text:
-                again = self.match(platform, view, canonical, kind)
+                again = self._match(platform, view, canonical, kind)
                 found = again if again[0] is not None else found
-        if len(self._cache) < 200_000:
-            self._cache[key] = found
         return found
 
     def _elsewhere(self, platform: str, view: str, text: str) -> str:
@@ -339,15 +356,10 @@ def walk(text: str, platform: str, table: CommandTable | None = None) -> Iterato
                 problem="indented under a line that opens no view",
             )
             continue
-        command, problem = table.match(platform, view, body, kind)
+        command, problem, canonical, entered = table.read(platform, view, body, kind)
         if not body:
             problem = "empty line"
-        canonical = ""
-        if command is not None:
-            canonical = body if table.fits(command, body) else table.canonical(platform, view, body)
-        opened = (
-            (command.enters, table.entered(command, canonical, kind)) if command else (None, None)
-        )
+        opened = (command.enters, entered) if command else (None, None)
         stack = [*stack[:depth], opened]
         if command is not None and command.top and depth == 0:
             top = command.top

@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -204,7 +205,8 @@ def test_twin_test_refuses_the_folder_at_the_line_before_it_starts_anything(
     text = cfg.read_text().replace("undo portswitch", "undo portswich", 1)
     folder = _folder_with(tmp_path, "par-leaf-0001", text)
     line = text.splitlines().index(" undo portswich") + 1
-    env = {**os.environ, "WANKA_TWIN_STATE": str(tmp_path / "state")}
+    state = tempfile.mkdtemp(prefix="wt", dir="/tmp")  # short: FRR's socket paths are bounded
+    env = {**os.environ, "WANKA_TWIN_STATE": state}
     done = subprocess.run(
         [sys.executable, "-m", "generator", "twin", "test", str(folder), "--no-drills"],
         capture_output=True,
@@ -217,3 +219,5 @@ def test_twin_test_refuses_the_folder_at_the_line_before_it_starts_anything(
     assert f"files/switches/par-leaf-0001.cfg:{line}: 'undo portswich'" in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "twin-report.md").exists()
+    assert not os.path.exists(state) or not os.listdir(state), "the twin left its state"
+    shutil.rmtree(state, ignore_errors=True)
