@@ -15,8 +15,15 @@ Limits are sized for real clusters: a 100,000-card A3 cluster (12,500 nodes x 16
 24 MB in the role's layout, read by `facts_layout` in about 3 s of CPU (PyYAML, libyaml
 included, took 46 s on it on the shared 2-core build machine); the limit is
 `MAX_BYTES` (2.7 times that), so a 200 MB file is refused from its size before a byte is read.
-A file outside the role's layout is read with the blueprint loader and its limits (4 MiB,
-100,000 values, no alias bombs), so hand-written facts still load and are located.
+A file outside the role's layout (hand-written in flow style, JSON, other indents) is read with
+the blueprint loader: its 4 MiB, no alias bombs, and `MAX_VALUES` values, what 4 MiB holds at
+6 bytes a value; the densest real writers, compact JSON and YAML flow style, take 7.0 bytes a
+value (13 values a die: six keys, six ids and the die), so 4 MiB of them, about 2,800 A3 nodes,
+load (the blueprint's own bound, 100,000 values, refused 528 nodes); 600,000 values take the
+loader about 6 s of CPU. Beyond 4 MiB only the role's layout is read.
+
+A file that does not say `kind: NpuFacts` is not what hccl.facts claims: its errors say what is
+wrong and where, and quote none of it (the path may name a token or key file; see `_not_facts`).
 
 Ids are whole numbers in 0..2**32-1: npu-smi reads them into `unsigned int` fields (DCMI
 `struct dcmi_spod_info {unsigned int sdid; super_pod_size; super_pod_id; server_index; ...}`,
@@ -26,6 +33,7 @@ Ascend 910_93 DCMI API, e.g. dcmi_get_spod_node_status(..., unsigned int sdid, .
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +47,7 @@ from generator.blueprint.spec import Blueprint
 from generator.errors import BlueprintError, Problem, YamlPath
 
 MAX_BYTES = 64 * 1024 * 1024
+MAX_VALUES = load.MAX_BYTES // 6  # 699,050: values of a facts file outside the role's layout
 MAX_SHOWN = 20  # problems listed; a broken 24 MB file would otherwise print a million lines
 _ROLE = "the layout roles/npu_facts writes (ansible-playbook npu_facts.yml)"
 
@@ -85,10 +94,20 @@ def load_npu_facts(path: str | os.PathLike[str]) -> NpuFacts:
                 "is this the right file?"
             )
         raise BlueprintError([Problem((), refused.message, hint)], file) from None
-    data, plain, locate = _parse(file, raw)
-    problems = file_problems(data, plain)
-    if problems:
-        raise locate(problems)
+    data: Any = None
+    try:
+        data, plain, locate = _parse(file, raw)
+        problems = file_problems(data, plain)
+        if problems:
+            raise locate(problems)
+    except BlueprintError as err:
+        if data is None and not _CLAIM.search(raw):
+            raise _not_facts(err.problems, file) from None
+        if data is not None and data.get("kind") != "NpuFacts":
+            why = "its kind is not NpuFacts" if "kind" in data else "it has no `kind: NpuFacts`"
+            located = locate([Problem(("kind",) if "kind" in data else (), why)]).problems
+            raise _not_facts(located, file, why) from None
+        raise
     hosts = {
         host: tuple(
             sorted(
@@ -99,6 +118,49 @@ def load_npu_facts(path: str | os.PathLike[str]) -> NpuFacts:
         for host, entry in data["hosts"].items()
     }
     return NpuFacts(file, hosts, locate)
+
+
+# `kind: NpuFacts` as a block or flow mapping entry, or a JSON member: the file says it is facts
+_CLAIM = re.compile(
+    rb"""(?m)(?:^|[{,])[ \t]*(["']?)kind\1[ \t]*:[ \t]*(["']?)NpuFacts\2[ \t]*(?:$|[\r,}#])"""
+)
+_OUR_WORDS = frozenset(("kind", "hosts", "devices", *DEVICE_KEYS))
+# what a problem of the loader or of file_problems says, in words that quote nothing
+_NOT_FACTS = (
+    ("invalid YAML", "it does not read as YAML"),
+    ("tab character", "it does not read as YAML"),
+    ("UTF-8", "it is not UTF-8 text"),
+    ("character", "it holds a character YAML does not allow"),
+    ("empty", "it is empty"),
+    ("top level", "its top level is not a mapping"),
+    ("YAML document", "it holds more than one YAML document"),
+    ("values", "it holds too many values"),
+    ("alias", "it holds a recursive alias"),
+    ("nests", "it nests too deep"),
+    ("tag", "it holds a YAML tag"),
+    ("duplicate", "a key is written twice"),
+    ("key", "a key is not a string"),
+    ("outside", f"it is larger than {load.MAX_BYTES // 2**20} MiB and not in {_ROLE}"),
+)
+
+
+def _not_facts(problems: list[Problem], file: str, why: str = "") -> BlueprintError:
+    """The error for a file that does not say `kind: NpuFacts`: what is wrong and where, never
+    a byte of it (hccl.facts pointed at a token or a key file must not print it into a CI log):
+    no message of the loader (they quote values, keys, tags) and no YAML path through the
+    file's own keys."""
+    first = next((p for p in problems if p.line is not None), problems[0])
+    why = why or next((w for word, w in _NOT_FACTS if word in first.message), "it is not YAML")
+    path = first.path if all(isinstance(k, int) or k in _OUR_WORDS for k in first.path) else ()
+    problem = Problem(
+        path,
+        f"this is not an NPU facts file: {why} (its content is not shown)",
+        "hccl.facts or --facts names the NPU facts file roles/npu_facts writes "
+        "(ansible-playbook npu_facts.yml); check the path",
+        line=first.line,
+        column=first.column,
+    )
+    return BlueprintError([problem], file)
 
 
 def _parse(
@@ -131,7 +193,7 @@ def _parse(
 
 def _load_yaml(file: str) -> load.LoadedBlueprint:
     try:
-        return load.load_blueprint(file)
+        return load.load_blueprint(file, max_values=MAX_VALUES)
     except BlueprintError as err:
         problems = [
             Problem(p.path, p.message, _hint(p), line=p.line, column=p.column) for p in err.problems

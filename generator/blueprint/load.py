@@ -79,23 +79,26 @@ class LoadedBlueprint:
     plain_scalars: dict[YamlPath, str] = field(default_factory=dict)
 
 
-def load_blueprint(path: str | os.PathLike[str]) -> LoadedBlueprint:
-    """Read, decode, parse and build one blueprint file; BlueprintError says what is wrong."""
+def load_blueprint(path: str | os.PathLike[str], max_values: int | None = None) -> LoadedBlueprint:
+    """Read, decode, parse and build one blueprint file; BlueprintError says what is wrong.
+    `max_values`: the values bound (MAX_VALUES unless given: an NPU facts file, facts.py, is
+    bounded by the largest real one)."""
     file = str(path)
     try:
         raw = _read(file)
     except _Refused as refused:
         raise BlueprintError(refused.problems, file) from None
-    return load_text(raw, file)
+    return load_text(raw, file, max_values)
 
 
-def load_text(text: str | bytes, file: str) -> LoadedBlueprint:
+def load_text(text: str | bytes, file: str, max_values: int | None = None) -> LoadedBlueprint:
     """A blueprint given as text (`wanka size` makes one) or as a file's bytes, decoded, parsed
     and built as load_blueprint does; `file` names it in messages."""
     raw = text.encode() if isinstance(text, str) else text
+    limit = MAX_VALUES if max_values is None else max_values
     try:
-        root = _parse(_decode(raw))
-        builder = _Builder()
+        root = _parse(_decode(raw), limit)
+        builder = _Builder(limit)
         builder.positions[()] = _position(root)
         data = builder.build(root, (), 1, None)
         if builder.problems:
@@ -160,10 +163,10 @@ def _line_column(text: str, offset: int) -> tuple[int, int]:
     return text.count("\n", 0, offset) + 1, offset - line_start + 1
 
 
-def _parse(text: str) -> yaml.Node:
+def _parse(text: str, max_values: int) -> yaml.Node:
     """Compose exactly one YAML document into a node tree (nothing is constructed)."""
     try:
-        _prescan(text)
+        _prescan(text, max_values)
         loader = _Loader(text)
         try:
             root = loader.get_single_node()
@@ -199,7 +202,7 @@ def _require_mapping(root: yaml.Node) -> yaml.Node:
     return root
 
 
-def _prescan(text: str) -> None:
+def _prescan(text: str, max_values: int) -> None:
     """Refuse deep nesting and too many values from the token stream, before PyYAML's composer
     (recursive, and slow per node) sees them.
 
@@ -208,14 +211,14 @@ def _prescan(text: str) -> None:
     has one, so the real depth is at most twice the depth counted here, and `_Builder` checks
     the exact depth afterwards.
     Values: every scalar (keys included), alias and collection token makes at least one value,
-    so more such tokens than `MAX_VALUES` means more values than `_Builder` would accept.
+    so more such tokens than `max_values` means more values than `_Builder` would accept.
     """
     depth = values = 0
     for token in yaml.scan(text, Loader=_Loader):
         if isinstance(token, _VALUE_TOKENS):
             values += 1
-            if values > MAX_VALUES:
-                raise _Refused(_too_many((), _position(token), in_alias=False))
+            if values > max_values:
+                raise _Refused(_too_many((), _position(token), in_alias=False, limit=max_values))
         if isinstance(token, _OPENING_TOKENS):
             depth += 1
             if depth > MAX_DEPTH:
@@ -224,17 +227,17 @@ def _prescan(text: str) -> None:
             depth -= 1
 
 
-def _too_many(path: YamlPath, where: tuple[int, int], in_alias: bool) -> Problem:
+def _too_many(path: YamlPath, where: tuple[int, int], in_alias: bool, limit: int) -> Problem:
     if in_alias:
         return Problem(
             path,
-            f"the document expands to more than {MAX_VALUES:,} values through aliases",
+            f"the document expands to more than {limit:,} values through aliases",
             "each *alias repeats its anchored value, so nested aliases multiply: an alias bomb",
             *where,
         )
     return Problem(
         path,
-        f"the document has more than {MAX_VALUES:,} values (keys included)",
+        f"the document has more than {limit:,} values (keys included)",
         "no blueprint needs that many; is this the right file?",
         *where,
     )
@@ -299,7 +302,7 @@ def _node_kind(node: yaml.Node) -> str:
         return "a mapping"
     if isinstance(node, yaml.SequenceNode):
         return "a list"
-    return f"the single value {node.value!r}"
+    return "a single value"  # not quoted: a token file given as the blueprint stays out of logs
 
 
 def _short_tag(tag: str) -> str:
@@ -313,7 +316,8 @@ def _show_tag(tag: str) -> str:
 class _Builder:
     """Builds plain data from a node tree, recording positions; one instance per file."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_values: int) -> None:
+        self.max_values = max_values
         self.positions: dict[YamlPath, tuple[int, int]] = {}
         self.plain_scalars: dict[YamlPath, str] = {}
         self.problems: list[Problem] = []
@@ -329,8 +333,9 @@ class _Builder:
             alias = (path, self._written_at(path))
         self._built.add(id(node))
         self._values += 1 + (len(node.value) if isinstance(node, yaml.MappingNode) else 0)
-        if self._values > MAX_VALUES:  # keys count as values, as in `_prescan`
-            raise _Refused(_too_many(*(alias or (path, _position(node))), alias is not None))
+        if self._values > self.max_values:  # keys count as values, as in `_prescan`
+            where = alias or (path, _position(node))
+            raise _Refused(_too_many(*where, in_alias=alias is not None, limit=self.max_values))
         if isinstance(node, yaml.ScalarNode):
             return self._scalar(node, path)
         if depth > MAX_DEPTH:
