@@ -1,0 +1,220 @@
+"""The remaining hostile cases of issue #40 item 5, each as a user meets it:
+
+1. real-size NPU facts: 528 A3 nodes written by hand (one flow mapping a die, as facts.py shows)
+   validate; the 100,000-card file roles/npu_facts writes loads; a file far beyond is refused;
+2. hccl.facts pointed at a file that is not a facts file: refused, located, and no byte of it in
+   the message (a token would land in a CI log);
+3. the provider hand-off inside another pool: refused at validation, at both pools
+   (tests/errors/semantic/provider-in-*.yaml, nat-over-provider-hand-offs.yaml);
+4. `wanka diff REF:bp.yaml bp.yaml` with hccl.facts relative to the blueprint;
+5. verify on CR-only and mixed line endings: the LF file's findings and line numbers;
+6. generate in a deleted working folder: a `wanka:` line naming what is missing, exit 2.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from generator import cli
+from generator.blueprint import facts
+from generator.blueprint.facts import load_npu_facts
+from generator.errors import BlueprintError
+from tests.support.examples import ROOT
+
+SUPERNODE = (ROOT / "blueprints" / "supernode-768.yaml").read_text()
+DIE = (
+    "      - {{device_id: {d}, npu_id: {n}, chip_id: {c}, sdid: {sdid}, super_pod_id: {pod}, "
+    "server_index: {i}}}"
+)
+
+
+def a3_blueprint(folder: Path, servers: int, facts_file: str) -> Path:
+    """supernode-768 at `servers` A3 nodes (supernodes of 48), hccl.facts naming `facts_file`,
+    with the parameter pool and business spine the larger size needs."""
+    text = SUPERNODE
+    for old, new in (
+        ("servers: 96", f"servers: {servers}"),
+        ("pool: 10.64.0.0/16", "pool: 10.64.0.0/15"),
+        ("  business:\n", "  business:\n    spine: {model: ce9860-4c-ei}\n"),
+        ("  rank_table: auto\n", f"  rank_table: auto\n  facts: {facts_file}\n"),
+    ):
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    bp = folder / "a3.yaml"
+    bp.write_text(text)
+    return bp
+
+
+def hand_written_facts(servers: int) -> str:
+    """Facts as a person writes them from npu-smi (facts.py's example): a die per line, in flow
+    style; the ids agree with the model (2 dies per NPU, Super Pod ID = supernode + 7)."""
+    lines = ["kind: NpuFacts", "hosts:"]
+    for h in range(servers):
+        pod, i = divmod(h, 48)
+        lines += [f"  npu-{h + 1:03d}:", "    devices:"]
+        lines += [
+            DIE.format(d=d, n=d // 2, c=d % 2, sdid=i << 22 | d << 16 | 0x8000, pod=pod + 7, i=i)
+            for d in range(16)
+        ]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.slow
+def test_528_a3_nodes_of_hand_written_facts_validate(tmp_path, capsys):
+    """528 nodes x 16 dies = 8,448 die lines, 111,412 values: more than a blueprint may hold
+    (100,000), and refused as such before; a facts file outside the role's layout may hold
+    facts.MAX_VALUES. Then the facts are checked against the model: one wrong id is found."""
+    facts_file = tmp_path / "facts.yml"
+    facts_file.write_text(hand_written_facts(528))
+    bp = a3_blueprint(tmp_path, 528, "facts.yml")
+    assert cli.main(["validate", str(bp)]) == 0, capsys.readouterr().err
+    assert "valid (" in capsys.readouterr().out
+    text = facts_file.read_text().splitlines()
+    text[99] = text[99].replace("super_pod_id: 7", "super_pod_id: 9")
+    facts_file.write_text("\n".join(text) + "\n")
+    assert cli.main(["validate", str(bp)]) == 2
+    err = capsys.readouterr().err
+    assert f"{facts_file}:100:" in err and "super_pod_id [7, 9]" in err
+
+
+@pytest.mark.slow
+def test_the_100000_card_facts_the_role_writes_load_and_a_file_far_beyond_is_refused(tmp_path):
+    """12,500 nodes x 16 dies in the layout of roles/npu_facts (Ansible's to_nice_yaml,
+    sort_keys, indent 2): 24 MB, read in seconds of CPU. A file 2.7 times that size and more
+    (facts.MAX_BYTES, 64 MiB) is refused from its size before a byte is read."""
+    rows = []
+    for h in range(12_500):
+        pod, i = divmod(h, 48)
+        rows.append(f"  npu-{h + 1:05d}:\n    devices:\n")
+        rows += [
+            f"    - chip_id: {d % 2}\n      device_id: {d}\n      npu_id: {d // 2}\n"
+            f"      sdid: {i << 22 | d << 16 | 0x8000}\n      server_index: {i}\n"
+            f"      super_pod_id: {pod}\n"
+            for d in range(16)
+        ]
+    big = tmp_path / "facts.yml"
+    big.write_text("hosts:\n" + "".join(rows) + "kind: NpuFacts\n")
+    assert 20 * 2**20 < big.stat().st_size < facts.MAX_BYTES / 2.5
+    start = time.process_time()
+    loaded = load_npu_facts(big)
+    assert len(loaded.hosts) == 12_500, len(loaded.hosts)
+    assert time.process_time() - start < 60  # 2.3 s on the shared 2-core build machine
+    assert loaded.hosts["npu-12500"][15].sdid == (12_499 % 48) << 22 | 15 << 16 | 0x8000
+    beyond = tmp_path / "beyond.yml"
+    with beyond.open("wb") as out:  # sparse: 200 MB announced by its size, nothing written
+        out.truncate(200 * 2**20)
+    start = time.process_time()
+    with pytest.raises(BlueprintError, match="too large: 209,715,200 bytes, the limit is"):
+        load_npu_facts(beyond)
+    assert time.process_time() - start < 1
+
+
+@pytest.mark.slow
+def test_values_far_beyond_any_real_facts_file_are_refused_early(tmp_path):
+    """Outside the role's layout the bound is facts.MAX_VALUES (4 MiB at 6 bytes a value; the
+    densest real writers take 7): 800,000 values in 1.6 MB are refused by the token count,
+    before a node is built."""
+    dense = tmp_path / "facts.yml"
+    dense.write_text("{kind: NpuFacts, hosts: {h: {devices: [" + ",".join("0" * 800_000) + "]}}}")
+    start = time.process_time()
+    with pytest.raises(BlueprintError) as refused:
+        load_npu_facts(dense)
+    assert f"more than {facts.MAX_VALUES:,} values" in str(refused.value)
+    assert time.process_time() - start < 10  # 1.1 s here
+
+
+# --- 2. a file that is not a facts file -------------------------------------------------------
+
+TOKEN = "ghp_R3alLook1ngT0kenValue0123456789abcd"
+NOT_FACTS = {
+    "token": f"{TOKEN}\n",  # a bare token: YAML reads one scalar
+    "dotenv": f"GITHUB_TOKEN={TOKEN}\nPASSWORD=hunter2-{TOKEN}\n",
+    "yaml-secrets": f"password: {TOKEN}\napi:\n  key: {TOKEN}\n",
+    "json": f'{{"token": "{TOKEN}", "scopes": ["repo"]}}\n',
+    "kind-is-a-secret": f"kind: {TOKEN}\nhosts:\n",
+    "ssh-key": f"-----BEGIN OPENSSH PRIVATE KEY-----\n{TOKEN}\n-----END OPENSSH PRIVATE KEY-----\n",
+    "netrc": f"machine github.com login bot password {TOKEN}\n",
+    "secret-keys": f"{TOKEN}: 1\n{TOKEN}: 2\n",  # a key written twice: the key is the secret
+    "tagged": f"{TOKEN}: !!python/object x\n",
+    "alias": f"a: *{TOKEN}\n",
+    "bad-escape": f'x: "\\q{TOKEN}"\n',
+    "unclosed-quote": f'"{TOKEN}\n',
+    "tab-indent": f"a:\n\t{TOKEN}\n",
+    "not-utf8": "\xff\xfe" + TOKEN,
+    "control-character": f"a: {TOKEN}\x07\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(NOT_FACTS))
+def test_a_file_that_is_not_facts_is_refused_without_its_content(tmp_path, capsys, case):
+    """hccl.facts naming a token, a key, a .env, a JSON credential, ...: `wanka validate`
+    exits 2 naming the file and a line, says it is not an NPU facts file, and prints no part
+    of the token (nor any 8 bytes of the file)."""
+    secret = tmp_path / "secret"
+    text = NOT_FACTS[case]
+    secret.write_bytes(text.encode("latin-1") if case == "not-utf8" else text.encode())
+    bp = a3_blueprint(tmp_path, 96, "secret")
+    assert cli.main(["validate", str(bp)]) == 2
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"{secret}:"), err
+    assert "this is not an NPU facts file" in err and "Traceback" not in err
+    shown = err.replace(str(tmp_path), "")
+    assert "hunter2" not in shown and "OPENSSH" not in shown
+    assert not any(TOKEN[i : i + 8] in shown for i in range(len(TOKEN) - 7)), err
+
+
+def test_a_facts_file_with_a_mistake_still_quotes_what_it_says(tmp_path, capsys):
+    """A file that says `kind: NpuFacts` is what it claims: its mistakes are shown as written
+    (`1000.0`), which is what the user needs to fix them."""
+    facts_file = tmp_path / "facts.yml"
+    facts_file.write_text(hand_written_facts(96).replace("sdid: 32768,", "sdid: 1000.0,", 1))
+    bp = a3_blueprint(tmp_path, 96, "facts.yml")
+    assert cli.main(["validate", str(bp)]) == 2
+    err = capsys.readouterr().err
+    assert f"{facts_file}:5:47: hosts.npu-001.devices[0].sdid: 1000.0 is" in err, err
+
+
+# --- 3. overlapping pools ---------------------------------------------------------------------
+
+
+PROVIDER = "zones.border.provider"
+
+
+@pytest.mark.parametrize(
+    ("zones", "other"),
+    [
+        ("zones: {border: {provider: 10.64.8.0/29}}", "networks.parameter.pool"),  # the default
+        ("zones: {border: {provider: 10.103.0.16/29}}", "zones.border.pool"),
+        ("zones: {border: {provider: 10.101.0.0/29}}", "networks.management.inband.pool"),
+        ("zones: {border: {provider: 100.64.0.0/28, nat: 100.64.0.4/30}}", "zones.border.nat"),
+    ],
+)
+def test_a_provider_hand_off_inside_a_pool_is_refused_by_validate_and_generate(
+    tmp_path, capsys, zones, other
+):
+    """Before, generate wrote the configs and only `wanka verify` found the clash. Now
+    validate refuses with a line at each of the two pools, each naming the other, and
+    generate writes nothing."""
+    bp = tmp_path / "bp.yaml"
+    bp.write_text(
+        f"apiVersion: wanka/v1\nkind: Cluster\nmetadata: {{name: pod-a}}\ncompute: {{cards: 128}}\n"
+        f"{zones}\n"
+    )
+    assert cli.main(["validate", str(bp)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    located = {line.split(": ")[1]: line for line in err}
+    assert set(located) == {PROVIDER, other} and len(err) == 2, err
+    assert all(line.startswith(f"{bp}:") for line in err), err
+    assert other in located[PROVIDER] and PROVIDER in located[other], err
+    out = tmp_path / "out"
+    assert cli.main(["generate", str(bp), "-o", str(out)]) == 2
+    assert not out.exists()
+
+
+def test_the_shipped_blueprints_have_no_overlapping_pools(capsys):
+    for bp in sorted((ROOT / "blueprints").glob("*.yaml")):
+        assert cli.main(["validate", str(bp)]) == 0, capsys.readouterr().err
