@@ -208,8 +208,10 @@ def firewall_rules(dev: vrp.Device) -> list[str]:
         text += ["table ip twin_nat {", "  chain postrouting {"]
         text += ["    type nat hook postrouting priority srcnat; policy accept;"]
         for rule in dev.nat:
-            ifs = [i for z in rule.destination_zones for i in zone_ifs.get(z, [])]
-            match = [f"oifname {_set(ifs)}"] if ifs else []
+            match = []  # the zones a NAT rule names, as a security rule's: in and out interfaces
+            for key, zones in (("iifname", rule.source_zones), ("oifname", rule.destination_zones)):
+                ifs = [i for z in zones for i in zone_ifs.get(z, [])]
+                match += [f"{key} {_set(ifs)}" if ifs else f'{key} "-none-"'] if zones else []
             if rule.sources:
                 match.append(f"ip saddr {_set(map(str, rule.sources))}")
             if rule.nat == "easy-ip":

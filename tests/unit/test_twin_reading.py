@@ -152,7 +152,7 @@ def test_deleting_any_translated_line_changes_what_the_twin_builds(tmp_path: Pat
     shutil.copytree(POD, folder)
     base = _build(folder)
     table = load_table()
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[str, str, str]] = set()
     inert = []
     configs = sorted((folder / "files").glob("*/*.cfg"))
     for cfg in configs:
@@ -163,9 +163,9 @@ def test_deleting_any_translated_line_changes_what_the_twin_builds(tmp_path: Pat
         lines = text.splitlines()
         for read in walk(text, platform, table):
             c = read.command
-            if c is None or c.twin != TRANSLATED or (c.platform, c.form) in seen:
+            if c is None or c.twin != TRANSLATED or (c.platform, c.view, c.form) in seen:
                 continue
-            seen.add((c.platform, c.form))
+            seen.add((c.platform, c.view, c.form))
             cut = _block(lines, read.number - 1)
             kept = [line for k, line in enumerate(lines) if k not in cut]
             cfg.write_text("\n".join(kept) + "\n")
