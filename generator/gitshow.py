@@ -10,10 +10,13 @@ Git never runs a pager or asks for input here: stdin is closed and GIT_PAGER is 
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import subprocess
 from pathlib import Path
 
+from generator.blueprint.load import load_text
+from generator.errors import BlueprintError
 from generator.verify.report import printable
 
 MAX_BYTES = 4 * 1024 * 1024  # the blueprint loader's limit; git output beyond it is refused
@@ -43,19 +46,62 @@ def split_spec(spec: str) -> tuple[str, str]:
 
 
 def show(spec: str, folder: Path) -> Path:
-    """The file REF:path written into `folder` under its own name; GitError says what is wrong."""
+    """The file REF:path written into `folder` at its path in the tree, and the NPU facts file
+    its hccl.facts names, when relative, from the same tree at REF beside it (as `wanka
+    generate` reads it beside the blueprint's own location); GitError says what is wrong."""
     ref, path = split_spec(spec)
+    data = _blob(spec, ref, path)
+    full = _in_tree(spec, path)
+    target = _write(folder, full, data)
+    facts = _facts_of(data, spec)
+    if facts and not posixpath.isabs(facts):
+        if "\0" in facts or "\n" in facts:
+            raise GitError(f"{printable(spec)}: hccl.facts cannot hold a NUL or line break")
+        at = posixpath.normpath(posixpath.join(posixpath.dirname(full), facts))
+        if at == ".." or at.startswith("../"):
+            raise GitError(
+                f"{printable(spec)}: hccl.facts {printable(facts)} is outside the repository"
+            )
+        _write(folder, at, _blob(f"{ref}:{at}", ref, at))
+    return target
+
+
+def _blob(spec: str, ref: str, path: str) -> bytes:
     oid = _git(spec, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}:{path}")
     oid = oid.decode("ascii", errors="replace").strip()
     if not _OBJECT_ID.fullmatch(oid):
         raise GitError(f"{printable(spec)}: git gave no object id for it")
-    data = _git(spec, "cat-file", "blob", oid)
-    name = Path(path).name
-    if name in ("", ".", ".."):
+    return _git(spec, "cat-file", "blob", oid)
+
+
+def _in_tree(spec: str, path: str) -> str:
+    """`path` of REF:path from the top of the tree: git reads `./x` and `../x` from the current
+    folder (its prefix in the work tree), any other path from the top (gitrevisions(7))."""
+    if path.startswith(("./", "../")):
+        prefix = _git(spec, "rev-parse", "--show-prefix").decode(errors="replace").strip()
+        path = posixpath.join(prefix, path)
+    full = posixpath.normpath(path)
+    if full in ("", ".") or full == ".." or full.startswith(("../", "/")):
         raise GitError(f"{printable(spec)}: not a file path")
-    target = folder / name
+    return full
+
+
+def _write(folder: Path, path: str, data: bytes) -> Path:
+    target = folder.joinpath(*path.split("/"))
+    target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(data)
     return target
+
+
+def _facts_of(data: bytes, spec: str) -> str | None:
+    """hccl.facts of a blueprint, when it loads (else the pipeline reports what is wrong)."""
+    try:
+        loaded = load_text(data, spec)
+    except BlueprintError:
+        return None
+    hccl = loaded.data.get("hccl")
+    facts = hccl.get("facts") if isinstance(hccl, dict) else None
+    return facts if isinstance(facts, str) and facts else None
 
 
 def _git(spec: str, *args: str) -> bytes:

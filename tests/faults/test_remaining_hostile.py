@@ -13,6 +13,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -218,3 +221,96 @@ def test_a_provider_hand_off_inside_a_pool_is_refused_by_validate_and_generate(
 def test_the_shipped_blueprints_have_no_overlapping_pools(capsys):
     for bp in sorted((ROOT / "blueprints").glob("*.yaml")):
         assert cli.main(["validate", str(bp)]) == 0, capsys.readouterr().err
+
+
+# --- 4. wanka diff REF:path with hccl.facts relative to the blueprint -------------------------
+
+
+def small_a3(servers: int, facts_file: str) -> str:
+    """supernode-768 cut to `servers` nodes in supernodes of 4, hccl.facts naming `facts_file`."""
+    text = SUPERNODE
+    for old, new in (
+        ("servers: 96", f"servers: {servers}"),
+        ("supernode: {servers: 48}", "supernode: {servers: 4}"),
+        ("count: 6}", "count: 3}"),
+        ("controller: 3", "controller: 1"),
+        ("  rank_table: auto\n", f"  rank_table: auto\n  facts: {facts_file}\n"),
+    ):
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    return text
+
+
+def git(repo: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com"}
+    env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+
+
+def facts_of(servers: int) -> str:
+    """Facts of `servers` nodes in Super Pods of 4 (Super Pod ID = supernode + 7)."""
+    lines = ["kind: NpuFacts", "hosts:"]
+    for h in range(servers):
+        pod, i = divmod(h, 4)
+        lines += [f"  npu-{h + 1:03d}:", "    devices:"]
+        lines += [
+            DIE.format(d=d, n=d // 2, c=d % 2, sdid=i << 22 | d << 16 | 0x8000, pod=pod + 7, i=i)
+            for d in range(16)
+        ]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch) -> Path:
+    """A git repository: blueprints/a3.yaml (8 A3 nodes) with hccl.facts ../facts/npu.yml,
+    committed; then grown in the work tree to 12 nodes, their facts in ../facts/npu-12.yml,
+    and facts/npu.yml deleted (so HEAD's facts can only come from git)."""
+    root = tmp_path / "repo"
+    (root / "blueprints").mkdir(parents=True)
+    (root / "facts").mkdir()
+    git(root, "init", "-q")
+    (root / "blueprints" / "a3.yaml").write_text(small_a3(8, "../facts/npu.yml"))
+    (root / "facts" / "npu.yml").write_text(facts_of(8))
+    git(root, "add", "blueprints", "facts")
+    git(root, "commit", "-q", "-m", "8 nodes")
+    (root / "blueprints" / "a3.yaml").write_text(small_a3(12, "../facts/npu-12.yml"))
+    (root / "facts" / "npu-12.yml").write_text(facts_of(12))
+    (root / "facts" / "npu.yml").unlink()  # the 8 nodes' facts are only in the tree at HEAD
+    monkeypatch.chdir(root)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("cwd", "old", "new"),
+    [
+        (".", "HEAD:blueprints/a3.yaml", "blueprints/a3.yaml"),  # from the top of the tree
+        ("blueprints", "HEAD:./a3.yaml", "a3.yaml"),  # git reads ./ from the current folder
+        ("facts", "HEAD:blueprints/a3.yaml", "../blueprints/a3.yaml"),
+    ],
+)
+def test_diff_reads_the_facts_of_ref_beside_the_blueprint_at_ref(
+    repo, monkeypatch, capsys, cwd, old, new
+):
+    """Before, the REF side's blueprint was copied alone into a temporary folder and its
+    relative hccl.facts was not found. Now the facts come from the tree at REF, beside the
+    blueprint: the 8 committed nodes against the 12 of the work tree."""
+    monkeypatch.chdir(repo / cwd)
+    code = cli.main(["diff", old, new, "--format", "json"])
+    out, err = capsys.readouterr()
+    assert code in (0, 1), err
+    report = json.loads(out)
+    added = {row["name"] for row in report["devices"]["added"]}
+    assert {f"npu-{n:03d}" for n in range(9, 13)} <= added, sorted(added)
+
+
+def test_diff_names_the_facts_missing_at_ref_and_refuses_one_outside_the_tree(repo, capsys):
+    bp = repo / "blueprints" / "a3.yaml"
+    for facts_file, said in (
+        ("../facts/gone.yml", "HEAD:facts/gone.yml: "),
+        ("../../../etc/passwd", "hccl.facts ../../../etc/passwd is outside the repository"),
+    ):
+        bp.write_text(small_a3(8, facts_file))
+        git(repo, "commit", "-q", "-am", facts_file)
+        assert cli.main(["diff", "HEAD:blueprints/a3.yaml", "blueprints/a3.yaml"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("wanka: ") and said in err, err
