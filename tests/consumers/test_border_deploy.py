@@ -3,19 +3,29 @@ folder; its border configurations carry SNMPv3 (no v1/v2c), hardened SSH and a t
 monitoring node, every snmp.json target of the border has its v3 user, every line is a form of
 the command table and `wanka verify` passes; playbooks/border.yml (role border_deploy) runs for
 real against SSH doubles of the NE8000 and USG6000E (tests/doubles/border_device.py): the first
-run applies the scripts and types the SNMPv3 keys at the prompts, the second changes nothing."""
+run applies the scripts and types the SNMPv3 keys at the prompts, the second changes nothing.
+
+Day 2 (issue #39 item 5, #40 item 4; review 3 findings 5 and 6): the doubles display routes and
+the USG's policy addresses with dotted masks, and the module (run as Ansible runs it, its
+arguments in a file) converges in one run and then changes nothing; the USG's `default action`
+question is answered, never left to eat the next line; against a device that misbehaves (a
+reply without end, prompt text inside lines, a key quoted in an error, a rejected line, a
+question nobody documented) the module stops, bounded and located, with no secret in its
+output."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 
 from generator.analysis.command_table import check, load_table
-from tests.support.ansible_run import ROOT, VAULT, Runner, recap
+from tests.support.ansible_run import COLLECTIONS, ROOT, VAULT, Runner, recap
 from tests.support.examples import render_example
 
 BORDER = {
@@ -127,9 +137,198 @@ def test_border_deploy_applies_then_changes_nothing(pod, tmp_path):
             assert dev.saved == 1 and dev.commits == (1 if dev.platform == "huawei-ne" else 0)
             assert (pod.parent / "pod-128.site/records/border-backups" / f"{dev.name}.cfg").exists()
             assert not any("Error" in line for line in dev.log)
-        second = runner.play("playbooks/border.yml")
+        second = runner.play("playbooks/border.yml", "-vvv")  # no secret at any verbosity
         assert second.returncode == 0, second.stdout[-4000:]
+        assert "wanka_border_config" in second.stdout  # the module's invocation is shown
+        for secret in (PASSWORD, VAULT["vault_snmp_auth_key"], VAULT["vault_snmp_priv_key"]):
+            assert secret not in second.stdout + second.stderr
         assert {h: c for h, (_, c, _) in recap(second).items() if c} == {}
         assert all(d.saved == 1 and d.commits <= 1 for d in fleet.devices.values())
     finally:
         fleet.stop()
+
+
+ADMIN = "adm1n-Secret-pw"  # the Vault's admin password, filled into the script's placeholder
+KEYS = {"snmp_auth_key": "auth-Secret-key-1", "snmp_priv_key": "priv-Secret-key-2"}
+
+
+def _module(pod, tmp_path, fleet, name: str, intended: str | None = None, **more):
+    """wanka_border_config run as Ansible runs a module (its arguments in a file) against the
+    double `name`; its JSON result (and the process's whole stdout, for secrets)."""
+    text = intended if intended is not None else _cfg(pod, name)
+    args = {
+        "host": "127.0.0.1",
+        "port": fleet.ports[name],
+        "username": "admin",
+        "password": PASSWORD,
+        "device_type": "huawei" if name.startswith("fw") else "huawei_vrpv8",
+        "intended": text.replace("{{ vault_border_admin_password }}", ADMIN),
+        "backup": str(tmp_path / f"{name}.backup.cfg"),
+        "timeout": 20,
+        **KEYS,
+        **more,
+    }
+    path = tmp_path / "args.json"
+    path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
+    module = "ansible_collections.wanka.cluster.plugins.modules.wanka_border_config"
+    res = subprocess.run(
+        [sys.executable, "-m", module, str(path)],
+        env={**os.environ, "PYTHONPATH": str(COLLECTIONS), "PYTHONWARNINGS": "ignore"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.stdout.lstrip().startswith("{"), res.stdout[-2000:] + res.stderr[-2000:]
+    return json.loads(res.stdout), res.stdout + res.stderr
+
+
+@pytest.fixture
+def double():
+    """Start border doubles: double(Device, ...) -> Fleet; stopped after the test."""
+    from tests.doubles.border_device import Fleet
+
+    started = []
+
+    def start(*devices):
+        started.append(Fleet(list(devices), PASSWORD).start())
+        return started[-1]
+
+    yield start
+    for fleet in started:
+        fleet.stop()
+
+
+def _device(name: str, **hostile):
+    from tests.doubles.border_device import Device
+
+    return Device(name, BORDER[name], running={f"sysname {name}": {}}, hostile=hostile)
+
+
+def _config_lines(dev) -> list[str]:
+    """What the double received after system-view (keys masked), without netmiko's logout
+    (an empty line and `quit` in the user view)."""
+    typed = dev.log[dev.log.index("system-view") + 1 :] if "system-view" in dev.log else []
+    while typed and typed[-1] in ("", "quit"):
+        typed.pop()
+    return typed
+
+
+@pytest.mark.parametrize("name", ["rtr-01", "fw-01"])
+def test_the_module_converges_against_a_device_that_displays_dotted_masks(
+    pod, tmp_path, double, name
+):
+    """Review 3 finding 5: the double shows `ip route-static 0.0.0.0 0.0.0.0 ...` and the USG's
+    `source-address A mask 255.255.255.255`; typed `0`, `20`, `32`, they compare equal, so the
+    first run converges and the second changes nothing (before: "still lacks", every run)."""
+    dev = _device(name)
+    fleet = double(dev)
+    first, _ = _module(pod, tmp_path, fleet, name)
+    assert not first.get("failed"), first.get("msg")
+    assert first["changed"]
+    shown = dev.config()
+    assert " 0.0.0.0 0.0.0.0 " in shown and " 255.255.240.0 " in shown  # displayed, not as typed
+    assert not re.search(r"^ip route-static .* \d{1,2} ", shown, re.M)
+    if name.startswith("fw"):
+        assert "  source-address 10.101.0.130 mask 255.255.255.255" in shown
+    second, _ = _module(pod, tmp_path, fleet, name)
+    assert not second.get("failed"), second.get("msg")
+    assert second["changed"] is False and second["commands"] == []
+    assert dev.saved == 1 and dev.commits == (1 if name.startswith("rtr") else 0)
+    if name.startswith("rtr"):  # lines the device adds are listed, never removed
+        assert "snmp-agent local-engineid 800007DB03360102101100" in second["extra"]
+
+
+def test_the_usg_default_action_question_is_answered_and_eats_no_line(pod, tmp_path, double):
+    """The USG CLI `default action` page's question ("Are you sure you want to continue?
+    [Y/N]") is answered `y`; the line after it (`rule name ospf-local-out`) is typed and kept.
+    The generated script no longer has the line (the factory default is deny)."""
+    assert " default action deny" not in _cfg(pod, "fw-01").splitlines()
+    dev = _device("fw-01")
+    dev.running["security-policy"] = {"default action permit": {}}
+    fleet = double(dev)
+    intended = _cfg(pod, "fw-01").replace(
+        "security-policy\n", "security-policy\n default action deny\n"
+    )
+    first, _ = _module(pod, tmp_path, fleet, "fw-01", intended)
+    assert not first.get("failed"), first.get("msg")
+    typed = _config_lines(dev)
+    at = typed.index("default action deny")
+    assert typed[at + 1 : at + 3] == ["y", "rule name ospf-local-out"]
+    policy = dev.running["security-policy"]
+    assert "default action permit" not in policy and "rule name ospf-local-out" in policy
+    assert "source-zone local" in policy["rule name ospf-local-out"]
+    second, _ = _module(pod, tmp_path, fleet, "fw-01", intended)
+    assert second["changed"] is False, second["commands"]
+
+
+@pytest.mark.slow
+def test_a_reply_without_end_is_cut_at_max_output(pod, tmp_path, double):
+    dev = _device("rtr-01", flood=True)
+    fleet = double(dev)
+    start = time.monotonic()
+    res, _ = _module(pod, tmp_path, fleet, "rtr-01")  # the default bound, 16 MiB
+    assert res["failed"]
+    assert "sent more than 16777216 characters without a prompt" in res["msg"]
+    assert time.monotonic() - start < 60  # generous: about 1 s here
+    assert "system-view" not in dev.log
+
+
+def test_prompt_text_inside_lines_is_not_a_prompt(pod, tmp_path, double):
+    """Lines the device shows that hold a prompt, a question or a password prompt, sent in two
+    parts split right after that text: read as lines, nothing answered, the run converges."""
+    bait = ["[~rtr-01]", "<rtr-01>", "[Y/N]", "Enter Password:"]
+    dev = _device("rtr-01", pause_after=bait)
+    for i, text in enumerate(bait):
+        dev.running[f"interface LoopBack{i}"] = {f"description {text} was here": {}}
+    fleet = double(dev)
+    first, _ = _module(pod, tmp_path, fleet, "rtr-01")
+    assert not first.get("failed"), first.get("msg")
+    assert {f"description {t} was here" for t in bait} <= set(first["extra"])
+    assert not {"y", "n", "******"} & set(dev.log[: dev.log.index("system-view")])
+    second, _ = _module(pod, tmp_path, fleet, "rtr-01")
+    assert second["changed"] is False, second["commands"]
+
+
+def test_a_key_the_device_quotes_in_its_error_is_never_shown(pod, tmp_path, double):
+    dev = _device("rtr-01", echo_key=True)
+    fleet = double(dev)
+    res, stdout = _module(pod, tmp_path, fleet, "rtr-01")
+    assert res["failed"]
+    assert "rejected 'snmp-agent usm-user v3 wanka-nms authentication-mode sha2-256'" in res["msg"]
+    assert "Error: The password ******** is too weak." in res["msg"]
+    for secret in (*KEYS.values(), ADMIN, PASSWORD):
+        assert secret not in stdout
+    assert dev.commits == 0  # discarded
+
+
+@pytest.mark.parametrize("name", ["rtr-01", "fw-01"])
+def test_the_first_rejected_line_stops_the_run(pod, tmp_path, double, name):
+    line = {
+        "rtr-01": "ip route-static 10.100.0.0 20 10.103.0.0",
+        "fw-01": "ospf 1 router-id 10.103.0.0",
+    }[name]
+    dev = _device(name, reject=[line])
+    fleet = double(dev)
+    res, _ = _module(pod, tmp_path, fleet, name)
+    assert res["failed"]
+    assert res["msg"].startswith(f"127.0.0.1: rejected {line!r}: Error: Unrecognized command")
+    typed = _config_lines(dev)
+    after = typed[typed.index(line) + 1 :]
+    if name.startswith("rtr"):  # VRP8: the candidate is dropped, nothing reaches the running config
+        assert after == ["clear configuration candidate", "return"]
+        assert dev.commits == 0 and dev.running == {f"sysname {name}": {}}
+    else:  # USG: what came before has taken effect, nothing after it was sent
+        assert after == ["return"]
+        assert "firewall zone untrust" in dev.running and "security-policy" not in dev.running
+
+
+def test_an_undocumented_question_is_answered_no_and_stops_the_run(pod, tmp_path, double):
+    line = "ip route-static 10.100.0.0 20 10.103.0.0"
+    dev = _device("rtr-01", ask=[line])
+    fleet = double(dev)
+    res, _ = _module(pod, tmp_path, fleet, "rtr-01")
+    assert res["failed"]
+    assert "Continue? [Y/N]:" in res["msg"] and "answered no" in res["msg"]
+    typed = _config_lines(dev)
+    assert typed[typed.index(line) + 1 :] == ["n", "clear configuration candidate", "return"]
+    assert dev.commits == 0

@@ -20,14 +20,35 @@ real role (roles/border_deploy) talk to. What it does, and where that is documen
   for the privacy prompt and the saved form); the keys received are kept for the tests;
 - `display current-configuration` prints the saved format: `ip address A LEN` as the dotted mask,
   passwords as ciphertext (that example's Configuration Files), and no `undo telnet server
-  enable`, the default (NE40E telnet-server-enable page);
+  enable`, the default (NE40E telnet-server-enable page); `ip route-static [vpn-instance V] D LEN
+  ...` with D cut to its network and the dotted mask (CE V300R023C00 VRP8, Example for
+  Configuring IPv4 Layer 3 Multicast over VXLAN (Inter-AS); NE40E Example for Configuring FRR
+  for IPv4 Static Routes on the Public Network, Device C; the USG: [unconfirmed], the same
+  rule); the USG's `source-address|destination-address A LEN` as `... A mask <dotted mask>`
+  ([unconfirmed]: the form the USG CLI source-address-exclude page documents besides the length;
+  no USG display example found); on the NE8000, after `snmp-agent`, the engine ID line
+  `snmp-agent local-engineid ...` and a bare `snmp-agent usm-user v3 U` line for each USM user
+  (NE40E USM SNMPv3 user example, Configuration Files: lines the plan does not own);
+- the USG's `default action {permit|deny}` asks the USG CLI default action (security policy
+  view) page's Example question, "Warning: ... Are you sure you want to continue? [Y/N]", and
+  the next line is the answer: `y` sets it, anything else leaves the action as it was
+  ([unconfirmed] what the USG does with an answer other than Y or N); `deny`, "The default action
+  of the default security policy is deny", is then not displayed (the VRP rule for defaults,
+  [unconfirmed] on the USG);
 - `save` asks "Are you sure to continue?[Y/N]" and saves on `y` (NE40E SaveCfgFile page).
 How a line changes the configuration is this double's simplification: it is stored once in its
 view; `undo X` is not modelled (the role never sends it).
+
+`Device.hostile` makes it misbehave on purpose, for the module's tests (none of it is a device
+fact): `flood` (the display never ends), `pause_after` (strings after which a reply stops for a
+moment, so the module reads it in two parts), `say` (line -> text printed before the prompt),
+`reject` (lines answered with the VRP error), `ask` (lines that ask an undocumented "[Y/N]"),
+`echo_key` (a rejected key whose error quotes it).
 """
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import re
 from dataclasses import dataclass, field
@@ -41,7 +62,27 @@ ERROR = "Error: Unrecognized command found at '^' position."
 KEYED = re.compile(r"^snmp-agent usm-user v3 \S+ (authentication|privacy)-mode \S+$")
 SECRET = re.compile(r"^(.*\b(?:irreversible-cipher|cipher)) \S+$")
 MASK = re.compile(r"^(ip address \S+) (\d+)$")
+ROUTE = re.compile(r"^(ip route-static(?: vpn-instance \S+)?) ([\d.]+) (\d{1,2})((?: .*)?)$")
+POLICY = re.compile(r"^((?:source|destination)-address) ([\d.]+) (\d{1,2})$")
 CIPHER = "%#%#DOUBLE-ENCRYPTED%#%#"
+# NE40E USM SNMPv3 user example, Configuration Files: "snmp-agent local-engineid 800007DB03360102101100"
+ENGINE_ID = "snmp-agent local-engineid 800007DB03360102101100"
+USM_USER = re.compile(r"^snmp-agent usm-user v3 (\S+) ")
+# Defaults: typed, not displayed; the line that sets the other value is removed.
+DEFAULTS = {
+    "undo telnet server enable": "telnet server enable",
+    "default action deny": "default action permit",
+}
+# USG CLI default action (security policy view) page, Example (the warning per action).
+ASKS = {
+    "default action permit": "Warning:Setting the default packet filtering to permit poses "
+    "security risks. \nYou are advised to configure the security policy based on the actual data "
+    "flows. \nAre you sure you want to continue?[Y/N]",
+    "default action deny": "Warning: Setting the default interzone packet filtering to deny may "
+    "affect actual data traffic. \n You are advised to configure the security policy based on the "
+    "actual services.\n Are you sure you want to continue? [Y/N]",
+}
+PAUSE = "\x00PAUSE\x00"  # in the output queue: flush and wait (Device.hostile pause_after)
 TABLE = load_table()
 
 
@@ -54,13 +95,19 @@ class Device:
     log: list[str] = field(default_factory=list)
     saved: int = 0
     commits: int = 0
+    hostile: dict = field(default_factory=dict)  # see the module docstring
 
     def config(self) -> str:
         out = ["!Software Version (TEST DOUBLE)", "#"]
+        ne = self.platform == "huawei-ne"
 
         def walk(node: dict, depth: int) -> None:
             for text, children in node.items():
                 out.append(" " * depth + text)
+                if ne and depth == 0 and text == "snmp-agent":
+                    out.append(ENGINE_ID)
+                if ne and depth == 0 and (m := USM_USER.match(text)) and "group" in text:
+                    out.append(f"snmp-agent usm-user v3 {m[1]}")
                 walk(children, depth + 1)
                 if depth == 0:
                     out.append("#")
@@ -76,6 +123,11 @@ def _copy(node: dict) -> dict:
 def _saved(line: str) -> str:
     if m := MASK.match(line):
         return f"{m.group(1)} {ipaddress.ip_network(f'0.0.0.0/{m.group(2)}').netmask}"
+    if m := ROUTE.match(line):
+        net = ipaddress.ip_network(f"{m[2]}/{m[3]}", strict=False)
+        return f"{m[1]} {net.network_address} {net.netmask}{m[4]}"
+    if m := POLICY.match(line):
+        return f"{m[1]} {m[2]} mask {ipaddress.ip_network(f'0.0.0.0/{m[3]}').netmask}"
     if m := SECRET.match(line):
         return f"{m.group(1)} {CIPHER}"
     return line
@@ -88,10 +140,17 @@ class Session:
         self.views: list[tuple[str, str, dict, str | None]] = []  # (view, line, node, kind)
         self.pending: tuple[str, str, list[str]] | None = None  # a keyed line being answered
         self.pending_save = False  # `save` asked [Y/N]
+        self.question: str | None = None  # a line that asked [Y/N], answered by the next line
+        self.out: list[str] = []  # what to write after this line (PAUSE: flush and wait)
 
     @property
     def two_stage(self) -> bool:
         return self.dev.platform == "huawei-ne"
+
+    @property
+    def waiting(self) -> bool:
+        """The last output ended in a question, not in the prompt."""
+        return self.pending is not None or self.pending_save or self.question is not None
 
     def prompt(self) -> str:
         if self.candidate is None:
@@ -103,7 +162,9 @@ class Session:
         return f"[{mark}{self.dev.name}{label}]"
 
     def write(self, text: str) -> None:
-        self.p.stdout.write(text.replace("\n", "\r\n"))
+        for part in self.dev.hostile.get("pause_after", ()):
+            text = text.replace(part, part + PAUSE)
+        self.out.append(text.replace("\n", "\r\n"))
 
     def error(self) -> None:
         self.write(f"{' ' * (len(self.prompt()) + 1)}^\n{ERROR}\n")
@@ -115,6 +176,12 @@ class Session:
             self.dev.running = self.candidate
         return node
 
+    def forget(self, line: str) -> None:
+        node = self.views[-1][2] if self.views else self.candidate
+        node.pop(line, None)
+        if not self.two_stage:
+            self.dev.running = self.candidate
+
     def answer(self, text: str) -> None:
         """A key typed at "Enter Password:" / "Confirm Password:"."""
         line, kind, typed = self.pending
@@ -123,6 +190,9 @@ class Session:
             self.write("Confirm Password:")
             return
         self.pending = None
+        if "echo_key" in self.dev.hostile:
+            self.write(f"Error: The password {typed[0]} is too weak.\n")
+            return
         if typed[0] != typed[1] or not 8 <= len(typed[0]) <= 255:
             self.write("Error: The two passwords are different or out of range.\n")  # [unconfirmed]
             return
@@ -135,7 +205,21 @@ class Session:
         if self.pending:
             self.answer(cmd)
             return True
+        if self.question is not None:
+            line, self.question = self.question, None
+            if cmd.lower() == "y":
+                self.set_default(line)
+            return True
+        if cmd in self.dev.hostile.get("say", {}):
+            self.write(self.dev.hostile["say"][cmd])
         if not cmd:
+            return True
+        if cmd in self.dev.hostile.get("ask", ()):
+            self.write("Warning: This operation may affect services. Continue? [Y/N]:")
+            self.question = "(hostile)"
+            return True
+        if cmd in self.dev.hostile.get("reject", ()):
+            self.error()
             return True
         if cmd in ("display current-configuration", "display current-configuration | no-more"):
             self.write(self.dev.config())
@@ -146,6 +230,13 @@ class Session:
         else:
             self.system_view(cmd)
         return True
+
+    def set_default(self, line: str) -> None:
+        """A line that sets a default (DEFAULTS): not displayed; the other value removed."""
+        if line in DEFAULTS:
+            self.forget(DEFAULTS[line])
+        elif line != "(hostile)":
+            self.store(line)
 
     def user_view(self, cmd: str) -> bool:
         if cmd == "system-view":
@@ -162,6 +253,7 @@ class Session:
         elif cmd == "quit":
             return False
         else:
+            self.pending_save = False
             self.error()
         return True
 
@@ -174,8 +266,13 @@ class Session:
             self.candidate, self.views = None, []
         elif cmd == "quit":
             self.views.pop()
-        elif cmd == "undo telnet server enable":  # the default: nothing saved
-            self.match(cmd)
+        elif cmd in ASKS and not self.two_stage:
+            if self.match(cmd) is not None:
+                self.write(ASKS[cmd])
+                self.question = cmd
+        elif cmd in DEFAULTS:
+            if self.match(cmd) is not None:
+                self.set_default(cmd)
         elif m := KEYED.match(cmd):
             if self.match(cmd) is None:
                 return
@@ -197,8 +294,24 @@ class Session:
             self.error()
         return c
 
+    async def flush(self) -> None:
+        text, self.out = "".join(self.out), []
+        for i, part in enumerate(text.split(PAUSE)):
+            if i:
+                await self.p.stdout.drain()
+                await asyncio.sleep(0.1)
+            self.p.stdout.write(part)
+
+    async def flood(self) -> None:
+        """`display current-configuration` that never ends (Device.hostile flood)."""
+        chunk = " description the display goes on and on\r\n" * 1600
+        while True:
+            self.p.stdout.write(chunk)
+            await self.p.stdout.drain()
+
     async def run(self) -> None:
         self.write(f"Info: The max number of VTY users is 21 (TEST DOUBLE).\n{self.prompt()}")
+        await self.flush()
         try:
             while True:
                 line = await self.p.stdin.readline()
@@ -206,10 +319,15 @@ class Session:
                     break
                 hidden = self.pending is not None
                 self.write("\n" if hidden else line.rstrip("\r\n") + "\n")  # keys are not echoed
-                if not self.handle(line.strip()):
+                cmd = line.strip()
+                if self.dev.hostile.get("flood") and cmd.startswith("display current"):
+                    await self.flush()
+                    await self.flood()
+                if not self.handle(cmd):
                     break
-                if self.pending is None and not self.pending_save:
+                if not self.waiting:
                     self.write(self.prompt())
+                await self.flush()
         except (asyncssh.BreakReceived, asyncssh.TerminalSizeChanged, ConnectionError):
             pass
         self.p.exit(0)
