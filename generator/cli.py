@@ -59,7 +59,25 @@ EXIT_PIPE = 141  # as a shell reports a command ended by SIGPIPE (128 + 13)
 def os_error(err: OSError) -> str:
     """`cannot write out/x: Permission denied` from an OSError, without a traceback."""
     names = " -> ".join(str(f) for f in (err.filename, err.filename2) if f is not None)
+    if not names and (gone := _gone_cwd()) is not None:  # os.getcwd() failed: ENOENT, no name
+        return (
+            f"the working folder {gone} no longer exists (deleted or moved); cd to one that exists"
+        )
     return f"{names}: {err.strerror or err}" if names else str(err.strerror or err)
+
+
+def _gone_cwd() -> str | None:
+    """The working folder's path when it has been deleted (os.getcwd fails), else None: as the
+    kernel names it (/proc/self/cwd: `PATH (deleted)`), else as the shell left it in $PWD."""
+    try:
+        os.getcwd()
+        return None
+    except FileNotFoundError:
+        pass
+    try:
+        return os.readlink("/proc/self/cwd").removesuffix(" (deleted)")
+    except OSError:
+        return os.environ.get("PWD") or "(its name is unknown)"
 
 
 def _silence_stdout() -> None:

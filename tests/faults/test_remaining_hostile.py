@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -25,6 +26,7 @@ from generator import cli
 from generator.blueprint import facts
 from generator.blueprint.facts import load_npu_facts
 from generator.errors import BlueprintError
+from generator.verify import NotAnOutput, verify
 from tests.support.examples import ROOT
 
 SUPERNODE = (ROOT / "blueprints" / "supernode-768.yaml").read_text()
@@ -314,3 +316,88 @@ def test_diff_names_the_facts_missing_at_ref_and_refuses_one_outside_the_tree(re
         assert cli.main(["diff", "HEAD:blueprints/a3.yaml", "blueprints/a3.yaml"]) == 2
         err = capsys.readouterr().err
         assert err.startswith("wanka: ") and said in err, err
+
+
+# --- 5. verify reads CR, LF and CRLF as the device does -------------------------------------
+
+
+def endings(text: str, kind: str) -> str:
+    """`text` (LF) with CR alone, or CR, LF and CRLF in turn."""
+    if kind == "cr":
+        return text.replace("\n", "\r")
+    if kind == "lf":
+        return text
+    ends = ("\r", "\n", "\r\n")
+    lines = text.split("\n")
+    return "".join(line + ends[i % 3] for i, line in enumerate(lines[:-1])) + lines[-1]
+
+
+def findings(tmp_path: Path, kind: str) -> list[tuple[str, int, str]]:
+    """verify's findings on pod-128 with a permissive ACL rule, a clear secret and template
+    syntax in a switch config, and a clear password in a host's variables, all written with
+    the line endings `kind`."""
+    folder = tmp_path / kind
+    shutil.copytree(ROOT / "inventories" / "pod-128", folder)
+    cfg = folder / "files" / "switches" / "biz-leaf-0001.cfg"
+    text = cfg.read_text().replace(
+        " rule 10 permit vpn-instance _management_vpn_ source 10.102.0.0 0.0.15.255",
+        " rule 10 permit vpn-instance _management_vpn_ source any",
+    )
+    text += "local-user admin password simple Hunter2Secret\n"
+    text += "header login information \"{{ lookup('pipe', 'id') }}\"\nreturn\n"
+    cfg.write_bytes(endings(text, kind).encode())
+    host = sorted((folder / "host_vars").iterdir())[0]
+    host.write_bytes(endings(host.read_text() + "bmc_password: hunter2\n", kind).encode())
+    report = verify(folder)
+    return sorted((p.file, p.line, p.reason) for p in report.problems)
+
+
+def test_verify_reads_cr_only_and_mixed_line_endings_as_the_device_does(tmp_path):
+    """Before, a config with CR alone was one line: one `secret in clear` quoting the whole
+    file at line 1, and the other findings lost; with mixed endings they were at the wrong
+    lines. Now every reader numbers lines as the device reads them."""
+    lf = findings(tmp_path, "lf")
+    cfg = "files/switches/biz-leaf-0001.cfg"
+    shipped = (ROOT / "inventories" / "pod-128" / cfg).read_text().splitlines()
+    rule = 1 + next(n for n, line in enumerate(shipped) if line.startswith(" rule 10 permit"))
+    where = {(file, line) for file, line, _ in lf}
+    assert {(cfg, rule), (cfg, len(shipped) + 1), (cfg, len(shipped) + 2)} <= where, lf
+    assert any(reason == "bmc_password in clear" for _, _, reason in lf), lf
+    assert findings(tmp_path, "cr") == lf
+    assert findings(tmp_path, "mixed") == lf
+
+
+@pytest.mark.parametrize("char", ["\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1e"])
+def test_a_line_break_no_device_sees_is_refused_where_it_is(tmp_path, char):
+    """str.splitlines breaks lines at these, a device and verify's own line search do not:
+    wanka writes none (the blueprint loader refuses them), so a file holding one is refused
+    at its line rather than read two ways."""
+    folder = tmp_path / "out"
+    shutil.copytree(ROOT / "inventories" / "pod-128", folder)
+    cfg = folder / "files" / "switches" / "biz-leaf-0001.cfg"
+    lines = cfg.read_text().split("\n")
+    lines[4] += f"{char}local-user admin password simple Hunter2Secret"
+    cfg.write_text("\n".join(lines))
+    with pytest.raises(NotAnOutput, match=rf"biz-leaf-0001.cfg:5: U\+{ord(char):04X} is a line"):
+        verify(folder)
+
+
+# --- 6. a working folder that was deleted ----------------------------------------------------
+
+
+def test_generate_in_a_deleted_working_folder_names_it(tmp_path, monkeypatch, capsys):
+    """`cd x; rm -r ../x; wanka generate /abs/bp.yaml`: the output folder is relative to the
+    working folder, which no longer exists. Before: `wanka: No such file or directory`, no
+    path. Now the line names the folder, exit 2, and nothing is written anywhere."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    bp = ROOT / "blueprints" / "pod-128.yaml"
+    assert cli.main(["generate", str(bp)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == (
+        f"wanka: the working folder {gone} no longer exists (deleted or moved); "
+        "cd to one that exists"
+    ), err
+    assert list(tmp_path.iterdir()) == []
