@@ -69,6 +69,29 @@ class Command:
     models: tuple[str, ...] = ()
     note: str = ""
     twin: str = ""  # TRANSLATED or the key of a not-emulated item (the table's `twin:` mapping)
+    # How the device shows and asks (issue #39 item 2; read by the CE SSH double
+    # tests/doubles/ce_switch.py, restated with the same citations in
+    # plugins/modules/wanka_ce_config.py, whose agreement tests/consumers/test_tool_doubles.py checks):
+    # default         what the device has before the line is typed (the page's "By default ...")
+    # display         how `display current-configuration` shows the line: "hidden" (a default,
+    #                 not displayed), "hidden on <kind>[, <kind>]" (hidden in those interface
+    #                 views), "hidden when <line>" (hidden when it is that line: the default
+    #                 value), or a display form: the form's placeholders in order, where <dotted>
+    #                 shows a <mask> as a dotted mask, <network> an <ip> cut to the network of the
+    #                 mask after it, and <host-name> is a name the device adds
+    # display_source  the page that shows it
+    # prompt          (what the device asks, what is answered) after the line, in order; the
+    #                 answer <key> is the secret the deployer types
+    # prompt_source   the page that shows the prompts
+    # adds            forms of lines the device adds to its display when the line is typed
+    # adds_source     the page that shows them
+    default: str = ""
+    display: str = ""
+    display_source: str = ""
+    prompt: tuple[tuple[str, str], ...] = ()
+    prompt_source: str = ""
+    adds: tuple[str, ...] = ()
+    adds_source: str = ""
 
     @property
     def confirmed(self) -> bool:
@@ -427,9 +450,52 @@ def parse_table(data: Mapping[str, Any]) -> CommandTable:
                     models=tuple(e.get("models", ())),
                     note=e.get("note", ""),
                     twin=e.get("twin", ""),
+                    default=e.get("default", ""),
+                    display=e.get("display", ""),
+                    display_source=e.get("display_source", ""),
+                    prompt=tuple((p["ask"], p["answer"]) for p in e.get("prompt", ())),
+                    prompt_source=e.get("prompt_source", ""),
+                    adds=tuple(e.get("adds", ())),
+                    adds_source=e.get("adds_source", ""),
                 )
             )
+    for c in commands:
+        check_display(c)
     return CommandTable(data["views"], commands, data.get("twin"))
+
+
+# The tokens of a display form beyond PLACEHOLDERS (Command.display): what each shows.
+DISPLAY_TOKENS = {"dotted": "mask", "network": "ip", "host-name": None}
+
+
+def check_display(c: Command) -> None:
+    """A display fact is one of the kinds Command.display names, and every fact cites a page
+    (or says [unconfirmed])."""
+    where = f"{c.platform} {c.form!r}"
+    facts = ((c.display, c.display_source), (c.prompt, c.prompt_source), (c.adds, c.adds_source))
+    for fact, source in facts:
+        if fact and not (SOURCE_PATTERN.search(source) or source.startswith(UNCONFIRMED)):
+            raise ValueError(f"{where}: a display, prompt or adds fact without its page")
+    shown = c.display
+    if not shown or shown == "hidden":
+        return
+    if shown.startswith("hidden on "):
+        if bad := {k.strip() for k in shown[10:].split(",")} - set(INTERFACE_KINDS):
+            raise ValueError(f"{where}: display hidden on unknown interface kinds {bad}")
+        return
+    if shown.startswith("hidden when "):
+        if not compile_form(c.form)[0].fullmatch(shown[12:]):
+            raise ValueError(f"{where}: display {shown!r} is not a line of the form")
+        return
+    typed = [m[1] for m in _TOKEN.finditer(c.form) if m[1]]
+    used = []
+    for m in _TOKEN.finditer(shown):
+        if m[4] or (m[1] not in PLACEHOLDERS and m[1] not in DISPLAY_TOKENS):
+            raise ValueError(f"{where}: display form {shown!r}: {m[0]} is no display token")
+        if m[1] in PLACEHOLDERS or DISPLAY_TOKENS[m[1]]:
+            used.append(DISPLAY_TOKENS.get(m[1]) or m[1])
+    if used != typed:
+        raise ValueError(f"{where}: display form {shown!r} shows {used}, the form has {typed}")
 
 
 @cache

@@ -102,3 +102,106 @@ def discard(conn) -> None:
     Plain `abort` is no V300R023C00 command: only `abort trial`, which ends a `commit trial`
     (abort_trial.json)."""
     conn.send_command("clear configuration candidate", expect_string=r"\]")
+
+
+# A hostile or broken device (issue #40 item 4): what is read is bounded, a prompt is matched only
+# as the last line received, a key never appears in what is returned or raised.
+MAX_REPLY = 16 * 1024 * 1024  # bytes one answer may have (a generated CE config is < 200 KB)
+# VRP prompts: `<name>` (user view), `[~name]` / `[*name]` and `[~name-view]` below the system view
+# (CE V300R023C00 configuration guide, "Two-Stage Commit"), on a line of their own, last.
+PROMPT = re.compile(r"\n(?:<[^<>\s]+>|\[[~*][^\[\]\s]+\])[ \t]*$")
+# A question the device waits on, as the last (unterminated) line: "... Continue? [Y/N]:"
+# (rollback_configuration.json, ssh_server-source.json examples) or the key prompts (PROMPTS).
+ASK_YN = re.compile(r"\n[^\n]*\[Y/N\]:?[ \t]*$")
+ASK_KEY = re.compile(r"\n(?:Enter|Confirm) Password:[ \t]*$")
+
+
+class SessionError(Exception):
+    """The device did not answer as a VRP device does (too much, too late, or no prompt)."""
+
+
+class Refused(Exception):
+    """The device answered a line with an error (the message names the line, keys masked)."""
+
+
+class Channel:
+    """Line-by-line talk with a VRP device over a netmiko session's channel: each line is sent,
+    then the answer is read until a prompt (or one of the questions asked for) is the last line
+    received, at most `limit` bytes and `timeout` seconds. `secrets` are replaced by ****** in
+    every answer returned and every error raised."""
+
+    def __init__(self, conn, timeout: float, limit: int = MAX_REPLY, secrets=()) -> None:
+        import codecs
+
+        self.conn, self.timeout, self.limit = conn, timeout, limit
+        self.secrets = [s for s in secrets if s]
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def mask(self, text: str) -> str:
+        for s in self.secrets:
+            text = text.replace(s, "******")
+        return text
+
+    def send(self, line: str, asks=()) -> tuple[str, re.Pattern | None]:
+        """(the answer without `\\r`, the question in `asks` it ends with, or None: a prompt)."""
+        import time
+
+        self.conn.write_channel(line + "\n")
+        chan = self.conn.remote_conn
+        parts, size, tail = [], 0, "\n"
+        deadline = time.monotonic() + self.timeout
+        while True:
+            if chan.recv_ready():
+                chunk = self.decoder.decode(chan.recv(65536)).replace("\r", "")
+                size += len(chunk)
+                if size > self.limit:
+                    raise SessionError(
+                        f"the answer to {self.mask(line)!r} is longer than {self.limit} bytes "
+                        "(not read further)"
+                    )
+                parts.append(chunk)
+                tail = (tail + chunk)[-1024:]
+                for ask in asks:
+                    if ask.search(tail):
+                        return self.mask("".join(parts)), ask
+                if PROMPT.search(tail):
+                    return self.mask("".join(parts)), None
+            elif chan.closed or chan.exit_status_ready():
+                raise SessionError(f"the device closed the session after {self.mask(line)!r}")
+            elif time.monotonic() > deadline:
+                raise SessionError(
+                    f"no prompt within {self.timeout} s after {self.mask(line)!r} "
+                    f"(last received: {self.mask(tail.strip()[-80:])!r})"
+                )
+            else:
+                time.sleep(0.005)
+
+    def type_key(self, line: str, key: str) -> None:
+        """A keyless SNMPv3 mode line and its key at "Enter Password:" and "Confirm Password:"
+        (PROMPTS), each sent only after that exact question is the last line received; Refused
+        when the device answers otherwise."""
+        out, asked = self.send(line, [ASK_KEY])
+        if asked is None:
+            raise Refused("; ".join(errors(out, line)) or f"{line!r}: no password prompt")
+        out, asked = self.send(key, [ASK_KEY])
+        if asked is None:
+            raise Refused("; ".join(errors(out, line)) or f"{line!r}: no confirmation prompt")
+        out, _ = self.send(key)
+        if found := errors(out, line):
+            raise Refused("; ".join(found))
+
+    def discard(self) -> None:
+        """Drop the uncommitted candidate (as discard() below) and go back to the user view."""
+        self.send("clear configuration candidate")
+        self.send("return")
+
+    def display(self, command: str) -> str:
+        """The output of a display command: the lines between its echo and the prompt."""
+        out, _ = self.send(command)
+        lines = out.split("\n")
+        return "\n".join(lines[1:-1]) + "\n"
+
+
+def errors(answer: str, line: str) -> list[str]:
+    """`'<line>': Error: ...` for each error line in the answer to `line` (already masked)."""
+    return [f"{line!r}: {x.strip()}" for x in answer.split("\n") if ERROR.match(x)]

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.wanka.cluster.plugins.module_utils.ce_session import (
+    MAX_REPLY,
     SESSION_SPEC,
+    Channel,
+    SessionError,
     connect,
 )
 
@@ -15,6 +18,8 @@ short_description: Run a display command on a Huawei CloudEngine switch
 description:
   - Opens an SSH session with netmiko (device type C(huawei_vrpv8) for VRP V200/V300) and returns
     the output of one C(display) command. Changes nothing; runs in check mode too.
+  - The answer is read up to a prompt that is the last line received, at most O(max_reply) bytes
+    and O(timeout) seconds.
 options:
   host: {type: str, required: true, description: Management address of the switch.}
   port: {type: int, default: 22, description: SSH port.}
@@ -23,6 +28,7 @@ options:
   device_type: {type: str, default: huawei_vrpv8, description: netmiko device type.}
   timeout: {type: int, default: 60, description: Seconds to wait for the session and each answer.}
   command: {type: str, required: true, description: The command, which must start with display.}
+  max_reply: {type: int, default: 16777216, description: Bytes the answer may have.}
 """
 
 
@@ -31,14 +37,23 @@ def main() -> None:
         argument_spec={
             **SESSION_SPEC,
             "command": {"type": "str", "required": True},
+            "max_reply": {"type": "int", "default": MAX_REPLY},
         },
         supports_check_mode=True,
     )
     p = module.params
     if not p["command"].startswith("display "):
         module.fail_json(msg=f"only display commands are run, not {p['command']!r}")
-    with connect(module) as conn:
-        out = conn.send_command(p["command"])
+    if "\n" in p["command"] or "\r" in p["command"]:
+        module.fail_json(msg="the command is one line")
+    conn = connect(module)
+    try:
+        conn.clear_buffer()
+        out = Channel(conn, p["timeout"], p["max_reply"], [p["password"]]).display(p["command"])
+    except SessionError as exc:
+        module.fail_json(msg=f"{p['host']}: {exc}")
+    finally:
+        conn.disconnect()
     module.exit_json(changed=False, stdout=out, stdout_lines=out.splitlines())
 
 

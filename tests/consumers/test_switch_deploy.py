@@ -65,11 +65,12 @@ def views(text: str) -> list:
     return walk(parse(text))
 
 
-def shown(text: str) -> str:
-    """What the switch displays after booting `text` (its masks dotted, defaults hidden)."""
+def shown(text: str, name: str) -> str:
+    """What switch `name` displays after booting `text` (as the command table says: masks
+    dotted, defaults hidden, the trap host named, its engine ID added)."""
     from tests.doubles.ce_switch import Switch  # asyncssh: only when these tests run
 
-    sw = Switch("booted")
+    sw = Switch(name)
     sw.load(text)
     return sw.config()
 
@@ -131,7 +132,7 @@ def test_switches_converge_in_one_commit_each_in_batches_then_nothing_changes(fl
     assert {h for h, (_, c, _) in recap(res).items() if c} == set(SWITCHES)
     for name, sw in switches.items():
         assert sw.log.count("commit") == 1, name
-        want = shown(keyed(intended(name)) + "interface 10GE1/0/48\n")
+        want = shown(keyed(intended(name)) + "interface 10GE1/0/48\n", name)
         assert normal(sw.config()) == normal(want), name
         backup = fleet["tmp"] / "backups" / f"{name}.cfg"
         assert backup.read_text().replace("\r", "").strip() == before[name].strip()
@@ -164,7 +165,7 @@ def test_a_rejected_line_is_discarded_and_leaves_the_switch_as_it_was(fleet):
     sw.reject.clear()
     assert (
         "rejected a line; the uncommitted change was discarded (clear configuration candidate), "
-        "running configuration unchanged" in out
+        "nothing after it was sent, running configuration unchanged" in out
     )
     assert "'lldp enable': Error: Unrecognized command found at '^' position." in out
     assert sw.config() == before
@@ -192,9 +193,10 @@ def test_a_commit_that_does_not_converge_is_rolled_back(fleet):
 
 
 def test_an_injected_difference_is_committed_once_and_then_matches(fleet):
-    """A converged switch whose SSH cipher list and one link address were changed by hand: one
-    commit puts both back (the address entered as a prefix length, shown with a dotted mask),
-    and the next run finds nothing to do."""
+    """A converged switch whose SSH key-exchange minimum and one link address were changed by
+    hand: one commit puts both back (the address entered as a prefix length, shown with a dotted
+    mask; the minimum undone to its default, 3072, which the switch does not display), and the
+    next run finds nothing to do."""
     name = "par-spine-001"
     sw = fleet["fleet"].switches[name]
     sw.load(keyed(intended(name)) + "interface 10GE1/0/48\n")
@@ -206,13 +208,18 @@ def test_an_injected_difference_is_committed_once_and_then_matches(fleet):
     assert "jumboframe enable" not in want  # 9216 is the default, not displayed
 
     hand = want.replace(" ip address 10.64.128.1 255.255.255.254", " ip address 10.64.128.3 31")
-    hand = re.sub(r"\nssh server cipher [^\n]+", "\nssh server cipher aes256_ctr", hand)
+    assert "ssh server dh-exchange" not in want  # 3072 is the default, not displayed
+    hand = hand.replace(
+        "\nstelnet server enable\n",
+        "\nstelnet server enable\nssh server dh-exchange min-len 2048\n",
+    )
     sw.load(hand)
     sw.log.clear()
     res = fleet["runner"].play("playbooks/switch-changes.yml", *fleet["rollout"], "--limit", name)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
     assert {h for h, (_, c, _) in recap(res).items() if c} == {name}
     assert sw.log.count("commit") == 1
+    assert "undo ssh server dh-exchange min-len 2048" in sw.log
     assert views(sw.config()) == views(want)
 
     again = fleet["runner"].play("playbooks/switch-changes.yml", *fleet["rollout"], "--limit", name)

@@ -200,7 +200,7 @@ def test_a_key_the_switch_refuses_fails_the_run_and_discards_the_change(fleet):
     )
     assert res.returncode != 0
     out = " ".join(res.stdout.split())
-    assert "rejected a line; the uncommitted change was discarded" in out
+    assert "rejected an SNMPv3 key line; that uncommitted change was discarded" in out
     assert "privacy-mode aes256" in out and "short" not in out
     assert "commit" not in sw.log and "clear configuration candidate" in sw.log
     assert sw.config() == before

@@ -501,3 +501,249 @@ def test_npu_smi_board_with_a_chip_id_is_the_chips_entry(tmp_path):
     assert "Software Version               : 25.5.0" in npu
     chip = run(root, "info", "-t", "board", "-i", "0", "-c", "0", tool=NPU_SMI).stdout
     assert "Chip Type                      : Ascend" in chip and "Software Version" not in chip
+
+
+# --- The CloudEngine SSH double (tests/doubles/ce_switch.py) and wanka_ce_config against it ----
+# (issue #39 item 5, #40 item 4). The double takes what it accepts, displays and asks from the
+# command table (generator/catalog/commands.yaml); the module restates the display facts it
+# needs (it runs under Ansible and cannot import the generator): both must agree.
+
+CE_VAULT = {
+    "vault_switch_admin_password": "double-admin-pw",
+    "vault_snmp_auth_key": "double-snmp-auth-key",
+    "vault_snmp_priv_key": "double-snmp-priv-key",
+    "vault_ztp_sftp_password": "double-ztp-sftp-pw",
+    "vault_dfs_password": "double-dfs-pw",
+}
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _startup(example: str, name: str) -> str:
+    import re
+
+    text = (ROOT / "inventories" / example / "files/ztp/configs" / f"{name}.cfg").read_text()
+    return re.sub(r"\{\{ (vault_\w+) \}\}", lambda m: CE_VAULT[m[1]], text)
+
+
+def _ce_module():
+    from tests.support.ansible_run import plugin
+
+    return plugin("modules", "wanka_ce_config")
+
+
+def test_the_modules_display_facts_are_the_tables():
+    from generator.analysis.command_table import load_table
+
+    ce = load_table().commands["huawei-ce"]
+    module = _ce_module()
+    assert {c.form: c.display for c in ce if c.display} == module.DISPLAY
+    assert {c.form: c.adds for c in ce if c.adds} == module.ADDS
+    yn = {c.form: c.prompt[0] for c in ce if c.prompt and c.prompt[0][1] != "<key>"}
+    assert yn == module.ASKS
+    keyed = {c.form.split()[4] for c in ce if c.prompt and c.prompt[0][1] == "<key>"}
+    assert keyed == {"authentication-mode", "privacy-mode"}  # the two key prompts set_keys answers
+
+
+@pytest.mark.parametrize("example", ["pod-128", "cluster-1k"])
+def test_a_switch_booted_from_its_plan_shows_no_difference_to_the_module(example):
+    """Every switch of the example, booted in the double from its startup file, displays its
+    configuration as the table says (defaults hidden, masks dotted, the trap host named, an
+    engine ID added); the module's remediation of that display against the plan is empty."""
+    from tests.doubles.ce_switch import Switch
+
+    module = _ce_module()
+    configs = sorted((ROOT / "inventories" / example / "files/ztp/configs").glob("*.cfg"))
+    assert configs
+    seen = set()
+    for path in configs:
+        sw = Switch(path.stem)
+        intended = _startup(example, path.stem)
+        sw.load(intended)
+        shown = sw.config()
+        seen |= {w for w in ("local-engineid", "__targetHost_1_", "255.255.") if w in shown}
+        assert "undo shutdown" not in shown and "jumboframe enable 9216" not in shown
+        assert module.remediation(shown, intended, False) == [], path.name
+    assert seen == {"local-engineid", "__targetHost_1_", "255.255."}
+
+
+def test_the_module_undoes_an_unplanned_trap_host_by_its_name_and_keeps_the_engine_id():
+    from tests.doubles.ce_switch import Switch
+
+    module = _ce_module()
+    intended = _startup("pod-128", "par-leaf-0001")
+    sw = Switch("par-leaf-0001")
+    sw.load(intended)
+    plan = intended.replace("udp-domain 10.101.0.132", "udp-domain 10.101.0.133")
+    lines = module.remediation(sw.config(), plan, False)
+    (old,) = [ln for ln in sw.config().splitlines() if "target-host" in ln]
+    name = old.split()[3]
+    assert name.startswith("__targetHost_1_")
+    assert f"undo snmp-agent target-host host-name {name}" in lines
+    assert not [ln for ln in lines if "local-engineid" in ln]
+
+
+def test_the_double_refuses_a_line_outside_the_table_with_the_device_error():
+    from tests.doubles.ce_switch import ERROR, Switch
+
+    with pytest.raises(ValueError, match=r"line 2: 'lldp enabel'"):
+        Switch("x").load("sysname x\nlldp enabel\n")
+    assert ERROR == "Error: Unrecognized command found at '^' position."
+    assert (ROOT / "tests/data/captures/ce-unrecognized-command.txt").read_text().count(ERROR)
+
+
+@pytest.fixture
+def ce_fleet():
+    from tests.doubles.ce_switch import Fleet, Switch
+
+    sw = Switch("par-leaf-0001")
+    sw.load(_startup("pod-128", "par-leaf-0001"))
+    fleet = Fleet([sw]).start()
+    yield sw, fleet
+    fleet.stop()
+
+
+def _run_module(fleet, tmp_path, intended: str, **extra):
+    """wanka_ce_config run as Ansible runs a module (its arguments in a JSON file)."""
+    import json
+    import os
+    import sys
+
+    (name,) = fleet.switches
+    args = {
+        "host": "127.0.0.1",
+        "port": fleet.ports[name],
+        "username": "admin",
+        "password": "double-admin-pw",
+        "intended": intended,
+        "backup": str(tmp_path / "backup.cfg"),
+        "snmp_auth_key": CE_VAULT["vault_snmp_auth_key"],
+        "snmp_priv_key": CE_VAULT["vault_snmp_priv_key"],
+        "timeout": 20,
+        **extra,
+    }
+    path = tmp_path / "args.json"
+    path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
+    module = ROOT / "plugins/modules/wanka_ce_config.py"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / ".collections")}
+    res = subprocess.run(
+        [sys.executable, str(module), str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    return res, json.loads(res.stdout) if res.stdout.strip().startswith("{") else {}
+
+
+def test_keys_in_their_own_commit_survive_a_later_change_that_is_rolled_back(ce_fleet, tmp_path):
+    sw, fleet = ce_fleet
+    intended = _startup("pod-128", "par-leaf-0001")
+    res, out = _run_module(fleet, tmp_path, intended)
+    assert res.returncode == 0 and out["changed"], res.stdout[-2000:]
+    assert sw.keys == {
+        "authentication": CE_VAULT["vault_snmp_auth_key"],
+        "privacy": CE_VAULT["vault_snmp_priv_key"],
+    }
+    assert sw.log.count("commit") == 1
+    res, out = _run_module(fleet, tmp_path, intended)
+    assert res.returncode == 0 and not out["changed"] and sw.log.count("commit") == 1
+
+    # a later change the switch accepts but does not apply: committed, still differs, rolled back
+    sw.ignore.append(r"^stp bpdu-protection$")
+    sw.load(sw.config().replace("\nstp bpdu-protection\n", "\n"))
+    res, out = _run_module(fleet, tmp_path, intended)
+    assert res.returncode == 1 and "rolled back" in out["msg"], res.stdout[-2000:]
+    assert "rollback configuration last 1" in sw.log
+    assert "authentication-mode sha2-256 cipher" in sw.config()
+
+
+def test_a_rejected_line_midway_stops_the_typing_and_discards_the_change(ce_fleet, tmp_path):
+    """Two lines to add; the switch refuses the first: the second is never sent, the candidate
+    is cleared, nothing is committed."""
+    sw, fleet = ce_fleet
+    intended = _startup("pod-128", "par-leaf-0001")
+    sw.load(intended.replace("\nstp bpdu-protection\n", "\n").replace("\nlldp enable\n", "\n"))
+    sw.reject.append(r"^stp bpdu-protection$")
+    res, out = _run_module(fleet, tmp_path, intended)  # the keys' own commit, then the refusal
+    assert res.returncode == 1 and sw.log.count("commit") == 1, res.stdout[-2000:]
+    assert "authentication-mode sha2-256 cipher" in sw.config()  # kept
+    before = sw.config()
+    sw.log.clear()
+    res, out = _run_module(fleet, tmp_path, intended)
+    assert res.returncode == 1, res.stdout[-2000:]
+    assert "'stp bpdu-protection': Error: Unrecognized command found at '^' position." in out["msg"]
+    assert "nothing after it was sent" in out["msg"] and "unchanged" in out["msg"]
+    typed = sw.log.index("stp bpdu-protection")
+    assert sw.log[typed + 1] == "clear configuration candidate"
+    assert "lldp enable" not in sw.log and "commit" not in sw.log
+    assert sw.config() == before
+
+
+def test_a_huge_reply_is_not_read_past_the_bound(ce_fleet, tmp_path):
+    import time
+
+    sw, fleet = ce_fleet
+    sw.replies["display current-configuration"] = "#\n" * (50 * 1024 * 1024)  # 100 MB
+    start = time.monotonic()
+    res, out = _run_module(fleet, tmp_path, _startup("pod-128", "par-leaf-0001"))
+    assert res.returncode == 1 and "Traceback" not in res.stdout + res.stderr
+    assert "longer than 16777216 bytes" in out["msg"]
+    assert time.monotonic() - start < 60
+
+
+def test_a_prompt_inside_a_reply_is_no_prompt_and_raises_no_traceback(ce_fleet, tmp_path):
+    """A description holding `[Y/N]`, `Enter Password:` and a fake `<name>` prompt mid-line
+    is text: the module reads the whole display and converges (only the keys to set)."""
+    sw, fleet = ce_fleet
+    intended = _startup("pod-128", "par-leaf-0001")
+    odd = " description Continue? [Y/N]: Enter Password: <par-leaf-0001> [~par-leaf-0001]"
+    plan = intended.replace(" description gateway 10.64.0.0/26", odd, 1)
+    assert plan != intended
+    sw.load(plan)
+    res, out = _run_module(fleet, tmp_path, plan)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    assert out["commands"] == [
+        "snmp-agent usm-user v3 wanka-nms authentication-mode sha2-256  (key typed at the prompt)",
+        "snmp-agent usm-user v3 wanka-nms privacy-mode aes256  (key typed at the prompt)",
+    ]
+
+
+def test_a_spoofed_password_prompt_gets_no_key_and_a_refused_key_is_not_echoed(ce_fleet, tmp_path):
+    sw, fleet = ce_fleet
+    intended = _startup("pod-128", "par-leaf-0001")
+    line = "snmp-agent usm-user v3 wanka-nms authentication-mode sha2-256"
+    # the switch answers the key line with text that holds the question inside a line
+    sw.reject.append("^" + line + "$")
+    sw.replies[line] = "Info: type it at Enter Password: later\n"
+    res, out = _run_module(fleet, tmp_path, intended)
+    assert res.returncode == 1 and "no password prompt" in out["msg"]
+    assert "******" not in sw.log  # no key was sent
+    sw.reject.clear()
+    sw.replies.clear()
+
+    sw.echo_keys = True  # the refusal quotes the key
+    res, out = _run_module(fleet, tmp_path, intended, snmp_priv_key="short")
+    assert res.returncode == 1 and "privacy-mode aes256" in out["msg"]
+    assert "short" not in res.stdout and CE_VAULT["vault_snmp_auth_key"] not in res.stdout
+    assert "(******)" in out["msg"]
+
+
+@pytest.mark.parametrize(
+    ("fact", "why"),
+    [
+        ({"display": "hidden"}, "without its page"),
+        ({"display": "ip address <ip>", "display_source": "[unconfirmed] x"}, "the form has"),
+        ({"display": "hidden on port", "display_source": "[unconfirmed] x"}, "unknown interface"),
+        (
+            {"display": "hidden when ip address x", "display_source": "[unconfirmed] x"},
+            "not a line",
+        ),
+    ],
+)
+def test_the_table_refuses_a_display_fact_it_cannot_use(fact, why):
+    from generator.analysis.command_table import parse_table
+
+    entry = {"form": "ip address <ip> <mask>", "view": "system", "source": "[unconfirmed] a page"}
+    data = {"views": {"system": "System view"}, "platforms": {"huawei-ce": [{**entry, **fact}]}}
+    with pytest.raises(ValueError, match=why):
+        parse_table(data)

@@ -10,10 +10,11 @@ candidate (two-stage commit), and prints what Huawei documents:
 - `system-view` answers "Enter system view, return user view with return command." and
   `screen-length 0 temporary` an Info line (as in the NE8000/CE session transcripts quoted in
   public Huawei documents);
-- a rejected line (one the test lists in `reject`, or a control command a CE V300R023C00 does
-  not have, such as plain `abort`) prints a caret under the first character of the command and
-  `Error: Unrecognized command found at '^' position.` (captured CE6881 session,
-  tests/data/captures/ce-unrecognized-command.txt);
+- a rejected line (one outside the command table, such as plain `abort`, which V300R023C00 does
+  not have, or one the test lists in `reject`) prints a caret under the first character of the
+  command and `Error: Unrecognized command found at '^' position.` (captured CE6881 session in
+  ansible-collections/community.network#323, tests/data/captures/ce-unrecognized-command.txt;
+  no CE V300R023C00 page quotes the text);
 - `display lldp neighbor brief` prints the V300 header and rule of the command reference example
   (tests/data/captures/ce-v300-display-lldp-neighbor-brief.txt), one row per cabled port;
 - `display ai-ecn calculated state` prints the model version line, mode legend, header and rules
@@ -22,7 +23,7 @@ candidate (two-stage commit), and prints what Huawei documents:
   `Switch.ai_ecn` with the example's thresholds, mode and model; [unconfirmed] that a switch
   where AI ECN does not run (no CE-LIC-AFRD licence) prints the same table with no rows;
 - `display current-configuration` prints the running configuration in saved format (`#`
-  between sections, `return` at the end), masks dotted and defaults left out (see DISPLAY);
+  between sections, `return` at the end), each line as its table entry's `display` says (below);
 - `clear configuration candidate` (any view but the user view) discards the uncommitted
   changes (clear_configuration_candidate.json); `rollback configuration last 1` (user view) asks
   `... Continue? [Y/N]:`, waits for the answer and on `y` restores the configuration before the
@@ -38,12 +39,29 @@ candidate (two-stage commit), and prints what Huawei documents:
   an error line whose text is [unconfirmed]. A startup file's keyless line sets no key (nobody
   answers the prompt; [unconfirmed] what a CE does with it), so `load` leaves it out.
 
+What a line is, how it is displayed and what it asks come from the command table
+(generator/catalog/commands.yaml, read with generator/analysis/command_table.py): a line typed in a
+view is accepted when the table has its form for `huawei-ce` and that view (interface kind
+included), and refused otherwise with the caret and the error above; `undo X` is accepted when X
+starts with the command its form's page documents (the page's file name, e.g. ssh_server_cipher.json:
+`undo ssh server cipher ...`; the pages list each command's `undo` CLI); a form with `enters` opens
+its view. `display current-configuration` shows each line as its entry's `display` says (hidden
+defaults such as `undo shutdown` and a physical port's `portswitch`, dotted masks, the trap host's
+added `host-name __targetHost_<n>_<5 digits>`), and the lines its `adds` names (`snmp-agent
+local-engineid <hex>` after `snmp-agent`); a line whose entry has `prompt` asks each question and
+waits for the answer (SNMPv3 keys, the [Y/N] of `ssh server-source`). [unconfirmed] (no page
+says): the 5 digits of an added host name (here a checksum of the switch and line), the engine ID's
+MAC part (here from the switch's name), and that a trap host typed again without `host-name` is a
+second host (as here).
+
 How lines change the configuration is this double's simplification, not the device's: a line is
 stored in the current view; `undo X` removes the lines equal to X or starting with "X ", and is
 stored itself for the state toggles (`undo shutdown`, `undo portswitch`); a line in KEYED
-replaces the earlier value of the same command. Which commands open a view is the list VIEWS
-below (the views the generated configurations use). Configuration lines are not checked against
-the command reference (the double has no grammar); only the control commands are.
+replaces the earlier value of the same command.
+
+Hostile-device hooks for the tests (not device behaviour): `Switch.replies` maps a command to the
+text printed instead of its answer (a huge reply, a fake prompt inside a reply), and
+`Switch.echo_keys` makes a refused SNMPv3 key come back inside the error line.
 """
 
 from __future__ import annotations
@@ -52,19 +70,17 @@ import asyncio
 import ipaddress
 import re
 import threading
+import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 import asyncssh
 
-VIEWS = {  # depth -> commands that open a view at that depth
-    0: re.compile(
-        r"^(interface \S+|bgp \d+|ospf \d+.*|aaa|user-interface .+|acl number \d+|dcb pfc|"
-        r"diffserv domain \S+|drop-profile \S+|dfs-group \d+|ip vpn-instance \S+|"
-        r"monitor-link group \d+|ai-service)$"
-    ),
-    1: re.compile(r"^(ipv4-family.*|area \S+|ai-ecn)$"),
-}
-TOGGLES = ("shutdown", "portswitch")
+from generator.analysis.command_table import Command, compile_form, load_table
+
+PLATFORM = "huawei-ce"
+TABLE = load_table()
 LLDP_HEADER = (
     "Local Interface         Exptime(s) Neighbor Interface      Neighbor Device     \n"
     + "-" * 74
@@ -72,27 +88,8 @@ LLDP_HEADER = (
 )
 # CE error text and caret (under the first unknown character, after the prompt): captured CE6881
 # session in ansible-collections/community.network#323, tests/data/captures/ce-unrecognized-command.txt
+# (no CE V300R023C00 page quotes the text)
 ERROR = "Error: Unrecognized command found at '^' position."
-# TEST DOUBLE of how a CE V300R023C00 stores and displays lines (CE6800/8800 V300R023C00 command
-# reference and configuration guide, WheaterW/INTA-project nassim-main/corpus/hw/):
-# - `ip address A <len>` -> `ip address A <dotted>`: Example for Configuring Intermediate
-#   File-based ZTP (entered `ip address 10.1.1.1 24`, Configuration Scripts `... 255.255.255.0`);
-# - `ip route-static [vpn-instance V] D <len> ...` -> dotted mask, D cut to its network: Example for
-#   Configuring IPv4 Layer 3 Multicast over VXLAN (Inter-AS) (`... 192.168.40.1 24 100ge 1/0/3`
-#   shown `... 192.168.40.0 255.255.255.0 100GE1/0/3`);
-# - BGP `network A <len>` -> dotted: Example for Configuring BGP Hierarchical Routing
-#   (`network 2.2.2.2 32` shown `network 2.2.2.2 255.255.255.255`).
-MASKED = (
-    re.compile(r"^(ip address [\d.]+) (\d{1,2})((?: .*)?)$"),
-    re.compile(r"^(ip route-static(?: vpn-instance \S+)?) ([\d.]+) (\d{1,2})( .*)$"),
-    re.compile(r"^(network [\d.]+) (\d{1,2})((?: .*)?)$"),
-)
-# display current-configuration "does not display parameters that use default settings"
-# (display_current-configuration_(All_views).json); the defaults the reference documents:
-DISPLAY_HIDES = {
-    "jumboframe enable 9216",  # jumboframe_enable.json: "By default ... 9216 bytes"
-    "ssh server dh-exchange min-len 3072",  # ssh_server_dh-exchange_min-len.json: "3072 bits"
-}
 # Commands that hold one value: a new line replaces the old one (double's simplification of
 # "configures the maximum length ..." (jumboframe_enable.json), "configures encryption
 # algorithms" (ssh_server_cipher.json), an interface's one primary address).
@@ -100,29 +97,79 @@ KEYED = re.compile(
     r"^(jumboframe enable|mtu|description|ssh server cipher|ssh server dh-exchange min-len|"
     r"ip address(?!.* sub$)|snmp-agent usm-user v3 \S+ (?:authentication|privacy)-mode)\b"
 )
+TOGGLES = ("shutdown", "portswitch")
 # SNMPv3 mode lines (snmp-agent_usm-user.json), without a key (asks for it) or as displayed
 USM = re.compile(r"^(snmp-agent usm-user v3 \S+)(?: (authentication|privacy)-mode \S+( .+)?)?")
-KEY_PROMPT = "Please configure the {kind} password (8-255)\nEnter Password:"
 KEY_ERROR = "Error: The two passwords are different or out of range."  # [unconfirmed] text
 ROLLBACK_PROMPT = (  # rollback_configuration.json, Examples
     "Warning: This operation will revert configuration changes to the previous status. During "
     "the rollback configuration process, some configurations involving differences may be "
     "temporarily invalid. Continue? [Y/N]:"
 )
+_TOKEN = re.compile(r"<([\w-]+)(?::\d+-\d+)?>")
 
 
-def stored(text: str) -> str:
-    """A configuration line as the switch stores it (masks dotted, see MASKED)."""
-    for i, rx in enumerate(MASKED):
-        m = rx.match(text)
-        if not m:
+def command_name(c: Command) -> str:
+    """The command a form's page documents, from the page's file name (`ssh_server_cipher.json`
+    -> `ssh server cipher`, `description_(interface_view).json` -> `description`)."""
+    stem = re.sub(r"_?\(.*\)$", "", PurePosixPath(c.source).stem)
+    return stem.replace("_", " ")
+
+
+def _display_forms() -> dict[str, list[tuple[re.Pattern[str], Command]]]:
+    """view -> the displayed forms (display forms and added lines) a running configuration may
+    hold beyond the typed forms, with the entry each belongs to."""
+    out: dict[str, list[tuple[re.Pattern[str], Command]]] = {}
+    for c in TABLE.commands[PLATFORM]:
+        forms = list(c.adds)
+        if c.display and not c.display.startswith("hidden"):
+            forms.append(
+                c.display.replace("<dotted>", "<mask>")
+                .replace("<network>", "<ip>")
+                .replace("<host-name>", "<word>")
+            )
+        for f in forms:
+            out.setdefault(c.view, []).append((compile_form(f)[0], c))
+    return out
+
+
+DISPLAYED = _display_forms()
+
+
+def displayed(c: Command, text: str, kind: str | None, host_name: Callable[[], str]):
+    """(the line as `display current-configuration` shows it, hidden) for a typed line of entry
+    `c` (its `display` fact)."""
+    rule = c.display
+    if not rule:
+        return text, False
+    if rule == "hidden":
+        return text, True
+    if rule.startswith("hidden on "):
+        return text, kind in {k.strip() for k in rule[10:].split(",")}
+    if rule.startswith("hidden when "):
+        return text, text == rule[12:]
+    pattern = compile_form(c.form)[0]
+    m = pattern.fullmatch(text)
+    if m is None:  # already in the displayed form
+        return text, False
+    values = [m[g] for g in sorted(pattern.groupindex, key=pattern.groupindex.get)]
+    out, pos, i = [], 0, 0
+    for t in _TOKEN.finditer(rule):
+        out.append(rule[pos : t.start()])
+        pos = t.end()
+        if t[1] == "host-name":
+            out.append(host_name())
             continue
-        if i == 1:
-            net = ipaddress.ip_network(f"{m[2]}/{m[3]}", strict=False)
-            return f"{m[1]} {net.network_address} {net.netmask}{m[4]}"
-        net = ipaddress.ip_network(f"0.0.0.0/{m[2]}")
-        return f"{m[1]} {net.netmask}{m[3]}"
-    return text
+        value = values[i]
+        if t[1] == "dotted" and value.isdigit():
+            value = str(ipaddress.ip_network(f"0.0.0.0/{value}").netmask)
+        elif t[1] == "network":
+            net = ipaddress.ip_network(f"{value}/{values[i + 1]}", strict=False)
+            value = str(net.network_address)
+        out.append(value)
+        i += 1
+    out.append(rule[pos:])
+    return "".join(out), False
 
 
 AI_ECN_RULE = "-" * 125
@@ -141,13 +188,14 @@ AI_ECN_HEADER = (
 class Node:
     text: str
     children: list[Node] = field(default_factory=list)
+    hidden: bool = False  # a default: stored, not displayed
 
     def copy(self) -> Node:
-        return Node(self.text, [c.copy() for c in self.children])
+        return Node(self.text, [c.copy() for c in self.children], self.hidden)
 
 
 def parse(text: str) -> Node:
-    """A saved-format configuration -> tree, by indentation (one space per level)."""
+    """A saved-format configuration -> tree, by indentation (one space per level), as written."""
     root = Node("")
     stack: list[tuple[int, Node]] = [(-1, root)]
     for line in text.splitlines():
@@ -156,23 +204,26 @@ def parse(text: str) -> Node:
         depth = len(line) - len(line.lstrip(" "))
         while stack[-1][0] >= depth:
             stack.pop()
-        node = Node(stored(line.strip()))
+        node = Node(line.strip())
         stack[-1][1].children.append(node)
         stack.append((depth, node))
     return root
 
 
-def dump(root: Node, hide: set[str] = frozenset()) -> str:
+def dump(root: Node, shown: bool = True) -> str:
+    """The saved format; `shown`: only what `display current-configuration` shows."""
     out = ["!Software Version V300R023C00 (TEST DOUBLE)", "#"]
 
     def walk(node: Node, depth: int) -> None:
         for c in node.children:
-            if c.text in hide:
+            if shown and c.hidden:
                 continue
             out.append(" " * depth + c.text)
             walk(c, depth + 1)
 
     for top in root.children:
+        if shown and top.hidden:
+            continue
         out.append(top.text)
         walk(top, 1)
         out.append("#")
@@ -180,29 +231,28 @@ def dump(root: Node, hide: set[str] = frozenset()) -> str:
     return "\n".join(out) + "\n"
 
 
-def apply(view: Node, text: str) -> Node | None:
-    """Apply one configuration line in `view`; the view it opens, if any."""
-    if text.startswith("undo "):
-        what = text[5:]
-        view.children = [
-            c for c in view.children if c.text != what and not c.text.startswith(what + " ")
-        ]
-        if what in TOGGLES and text not in [c.text for c in view.children]:
-            view.children.append(Node(text))
-        return None
-    text = stored(text)
+def _undo(view: Node, what: str) -> None:
+    view.children = [
+        c for c in view.children if c.text != what and not c.text.startswith(what + " ")
+    ]
+    if what in TOGGLES:
+        view.children.append(Node("undo " + what, hidden=what == "shutdown"))
+
+
+def _store(view: Node, text: str, hidden: bool) -> Node:
+    """Store a displayed line in `view`; the node (a view it opens is that node)."""
     if text in TOGGLES:
         view.children = [c for c in view.children if c.text != "undo " + text]
     key = KEYED.match(text)
     for c in view.children if key else []:
         old = KEYED.match(c.text)
         if old and old[1] == key[1]:
-            c.text = text  # the new value, where the display puts that command
+            c.text, c.hidden = text, hidden  # the new value, where the display puts that command
             return c
     for c in view.children:
         if c.text == text:
             return c
-    node = Node(text)
+    node = Node(text, hidden=hidden)
     view.children.append(node)
     return node
 
@@ -221,33 +271,85 @@ class Switch:
     ai_ecn: list[tuple[str, int]] = field(default_factory=list)  # (interface, queue) AI ECN runs on
     keys: dict[str, str] = field(default_factory=dict)  # "authentication"/"privacy" -> last key
     keyed: int = 0  # keys set at the prompts (each gets its own ciphertext)
+    replies: dict[str, str] = field(default_factory=dict)  # hostile hook: command -> its reply
+    echo_keys: bool = False  # hostile hook: a refused key is echoed in the error line
+
+    @property
+    def engine_id(self) -> str:
+        """800007DB (enterprise 2011) 03 (a MAC address follows), as the USM example's
+        `800007DB03D0C65B951201`; the MAC part from the name [unconfirmed: the device's MAC]."""
+        return f"800007DB03{zlib.crc32(self.name.encode()):08X}{len(self.name):04X}"
+
+    def host_name(self, view: Node, text: str) -> str:
+        """`__targetHost_<n>_<5 digits>` (USM example: `__targetHost_1_27466`), n the host's
+        number; the 5 digits are [unconfirmed] (a checksum here)."""
+        n = 1 + sum(c.text.startswith("snmp-agent target-host ") for c in view.children)
+        return f"__targetHost_{n}_{10000 + zlib.crc32(f'{self.name} {text}'.encode()) % 90000}"
+
+    def type_line(self, top: Node, view: Node, text: str, c: Command, kind: str | None) -> Node:
+        """Apply an accepted line of entry `c` typed in `view`: displayed as the table says,
+        with the lines it adds."""
+        shown, hidden = displayed(c, text, kind, lambda: self.host_name(view, text))
+        node = _store(view, shown, hidden)
+        for added in c.adds:  # `snmp-agent local-engineid <word>`: the only `adds` fact
+            head = added.split(" <", 1)[0]
+            if not any(n.text.startswith(head + " ") for n in view.children):
+                line = f"{head} {self.engine_id}"
+                view.children.insert(view.children.index(node) + 1, Node(line))
+        return node
 
     def load(self, text: str) -> None:
-        self.running = parse(text)
-        self.running.children = [
-            c for c in self.running.children if not ((m := USM.match(c.text)) and m[2] and not m[3])
-        ]
+        """Boot from a saved-format configuration (a startup file, or a display edited by a test):
+        each line a typed or displayed form of its view, else ValueError with its line number.
+        A keyless SNMPv3 key line sets nothing (nobody answers its prompt at boot; [unconfirmed]
+        what a CE does with it)."""
+        root = Node("")
+        stack: list[tuple[int, Node, str, str | None]] = [(-1, root, "system", None)]
+        for number, line in enumerate(text.splitlines(), 1):
+            body = line.strip()
+            if not body or body.startswith(("#", "!")) or body == "return":
+                continue
+            depth = len(line) - len(line.lstrip(" "))
+            while stack[-1][0] >= depth:
+                stack.pop()
+            _, view, vname, kind = stack[-1]
+            if body.startswith("undo ") and body[5:] in TOGGLES:
+                _undo(view, body[5:])
+                continue
+            c, why = TABLE.match(PLATFORM, vname, body, kind)
+            if c is None:
+                c = next((c for rx, c in DISPLAYED.get(vname, ()) if rx.fullmatch(body)), None)
+                if c is None:
+                    raise ValueError(f"{self.name} line {number}: {body!r}: {why}")
+                stack.append((depth, _store(view, body, False), vname, kind))
+                continue
+            if any(answer == "<key>" for _, answer in c.prompt):
+                continue
+            node = self.type_line(root, view, body, c, kind)
+            stack.append((depth, node, c.enters or vname, TABLE.entered(c, body, kind)))
+        self.running = root
 
     def config(self) -> str:
-        """What `display current-configuration` prints (documented defaults left out)."""
-        return dump(self.running, DISPLAY_HIDES)
+        """What `display current-configuration` prints (defaults hidden, as the table says)."""
+        return dump(self.running)
 
 
 class Session:
     def __init__(self, switch: Switch, process: asyncssh.SSHServerProcess) -> None:
         self.sw, self.p = switch, process
         self.candidate: Node | None = None  # system view when set
-        self.views: list[Node] = []
-        self.asking: str | None = None  # the command waiting for its [Y/N] answer
-        self.pending: tuple[str, str, list[str]] | None = None  # a keyless SNMPv3 line, its keys
+        self.views: list[tuple[Node, str, str | None]] = []  # (node, view name, interface kind)
+        self.asking: str | None = None  # the command waiting for its rollback [Y/N] answer
+        # a line whose entry asks (table `prompt`): line, entry, view, kind, answers so far
+        self.pending: tuple[str, Command, Node, str | None, list[str]] | None = None
 
     def prompt(self) -> str:
         if self.candidate is None:
             return f"<{self.sw.name}>"
-        mark = "*" if dump(self.candidate) != dump(self.sw.running) else "~"
+        mark = "*" if dump(self.candidate, False) != dump(self.sw.running, False) else "~"
         label = ""
         if self.views:
-            top = self.views[0].text
+            top = self.views[0][0].text
             label = "-" + (top.split(" ", 1)[1] if top.startswith("interface ") else top.split()[0])
         return f"[{mark}{self.sw.name}{label}]"
 
@@ -255,6 +357,8 @@ class Session:
         self.p.stdout.write(text.replace("\n", "\r\n"))
 
     def display(self, cmd: str) -> str | None:
+        if cmd in self.sw.replies:
+            return self.sw.replies[cmd]
         if cmd in ("display current-configuration", "display current-configuration | no-more"):
             return self.sw.config()
         if cmd == "display lldp neighbor brief":
@@ -275,7 +379,8 @@ class Session:
     def handle(self, cmd: str) -> bool | None:
         """Run one line; False ends the session, None waits for an answer without a prompt."""
         if self.pending is not None:
-            self.sw.log.append("******")
+            keyed = any(a == "<key>" for _, a in self.pending[1].prompt)
+            self.sw.log.append("******" if keyed else cmd)
             return self.answer(cmd)
         self.sw.log.append(cmd)
         if self.asking is not None:  # the answer to "Continue? [Y/N]:"
@@ -308,11 +413,12 @@ class Session:
             else:
                 self.reject()
             return True
-        if cmd == "abort" or any(re.search(r, cmd) for r in self.sw.reject):
-            self.reject()  # plain `abort` is no V300R023C00 command (abort_trial.json: `abort trial`)
+        if any(re.search(r, cmd) for r in self.sw.reject):
+            self.reject()
             return True
         if any(re.search(r, cmd) for r in self.sw.ignore):
             return True
+        view, vname, kind = self.views[-1] if self.views else (self.candidate, "system", None)
         if cmd == "commit":
             self.sw.commits.append(self.sw.running)
             self.sw.running = self.candidate.copy()
@@ -324,34 +430,48 @@ class Session:
             self.candidate, self.views = None, []
         elif cmd == "quit":
             self.views.pop()
-        elif not self.views and (m := USM.match(cmd)) and m[2] and not m[3]:
-            self.write(KEY_PROMPT.format(kind=m[2]))
-            self.pending = (cmd, m[2], [])
-            return None  # no prompt: the switch waits for the key
+        elif cmd.startswith("undo "):
+            what = cmd[5:]
+            names = {command_name(c) for c in TABLE.commands[PLATFORM] if c.view == vname}
+            if not any(what == n or what.startswith(n + " ") for n in names):
+                self.reject()
+                return True
+            _undo(view, what)
         else:
-            view = self.views[-1] if self.views else self.candidate
-            if (m := USM.match(cmd)) and cmd != m[1]:
-                apply(view, m[1])  # the user's own line, displayed before its settings
-            opened = apply(view, cmd)
-            depth = len(self.views)
-            if opened is not None and depth in VIEWS and VIEWS[depth].match(cmd):
-                self.views.append(opened)
+            c, _ = TABLE.match(PLATFORM, vname, cmd, kind)
+            if c is None:
+                self.reject()
+                return True
+            if c.prompt:
+                self.write(c.prompt[0][0])
+                self.pending = (cmd, c, view, kind, [])
+                return None  # no prompt: the switch waits for the answer
+            node = self.sw.type_line(self.candidate, view, cmd, c, kind)
+            if c.enters:
+                self.views.append((node, c.enters, TABLE.entered(c, cmd, kind)))
         return True
 
-    def answer(self, key: str) -> bool | None:
-        """A key typed at "Enter Password:" / "Confirm Password:"."""
-        line, kind, typed = self.pending
-        typed.append(key)
-        if len(typed) == 1:
-            self.write("Confirm Password:")
+    def answer(self, text: str) -> bool | None:
+        """An answer to the question of a line's `prompt` (a key is not echoed)."""
+        line, c, view, kind, typed = self.pending
+        typed.append(text)
+        if len(typed) < len(c.prompt):
+            self.write(c.prompt[len(typed)][0])
             return None
         self.pending = None
-        if typed[0] != typed[1] or not 8 <= len(key) <= 255:
-            self.write(f"{KEY_ERROR}\n")
+        answers = [a for _, a in c.prompt]
+        if "<key>" in answers:  # the SNMPv3 key prompts
+            kind_ = USM.match(line)[2]
+            if typed[0] != typed[1] or not 8 <= len(text) <= 255:
+                echo = f" ({text})" if self.sw.echo_keys else ""
+                self.write(f"{KEY_ERROR}{echo}\n")
+                return True
+            self.sw.keys[kind_], self.sw.keyed = text, self.sw.keyed + 1
+            _store(view, USM.match(line)[1], False)  # the user on a line of its own
+            _store(view, f"{line} cipher %+%##DOUBLE-ENCRYPTED-{self.sw.keyed:04d}%+%#", False)
             return True
-        self.sw.keys[kind], self.sw.keyed = key, self.sw.keyed + 1
-        apply(self.candidate, USM.match(line)[1])
-        apply(self.candidate, f"{line} cipher %+%##DOUBLE-ENCRYPTED-{self.sw.keyed:04d}%+%#")
+        if [t.lower() for t in typed] == [a.lower() for a in answers]:
+            self.sw.type_line(self.candidate, view, line, c, kind)
         return True
 
     async def run(self) -> None:
@@ -361,7 +481,9 @@ class Session:
                 line = await self.p.stdin.readline()
                 if not line:
                     break
-                hidden = self.pending is not None  # a key is not echoed
+                hidden = self.pending is not None and any(
+                    a == "<key>" for _, a in self.pending[1].prompt
+                )
                 self.write("\n" if hidden else line.rstrip("\r\n") + "\n")  # the terminal's echo
                 done = self.handle(line.strip())
                 if done is False:
