@@ -88,15 +88,22 @@ def _sigterm(*_):
 
 
 def main(args: argparse.Namespace) -> int:
-    if args.twin_command == "down":
-        names, pids = run.down()
-        print(f"removed {names} namespaces and {pids} processes")
-        return 0
-    if missing := run.missing():
-        print("wanka: the twin needs " + ", ".join(missing), file=sys.stderr)
+    try:  # one run, one instance (generator.twin.run): a second run of it is refused
+        if args.twin_command == "down":
+            names, pids = run.down()
+            print(f"removed {names} namespaces and {pids} processes (instance {run.INSTANCE})")
+            return 0
+        if missing := run.missing():
+            print("wanka: the twin needs " + ", ".join(missing), file=sys.stderr)
+            return 2
+        if args.twin_command == "exec":
+            return _exec(args)
+        run.claim()
+        if args.twin_command == "up":
+            run.vacant()
+    except plan.Refused as err:
+        print(f"wanka: {err}", file=sys.stderr)
         return 2
-    if args.twin_command == "exec":
-        return _exec(args)
     folder = Path(args.folder).resolve()
     if not (folder / "files" / "cabling.csv").is_file():
         print(
@@ -118,6 +125,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"wanka: {args.folder}: {err}", file=sys.stderr)
         return 2
     except NotAnOutput as err:  # a file it cannot read, a line no form of the table matches
+        run.abandon()  # what this run made: a refused folder leaves nothing behind
         print(f"wanka: {args.folder}/{err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -274,7 +282,7 @@ def _exec(args) -> int:
     import subprocess
 
     names = run.namespaces()
-    ns = plan.ns_name(args.device, args.part or "")
+    ns = plan.checked_ns_name(args.device, args.part or "")
     if ns not in names:
         candidates = [n for n in names if n.startswith(plan.ns_name(args.device))]
         print(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 from generator.twin import checks
-from generator.twin.plan import Plan, ns_name
+from generator.twin.plan import PREFIX, Plan, ns_name
 from generator.twin.run import Clock, reapply, sh
 from generator.vocab import Plane
 
@@ -38,7 +38,7 @@ def _targets(p: Plan) -> list[tuple[str, list[tuple[str, str]], str]]:
     if leaves:
         leaf = sorted(d for d in leaves if planes.get(ns_name(d)) == {Plane.PARAMETER})[0]
         uplink = next(
-            link for link in p.links if link.a[0] == ns_name(leaf) and link.b[0].startswith("wt-")
+            link for link in p.links if link.a[0] == ns_name(leaf) and link.b[0].startswith(PREFIX)
             and link.b[0] != link.a[0] and p.namespaces[link.b[0]].kind == "switch"
         )  # fmt: skip
         out.append((f"leaf uplink {leaf} cable {uplink.cable}", [uplink.a], "npu"))
@@ -47,7 +47,8 @@ def _targets(p: Plan) -> list[tuple[str, list[tuple[str, str]], str]]:
         out.append((f"firewall {firewalls[0]}", _ends_of(p, firewalls[0]), "flows"))
     provider = [link for link in p.links if link.plane == Plane.PROVIDER]
     if provider:
-        out.append((f"provider link of {provider[0].a[0][3:]}", [provider[0].a], "internet"))
+        near = p.namespaces[provider[0].a[0]].device
+        out.append((f"provider link of {near}", [provider[0].a], "internet"))
     return out
 
 

@@ -77,12 +77,14 @@ def apply(old: Plan, new: Plan) -> tuple[int, int, int]:
         have = set(before.commands)
         run.configure(ns, [c for c in ns.commands if c not in have], cabled.get(name, []), False)
         if ns.nft != before.nft:
+            run.guard(ns.nft, "nft", name)
             run.sh("ip", "netns", "exec", name, "nft", "-f", "-",
                    input="flush ruleset\n" + ns.nft)  # fmt: skip
     run.start_frr([ns for ns in added if ns.frr], width=max(_widths(old), _widths(new)))
     changed = 0
     for name, ns in new.namespaces.items():
         if name in old.namespaces and ns.frr != old.namespaces[name].frr:
+            run.guard(ns.frr, "FRR", name)
             conf = run.frr_dir(name) / "frr.conf"
             conf.write_text(ns.frr, encoding="utf-8")
             run.sh("vtysh", "--vty_socket", str(run.frr_dir(name)), "-f", str(conf))

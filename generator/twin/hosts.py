@@ -1,17 +1,33 @@
 """The hosts' network settings as the roles write them: the real ansible-playbook runs the
 host_network role's keyfile tasks (`tasks_from: keyfiles`) for every NPU server, storage node and
 management node of the folder's inventory, with a local connection and each host's files under
-its own folder, and the twin reads the NetworkManager keyfiles it wrote."""
+its own folder, and the twin reads the NetworkManager keyfiles it wrote.
+
+Ansible runs as root here, on a folder that may come from a pull request, and it would read
+whatever the inventory folder holds (host_vars folders, other extensions, links) and render every
+template string in it. So it is given a copy (`inventory`): only the files wanka writes, each
+read through the guarded reader, every string checked first: no control character, no template
+syntax other than the four strings wanka itself writes (generator/artifacts/inventory.py), no
+`ansible_*` variable wanka does not write, every host name a device name and every value that
+becomes a keyfile or interface name a port name; the connection and interpreter are forced from
+the command line (extra variables win over every inventory variable)."""
 
 from __future__ import annotations
 
 import configparser
+import ipaddress
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import yaml
+
 from generator.twin import run
+from generator.twin.plan import Refused, address, checked, host_names
+from generator.verify import safe
+from generator.verify.inventory import hosts as read_hosts
 
 HOST_GROUPS = "npu_servers:storage_nodes:management_nodes"
 PLAYBOOK = f"""\
@@ -32,10 +48,184 @@ PLAYBOOK = f"""\
       vars:
         host_network_root: "{{{{ twin_root }}}}/{{{{ inventory_hostname }}}}"
 """
+# the template strings wanka writes into group_vars (generator/artifacts/inventory.py): they read
+# variables only; any other string with template syntax must be tagged !unsafe, as wanka tags
+# every value it writes
+TEMPLATES = frozenset({
+    "{{ inventory_dir }}/files",
+    "{{ inventory_dir | default(hostvars[groups.all[0]].inventory_dir, true) }}.site",
+    "{{ ansible_playbook_python }}",
+    "{{ vault_switch_admin_user | default('admin') }}",
+})  # fmt: skip
+ANSIBLE_VARIABLES = frozenset(
+    {"ansible_host", "ansible_connection", "ansible_network_os", "ansible_user",
+     "ansible_python_interpreter"}
+)  # fmt: skip
+MARKERS = ("{{", "{%", "{#")
+MAX_VAR_FILES = 8192  # host_vars and group_vars files (pod-128: 56, a 10,240-card build ~2,700)
 
 
 class AnsibleFailed(RuntimeError):
     pass
+
+
+def forced() -> list[str]:
+    """Extra variables every twin playbook gets: over any inventory variable (Ansible's
+    variable precedence: extra vars always win), a local connection and this Python."""
+    return ["-e", "ansible_connection=local", "-e", f"ansible_python_interpreter={sys.executable}"]
+
+
+def inventory(folder: Path, into: Path) -> Path:
+    """A checked copy of the folder's inventory (hosts.yml, group_vars/, host_vars/ of its
+    hosts, files/ztp/) in `into`; return the copy's folder. Refused, located, at the first
+    thing wanka does not write."""
+    hostvars, _, _ = read_hosts(folder)
+    host_names(folder, hostvars)
+    files = [folder / "hosts.yml"]
+    files += safe.listing(folder, "group_vars", ".yml")
+    names = {p.name for p in safe.listing(folder, "host_vars", ".yml")}
+    files += [folder / "host_vars" / f"{h}.yml" for h in sorted(hostvars) if f"{h}.yml" in names]
+    if len(files) > MAX_VAR_FILES:
+        raise Refused(
+            f"{folder}: {len(files)} variable files; the twin reads at most {MAX_VAR_FILES}"
+        )
+    copy = into / "inventory"
+    shutil.rmtree(copy, ignore_errors=True)
+    for path in files:
+        where = safe.rel(folder, path)
+        text = safe.file_text(folder, path)
+        _variables(where, text, safe.yaml_text(where, text))
+        _write(copy / where, text)
+    for host, hv in hostvars.items():
+        _host(host, hv)
+    switches = folder / "files" / "ztp" / "switches.yml"
+    if safe.is_file(folder, "files/ztp/switches.yml"):
+        text = safe.file_text(folder, switches)
+        _write(copy / "files/ztp/switches.yml", text)
+        for name in ztp_switches(folder):
+            where = f"files/ztp/configs/{name}.cfg"
+            _write(copy / where, safe.file_text(folder, folder / where))
+    return copy
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def _variables(where: str, text: str, data) -> None:
+    """Refused at the first string of `data` that is not what wanka writes (see the module)."""
+    suspect: list[str] = []
+    todo = [data]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if (
+                    isinstance(key, str)
+                    and key.startswith("ansible_")
+                    and key not in ANSIBLE_VARIABLES
+                ):
+                    raise Refused(f"{_line(where, text, key)}: {key}: wanka writes no such "
+                                  "Ansible variable (the twin runs Ansible as root)")  # fmt: skip
+                todo += [key, value]
+        elif isinstance(item, list):
+            todo += item
+        elif isinstance(item, str):
+            if any(ord(c) < 32 or ord(c) == 127 for c in item):
+                raise Refused(f"{_line(where, text, item)}: '{item[:60]}': a control character "
+                              "(a line break) in a value wanka writes on one line")  # fmt: skip
+            if any(m in item for m in MARKERS) and item not in TEMPLATES:
+                suspect.append(item)
+    if suspect:  # a template string is data only when tagged !unsafe
+        for node in _scalars(where, text):
+            jinja = any(m in node.value for m in MARKERS) and node.value not in TEMPLATES
+            if jinja and node.tag != "!unsafe":
+                raise Refused(
+                    f"{where}:{node.start_mark.line + 1}: '{node.value[:60]}': template "
+                    "syntax not tagged !unsafe (Ansible would run it)"
+                )
+
+
+def _scalars(where: str, text: str):
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as error:
+        raise Refused(f"{where}: invalid YAML: {error}") from None
+    todo = [root] if root is not None else []
+    while todo:
+        node = todo.pop()
+        if isinstance(node, yaml.ScalarNode):
+            yield node
+        elif isinstance(node, yaml.SequenceNode):
+            todo += node.value
+        elif isinstance(node, yaml.MappingNode):
+            todo += [n for pair in node.value for n in pair]
+
+
+def _line(where: str, text: str, value: str) -> str:
+    """`where:line` of the first scalar equal to `value` (`where` when none is)."""
+    for node in _scalars(where, text):
+        if node.value == value:
+            return f"{where}:{node.start_mark.line + 1}"
+    return where
+
+
+def _host(host: str, hv: dict) -> None:
+    """The values of a host that become keyfile names, interface names or keyfile lines."""
+    where = f"host_vars/{host}.yml"
+    bond = hv.get("business_bond")
+    if bond:
+        if not isinstance(bond, dict) or not isinstance(bond.get("members"), list):
+            raise Refused(f"{where}: business_bond: not a bond as wanka writes it")
+        checked("port", bond.get("name"), f"{where}: business_bond name")
+        for member in bond["members"]:
+            checked("port", member, f"{where}: business_bond members")
+        address(bond.get("address"), f"{where}: business_bond address", ipaddress.IPv4Interface)
+        address(bond.get("gateway"), f"{where}: business_bond gateway")
+    for nic in hv.get("storage_nics") or []:
+        if not isinstance(nic, dict):
+            raise Refused(f"{where}: storage_nics: not a NIC as wanka writes it")
+        checked("port", nic.get("port"), f"{where}: storage_nics port")
+        address(nic.get("address"), f"{where}: storage_nics address", ipaddress.IPv4Interface)
+        address(nic.get("gateway"), f"{where}: storage_nics gateway")
+    for key in ("inband_address", "bmc_address"):
+        if key in hv:
+            address(hv[key], f"{where}: {key}", ipaddress.IPv4Interface)
+    for key in ("inband_gateway", "ansible_host"):
+        if key in hv:
+            address(hv[key], f"{where}: {key}")
+    for route in hv.get("inband_routes") or []:
+        address(route, f"{where}: inband_routes", ipaddress.IPv4Network)
+    for logical, name in (hv.get("host_network_interfaces") or {}).items():
+        checked("port", logical, f"{where}: host_network_interfaces")
+        checked("port", name, f"{where}: host_network_interfaces")
+
+
+def ztp_switches(folder: Path) -> list[str]:
+    """The names in files/ztp/switches.yml, in order, each entry checked (its name a device
+    name, its config configs/<name>.cfg, its addresses IPv4)."""
+    where = "files/ztp/switches.yml"
+    data = safe.file_yaml(folder, folder / where)
+    entries = data.get("switches") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise Refused(f"{where}: no `switches:` list")
+    out = []
+    for i, s in enumerate(entries, 1):
+        at = f"{where}: switch {i}"
+        if not isinstance(s, dict):
+            raise Refused(f"{at}: not a mapping")
+        name = checked("device", s.get("name"), at)
+        if s.get("config") != f"configs/{name}.cfg":
+            raise Refused(f"{at}: config '{s.get('config')}' is not configs/{name}.cfg")
+        checked("port", s.get("interface"), at)
+        checked("device", s.get("model"), at)
+        for key in ("address", "gateway", "network", "netmask"):
+            address(str(s.get(key)), f"{at}: {key}")
+        if not isinstance(s.get("prefix"), int) or not 0 <= s["prefix"] <= 32:
+            raise Refused(f"{at}: prefix '{s.get('prefix')}' is not 0 to 32")
+        out.append(name)
+    return out
 
 
 def render(
@@ -46,8 +236,11 @@ def render(
 
 
 def start(folder: Path, into: Path, collection: Path) -> subprocess.Popen:
-    """Start the collection's role in the background (generator.twin.run.background)."""
+    """Start the collection's role in the background (generator.twin.run.background), on a
+    checked copy of the folder's inventory."""
+    run.claim()
     into.mkdir(parents=True, exist_ok=True)
+    copy = inventory(folder, into)
     playbook = into / "keyfiles.yml"
     playbook.write_text(PLAYBOOK, encoding="utf-8")
     env = dict(os.environ)
@@ -60,8 +253,9 @@ def start(folder: Path, into: Path, collection: Path) -> subprocess.Popen:
     }
     command = [
         str(Path(sys.executable).with_name("ansible-playbook")),
-        "-i", str(folder / "hosts.yml"),
+        "-i", str(copy / "hosts.yml"),
         "-e", f"twin_root={into / 'hosts'}",
+        *forced(),
         str(playbook),
     ]  # fmt: skip
     if not Path(command[0]).exists():
@@ -78,10 +272,27 @@ def finish(job: subprocess.Popen, into: Path) -> dict[str, dict[str, configparse
     return read(into / "hosts")
 
 
+KEYFILES = "etc/NetworkManager/system-connections"
+MAX_KEYFILES = 64  # per host (a bond, its members, storage NICs, in-band: 6 on an NPU server)
+
+
 def read(root: Path) -> dict[str, dict[str, configparser.ConfigParser]]:
+    """host -> keyfile id -> keyfile, each read through the guarded reader (the keyfiles hold
+    values of the folder: a value is checked where the plan reads it, generator.twin.plan)."""
     out: dict[str, dict[str, configparser.ConfigParser]] = {}
-    for path in sorted(root.glob("*/etc/NetworkManager/system-connections/*.nmconnection")):
-        kf = configparser.ConfigParser(interpolation=None)
-        kf.read_string(path.read_text(encoding="utf-8"), source=str(path))
-        out.setdefault(path.parts[len(root.parts)], {})[path.stem] = kf
+    for host_dir in safe.listing(root, "", folders=True):
+        if not host_dir.is_dir():
+            continue
+        host = checked("device", host_dir.name, f"keyfiles: host '{host_dir.name}'")
+        paths = safe.listing(root, f"{host}/{KEYFILES}", ".nmconnection")
+        if len(paths) > MAX_KEYFILES:
+            raise Refused(f"{host}: {len(paths)} keyfiles; a host has at most {MAX_KEYFILES}")
+        for path in paths:
+            kf = configparser.ConfigParser(interpolation=None)
+            where = f"keyfile {host}/{path.name} (roles/hostipaddress.IPv4Network)"
+            try:
+                kf.read_string(safe.file_text(root, path, 64 * 1024), source=where)
+            except configparser.Error as error:
+                raise Refused(f"{where}: not a keyfile: {error}") from None
+            out.setdefault(host, {})[path.name.removesuffix(".nmconnection")] = kf
     return out

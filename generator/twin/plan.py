@@ -14,20 +14,114 @@ from __future__ import annotations
 
 import configparser
 import csv
+import hashlib
+import io
 import ipaddress
+import os
 import re
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator.output import MARKER, MARKER_TEXT
 from generator.twin import pod as pods
 from generator.twin import vrp
+from generator.verify import safe
 from generator.verify.inventory import hosts as read_hosts
+from generator.verify.report import NotAnOutput
 from generator.vocab import Plane
 
 OUTSIDE = ipaddress.IPv4Address("198.18.0.1")  # "the internet", as verify names it (RFC 2544)
-PREFIX = "wt-"  # every namespace the twin makes starts with it (twin down removes them)
 _SPEED = re.compile(r"^(\d*)(GE|Eth-Trunk|MEth|GigabitEthernet)", re.I)
+
+
+class Refused(NotAnOutput):
+    """What the twin will not run as root: a folder wanka did not write, a name or value that
+    is not what wanka writes, a build over the bounds of one run, an instance in use. The
+    message is located (file:line where there is one); the CLI prints it and exits 2."""
+
+
+# --- one run, one instance ---------------------------------------------------------------
+# Every namespace, process, state folder and lock of a run carries its instance id, so that
+# two runs on one machine (two CI jobs, a test and a user) never touch each other's. The id is
+# WANKA_TWIN_INSTANCE, else derived from where the run is started (the working folder) and the
+# CI job it runs in, so that `twin up` and `twin down` of one checkout meet, and two jobs (each
+# in its own workspace, with its own job id) never do.
+INSTANCE_PATTERN = re.compile(r"[a-z0-9]{1,12}")  # no "-": it ends the instance in a name
+CI_JOB = ("GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT", "GITHUB_JOB", "RUNNER_NAME", "CI_JOB_ID",
+          "BUILD_TAG", "EXECUTOR_NUMBER", "BUILDKITE_JOB_ID", "CIRCLE_WORKFLOW_JOB_ID")  # fmt: skip
+
+
+def instance_id(env=os.environ) -> str:
+    """This run's instance: WANKA_TWIN_INSTANCE as given (checked by `instance_error`), else
+    8 hex digits of the working folder and the CI job variables that are set."""
+    if given := env.get("WANKA_TWIN_INSTANCE"):
+        return given
+    try:
+        here = os.getcwd()
+    except OSError:
+        here = "?"
+    seed = "\0".join([here, *(f"{k}={env[k]}" for k in CI_JOB if k in env)])
+    return hashlib.sha256(seed.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+
+
+INSTANCE = instance_id()
+PREFIX = f"wt-{INSTANCE}-"  # every namespace of this instance starts with it
+
+
+def instance_error() -> str:
+    """Why INSTANCE cannot name a twin ("" when it can)."""
+    if INSTANCE_PATTERN.fullmatch(INSTANCE):
+        return ""
+    return (f"WANKA_TWIN_INSTANCE='{INSTANCE}': an instance id is 1 to 12 lower-case letters "
+            "and digits")  # fmt: skip
+
+
+# --- names from the folder ---------------------------------------------------------------
+# A name read from a file becomes a namespace, interface, file or FRR name only when it matches
+# its pattern: no white space, quote, slash or dot-dot can reach `ip -batch`, nft, FRR or a path.
+# Device and host names: the blueprint's hostname pattern (lower-case letters, digits, "." and
+# "-"), at most 63 (a DNS label; it also keeps FRR's socket paths under 108 bytes, unix(7)).
+NAMES = {
+    "device": re.compile(r"[a-z0-9](?:[a-z0-9.-]{0,61}[a-z0-9])?"),
+    "port": re.compile(r"[A-Za-z0-9][A-Za-z0-9/:._-]{0,47}"),  # 400GE1/0/1:2, MEth0/0/0, npu0, bmc
+    "VPN instance": re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,30}"),  # VRP: 1-31 characters
+    "cable": re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"),
+    "policy rule": re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}"),
+    "zone": re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}"),
+    "OSPF area": re.compile(r"\d{1,10}|\d{1,3}(?:\.\d{1,3}){3}"),
+}
+IFNAME = re.compile(r"[a-z0-9_.-]{1,15}")  # IFNAMSIZ 16 with its NUL (linux/if.h)
+
+
+def checked(kind: str, value, where: str) -> str:
+    """`value` when it is a `kind` name as wanka writes it; Refused, located, otherwise."""
+    if isinstance(value, str) and NAMES[kind].fullmatch(value):
+        return value
+    raise Refused(f"{where}: '{value}' is not a {kind} name wanka writes")
+
+
+def address(value, where: str, kind=ipaddress.IPv4Address):
+    """An IPv4 address (interface, network) read from a file, or Refused where it is."""
+    try:
+        if not isinstance(value, str) or value != value.strip():
+            raise ValueError
+        return kind(value)
+    except ValueError:
+        name = {ipaddress.IPv4Address: "an IPv4 address", ipaddress.IPv4Network: "an IPv4 network",
+                ipaddress.IPv4Interface: "an IPv4 address/prefix"}[kind]  # fmt: skip
+        raise Refused(f"{where}: '{value}' is not {name}") from None
+
+
+# --- bounds of one run ---------------------------------------------------------------------
+# pod-128 makes 124 namespaces and 395 cables, cluster-1k about 600 and 2,500; a 10,240-card
+# build 5,165 namespaces, which is run one pod at a time (--pod). A folder asking for more is
+# refused before anything is made.
+MAX_NAMESPACES = 4096
+MAX_LINKS = 16384
+MAX_DEVICES = 4096  # configurations in files/switches and files/border
+MAX_NICS = 64  # NPU NICs in one hccn.conf (8 on an Atlas 800T A2)
+HCCN_BYTES = 64 * 1024  # an hccn.conf is 1-2 KB
 
 
 def ifname(port: str) -> str:
@@ -44,6 +138,14 @@ def ifname(port: str) -> str:
 
 def ns_name(device: str, part: str = "") -> str:
     return f"{PREFIX}{device}" + (f".{part.strip('_')}" if part else "")
+
+
+def checked_ns_name(device: str, part: str = "") -> str:
+    """ns_name of names given by a user (`twin exec`): Refused unless they are names."""
+    checked("device", device, "device")
+    if part:
+        checked("VPN instance", part, "--part")
+    return ns_name(device, part)
 
 
 @dataclass(slots=True)
@@ -82,6 +184,7 @@ class Plan:
     hostvars: dict[str, dict] = field(default_factory=dict)
     groups: dict[str, set[str]] = field(default_factory=dict)
     bmc_gateways: dict[str, str] = field(default_factory=dict)
+    hostlines: dict[str, tuple[str, dict[str, int]]] = field(default_factory=dict)  # host_vars
     hosts_done: bool = False  # the hosts' keyfiles are in (twin.bring_up)
 
     def ns(self, name: str, device: str, kind: str) -> Netns:
@@ -95,9 +198,140 @@ class Plan:
         self.addresses.setdefault(address.ip, (ns.name, dev))
 
 
+CABLING = "files/cabling.csv"
+CABLE_COLUMNS = ("cable_id", "plane", "a_device", "a_port", "b_device", "b_port")
+PLANES = frozenset(Plane)
+
+
+def table(folder: Path, where: str, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
+    """The rows of a CSV file of the folder (guarded reader), each with its line number; Refused
+    at the header when a column wanka writes is missing, at a row that has not as many fields as
+    the header."""
+    text = safe.file_text(folder, folder / where)
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader, [])
+        if missing := [c for c in columns if c not in header]:
+            raise Refused(
+                f"{where}:1: no column {', '.join(missing)} (wanka writes "
+                f"{', '.join(columns)}): renamed, or not a file wanka wrote"
+            )
+        rows, start = [], reader.line_num + 1
+        for values in reader:
+            if len(values) != len(header):
+                raise Refused(
+                    f"{where}:{start}: {len(values)} fields, the header has {len(header)}"
+                )
+            rows.append((start, dict(zip(header, values, strict=True))))
+            start = reader.line_num + 1
+    except csv.Error as error:
+        raise Refused(f"{where}:{reader.line_num}: not CSV as wanka writes it: {error}") from None
+    return rows
+
+
 def cabling(folder: Path) -> list[tuple[int, dict[str, str]]]:
-    with open(folder / "files" / "cabling.csv", newline="", encoding="utf-8") as fh:
-        return list(enumerate(csv.DictReader(fh), 2))
+    """files/cabling.csv's rows (line, row), every name checked."""
+    rows = table(folder, CABLING, CABLE_COLUMNS)
+    for line, row in rows:
+        where = f"{CABLING}:{line}"
+        checked("cable", row["cable_id"], where)
+        if row["plane"] not in PLANES:
+            raise Refused(f"{where}: '{row['plane']}' is not a plane wanka writes")
+        for side in "ab":
+            checked("device", row[f"{side}_device"], where)
+            checked("port", row[f"{side}_port"], where)
+    return rows
+
+
+def wanka_output(folder: Path) -> None:
+    """Refused unless `folder` is one wanka wrote, as verify tells it: its marker file (written by
+    generator.output, starting with MARKER_TEXT) and the files every output has, each a regular
+    file (a symbolic link is not followed); a path with a control character is refused (it
+    would reach the report and the terminal)."""
+    if any(ord(c) < 32 or ord(c) == 127 for c in str(folder)):
+        raise Refused(f"'{folder!s}': a folder name with a control character")
+    needed = (MARKER, "hosts.yml", "group_vars/all.yml", CABLING)
+    try:
+        ours = all(safe.is_file(folder, n) for n in needed) and safe.file_text(
+            folder, folder / MARKER, limit=1 << 20
+        ).encode().startswith(MARKER_TEXT)
+    except NotAnOutput as error:
+        raise Refused(f"{folder} is not a wanka output folder: {error}") from None
+    if not ours:
+        raise Refused(f"{folder} is not a wanka output folder (needs {', '.join(needed)})")
+
+
+_SECTION = re.compile(r"\s*section\s+\S+\s+(\S+)\s+(\S+)")
+MAX_POOL = 65536  # addresses in one USG NAT address group's sections (a /16)
+
+
+def configs(folder: Path) -> dict[str, vrp.Device]:
+    """Every rendered configuration (vrp reads each through the guarded reader: no link, no
+    FIFO, at most safe.MAX_CONFIG_BYTES), its file name a device name; every name the twin
+    takes from a Device is then checked (`device_names`)."""
+    paths = safe.listing(folder, "files/switches", ".cfg")
+    paths += safe.listing(folder, "files/border", ".cfg")
+    if len(paths) > MAX_DEVICES:
+        raise Refused(f"{folder}: {len(paths)} configurations; one twin runs at most {MAX_DEVICES}")
+    out: dict[str, vrp.Device] = {}
+    for path in paths:
+        where = safe.rel(folder, path)
+        name = checked("device", path.name[:-4], where)
+        if name in out:
+            raise Refused(f"{where}: a second configuration of {name}")
+        # a NAT pool's `section` is expanded address by address: bounded before it is read
+        for n, line in enumerate(safe.file_text(folder, path).splitlines(), 1):
+            if (m := _SECTION.match(line)) and _pool_size(m.groups()) > MAX_POOL:
+                raise Refused(f"{where}:{n}: an address pool over {MAX_POOL} addresses")
+        try:
+            out[name] = vrp.device(folder, path)
+        except NotAnOutput:
+            raise
+        except (ValueError, IndexError, KeyError, TypeError, AttributeError) as error:
+            raise Refused(f"{where}: not a configuration as wanka writes it: {error}") from None
+        device_names(out[name])
+    return out
+
+
+def _pool_size(ends: tuple[str, str]) -> int:
+    try:
+        first, last = (int(ipaddress.IPv4Address(e)) for e in ends)
+    except ValueError:
+        return 0  # not addresses: vrp refuses the line
+    return last - first + 1
+
+
+def device_names(dev: vrp.Device) -> None:
+    """Every name of a device that becomes a namespace, interface, FRR or nftables word."""
+    for iface in dev.interfaces.values():
+        where = dev.where(iface.line)
+        checked("port", iface.name, where)
+        if iface.vpn:
+            checked("VPN instance", iface.vpn, where)
+    for route in dev.statics:
+        if route.vpn:
+            checked("VPN instance", route.vpn, dev.where(route.line))
+    for rule in dev.policies + dev.nat:
+        where = dev.where(rule.line)
+        checked("policy rule", rule.name, where)
+        for zone in rule.source_zones + rule.destination_zones:
+            checked("zone", zone, where)
+        if rule.nat and rule.nat != "easy-ip":
+            checked("zone", rule.nat, where)
+    for zone, members in dev.zones.items():
+        checked("zone", zone, dev.path)
+        for member in members:
+            checked("port", member, dev.path)
+    for group in dev.address_groups:
+        checked("zone", group, dev.path)
+    for proto in (dev.bgp, dev.ospf):
+        if proto is not None and proto.router_id:
+            address(proto.router_id, dev.where(proto.line))
+    if dev.ospf:
+        for silent in dev.ospf.silent:
+            checked("port", silent, dev.where(dev.ospf.line))
+        for _, area in dev.ospf.networks:
+            checked("OSPF area", area, dev.where(dev.ospf.line))
 
 
 def _host_ns(plan: Plan, device: str, port: str) -> tuple[str, str]:
@@ -114,9 +348,19 @@ def plan(
     """The twin of a rendered folder; `keyfiles` are the NetworkManager keyfiles host_network
     writes for each host (generator.twin.hosts renders them with the real role). `pod`: that pod
     of the parameter plane only, the rest stood in for at the cores (generator.twin.pod)."""
-    p = Plan(folder, pod, devices=vrp.devices(folder))
-    p.hostvars, p.groups, _ = read_hosts(folder)
+    wanka_output(folder)
+    p = Plan(folder, pod, devices=configs(folder))
+    p.hostvars, p.groups, p.hostlines = read_hosts(folder)
+    host_names(folder, p.hostvars)
     rows = cabling(folder)
+    known = p.devices.keys() | p.hostvars.keys()
+    for line, row in rows:
+        for side in "ab":
+            if row[f"{side}_device"] not in known:
+                raise Refused(
+                    f"{CABLING}:{line}: {row[side + '_device']} is neither a configured device "
+                    "(files/switches, files/border) nor a host of hosts.yml"
+                )
     if pod:
         keep, rows, count = pods.select(p.devices, p.groups, rows, pod)
         p.devices = {name: _public(dev) for name, dev in p.devices.items() if name in keep}
@@ -126,6 +370,7 @@ def plan(
             "itself (a blackhole route), as it would pass them on from their spines; no other "
             "plane, no management VPN"
         )
+    _bound(p, rows)
     for dev in p.devices.values():
         _device(p, dev)
     first_member = _bond_members(p.hostvars)
@@ -156,10 +401,12 @@ def plan(
         )
     for dev in p.devices.values():
         _ports(p, dev)
-    with open(folder / "files" / "ip-plan.csv", newline="", encoding="utf-8") as fh:
-        p.bmc_gateways = {
-            r["device"]: r["gateway"] for r in csv.DictReader(fh) if r["port"] == "bmc"
-        }
+    for line, r in table(folder, IP_PLAN, ("device", "port", "gateway")):
+        if r["port"] == "bmc" and r["gateway"]:
+            where = f"{IP_PLAN}:{line}"
+            p.bmc_gateways[checked("device", r["device"], where)] = str(
+                address(r["gateway"], where)
+            )
     p.notes.append("BMCs are addressed from files/ip-plan.csv (no generated file configures them)")
     _hosts(p, folder, keyfiles)
     _outside(p)
@@ -172,6 +419,40 @@ def plan(
         "host cabled to its peer)"
     )
     return p
+
+
+IP_PLAN = "files/ip-plan.csv"
+
+
+def host_names(folder: Path, hostvars: dict[str, dict]) -> None:
+    """Refused at the line of hosts.yml that names a host whose name is not a device name."""
+    for host in hostvars:
+        if not NAMES["device"].fullmatch(host):
+            text = safe.file_text(folder, folder / "hosts.yml").splitlines()
+            n = next((i for i, t in enumerate(text, 1) if host in t), 0)  # a range: its line
+            checked("device", host, f"hosts.yml:{n}" if n else "hosts.yml")
+
+
+def _bound(p: Plan, rows: list[tuple[int, dict[str, str]]]) -> None:
+    """Refused before anything is built when the folder asks for more than one run makes."""
+    names = {ns_name(d.name, v) for d in p.devices.values() for v in d.vpns or [vrp.PUBLIC]}
+    for _, row in rows:
+        for side in "ab":
+            device = row[f"{side}_device"]
+            if device not in p.devices:
+                names.add(ns_name(device, _host_part(row[f"{side}_port"])))
+        if len(names) > MAX_NAMESPACES:
+            break
+    if len(names) > MAX_NAMESPACES or len(rows) > MAX_LINKS:
+        raise Refused(
+            f"{CABLING}: {len(rows):,} cables and {len(names):,}{'+' * (len(names) > MAX_NAMESPACES)}"
+            f" namespaces: one twin makes at most {MAX_NAMESPACES:,} namespaces and "
+            f"{MAX_LINKS:,} cables (a larger build runs one pod at a time: --pod N)"
+        )
+
+
+def _host_part(port: str) -> str:
+    return "npu" if port.startswith("npu") else "bmc" if port == "bmc" else ""
 
 
 def _bond_members(hostvars: dict[str, dict]) -> dict[str, set[str]]:
@@ -213,8 +494,9 @@ def _device(p: Plan, dev: vrp.Device) -> None:
 
 
 def _ports(p: Plan, dev: vrp.Device) -> None:
-    """Cabled ports: addresses, and access ports (or an Eth-Trunk's member) into their VLAN."""
-    for iface in dev.interfaces.values():
+    """Cabled ports: addresses, and access ports (or an Eth-Trunk's member) into their VLAN (a
+    VLAN without a Vlanif gets its bridge here: the loop runs over the ports it started with)."""
+    for iface in list(dev.interfaces.values()):
         if (dev.name, iface.name) not in p.ports:
             continue
         ns = p.namespaces[ns_name(dev.name, iface.vpn)]
@@ -258,8 +540,10 @@ def _hosts(
         elif ns.kind == "npu":
             _npus(p, ns, folder / "files" / "hccn" / f"{ns.device}.conf")
         elif ns.kind == "bmc" and hv.get("bmc_address"):
-            address = ipaddress.ip_interface(hv["bmc_address"])
-            p.address(ns, address, "bmc")
+            file, keys = p.hostlines.get(ns.device, ("hosts.yml", {}))
+            where = f"{file}:{keys['bmc_address']}" if "bmc_address" in keys else file
+            bmc = address(hv["bmc_address"], f"{where}: bmc_address", ipaddress.IPv4Interface)
+            p.address(ns, bmc, "bmc")
             if gateway := p.bmc_gateways.get(ns.device):
                 ns.commands.append(f"route add default via {gateway}")
 
@@ -281,20 +565,35 @@ def add_keyfiles(
 def _npus(p: Plan, ns: Netns, path: Path) -> None:
     """An NPU server's NICs from its /etc/hccn.conf: address, netmask, gateway per NIC i, each NIC
     answering ARP only for its own address and routing from its own table (table 100 + i)."""
-    values = dict(
-        line.split("=", 1) for line in path.read_text(encoding="utf-8").splitlines() if "=" in line
-    )
+    where = safe.rel(p.folder, path)
+    lines: dict[str, tuple[int, str]] = {}
+    for n, line in enumerate(safe.file_text(p.folder, path, HCCN_BYTES).splitlines(), 1):
+        if "=" in line:
+            key, value = line.split("=", 1)
+            lines[key] = (n, value)
+
+    def value(key: str, kind=ipaddress.IPv4Address):
+        n, text = lines[key]
+        return address(text, f"{where}:{n}: {key}", kind)
+
     ns.sysctls |= {"net.ipv4.conf.all.arp_ignore": "1", "net.ipv4.conf.all.arp_announce": "2"}
     i = 0
-    while f"address_{i}" in values:
-        address = ipaddress.ip_interface(f"{values[f'address_{i}']}/{values[f'netmask_{i}']}")
+    while f"address_{i}" in lines:
+        if i >= MAX_NICS or f"netmask_{i}" not in lines:
+            n = lines[f"address_{i}"][0]
+            raise Refused(f"{where}:{n}: NIC {i}: " + (f"more than {MAX_NICS} NICs" if i >= MAX_NICS
+                                                       else f"no netmask_{i}"))  # fmt: skip
+        ip, mask = value(f"address_{i}"), value(f"netmask_{i}")
+        nic = address(f"{ip}/{mask}", f"{where}:{lines[f'netmask_{i}'][0]}: netmask_{i}",
+                      ipaddress.IPv4Interface)  # fmt: skip
         dev = f"npu{i}"
-        p.address(ns, address, dev)
-        if gw := values.get(f"gateway_{i}"):
+        p.address(ns, nic, dev)
+        if lines.get(f"gateway_{i}", (0, ""))[1]:
+            gw = value(f"gateway_{i}")
             ns.commands += [
-                f"route add {address.network} dev {dev} src {address.ip} table {100 + i}",
+                f"route add {nic.network} dev {dev} src {nic.ip} table {100 + i}",
                 f"route add default via {gw} dev {dev} table {100 + i}",
-                f"rule add from {address.ip} table {100 + i} priority {100 + i}",
+                f"rule add from {nic.ip} table {100 + i} priority {100 + i}",
             ]
         i += 1
 
@@ -303,27 +602,78 @@ def _keyfiles(p: Plan, ns: Netns, files: dict[str, configparser.ConfigParser]) -
     """What NetworkManager makes of the keyfiles host_network wrote: addresses, gateways (unless
     never-default), routes (in their table), routing rules; a bond on its first member."""
     members = {}
-    for kf in files.values():
+    for name, kf in files.items():
+        where = f"keyfile {ns.device}/{name}.nmconnection (roles/host_network)"
         if kf.get("connection", "master", fallback=""):
-            members.setdefault(kf["connection"]["master"], kf["connection"]["interface-name"])
-    for kf in files.values():
+            master = checked("port", kf["connection"]["master"], f"{where}: master")
+            dev = checked("port", kf.get("connection", "interface-name", fallback=""),
+                          f"{where}: interface-name")  # fmt: skip
+            members.setdefault(master, dev)
+    for name, kf in files.items():
+        where = f"keyfile {ns.device}/{name}.nmconnection (roles/host_network)"
         if "ipv4" not in kf or kf["ipv4"].get("method") != "manual":
             continue
-        dev = kf["connection"]["interface-name"]
-        dev = members.get(dev, dev)
+        dev = checked("port", kf.get("connection", "interface-name", fallback=""),
+                      f"{where}: interface-name")  # fmt: skip
+        dev = ifname(members.get(dev, dev))
         v4 = kf["ipv4"]
         for key in sorted(k for k in v4 if re.fullmatch(r"address\d+", k)):
-            address, _, gw = v4[key].partition(",")
-            p.address(ns, ipaddress.ip_interface(address), ifname(dev))
+            text, _, gw = v4[key].partition(",")
+            p.address(ns, address(text, f"{where}: {key}", ipaddress.IPv4Interface), dev)
             if gw and v4.get("never-default", "false") != "true":
-                ns.commands.append(f"route add default via {gw} dev {ifname(dev)}")
+                ns.commands.append(
+                    f"route add default via {address(gw, f'{where}: {key}')} dev {dev}"
+                )
         for key in sorted(k for k in v4 if re.fullmatch(r"route\d+", k)):
-            net, gw = v4[key].split(",")[:2]
-            options = dict(o.split("=") for o in v4.get(f"{key}_options", "").split(",") if o)
-            table = f" table {options['table']}" if "table" in options else ""
-            ns.commands.append(f"route add {net} via {gw} dev {ifname(dev)}{table}")
+            net, gw, *_ = [*v4[key].split(","), ""]
+            net = address(net, f"{where}: {key}", ipaddress.IPv4Network)
+            gw = address(gw, f"{where}: {key}")
+            options = dict(
+                o.partition("=")[::2] for o in v4.get(f"{key}_options", "").split(",") if o
+            )
+            table = (
+                f" table {_number(options['table'], f'{where}: {key}_options')}"
+                if "table" in options
+                else ""
+            )
+            ns.commands.append(f"route add {net} via {gw} dev {dev}{table}")
         for key in sorted(k for k in v4 if re.fullmatch(r"routing-rule\d+", k)):
-            ns.commands.append(f"rule add {v4[key]}")
+            ns.commands.append("rule add " + rule(v4[key], f"{where}: {key}"))
+
+
+# NetworkManager's routing-rule syntax is `ip rule`'s (nm-settings-keyfile(5), ipv4.routing-rules):
+# the words the role writes, each value checked for its kind; anything else is refused
+_RULE_WORDS = {"priority": "number", "table": "number", "from": "network", "to": "network",
+               "iif": "port", "oif": "port", "fwmark": "number"}  # fmt: skip
+
+
+def rule(text: str, where: str) -> str:
+    """A keyfile routing rule, rebuilt from its checked words (nothing else reaches `ip`)."""
+    words = text.split(" ")
+    if len(words) % 2 or not words[0] or not text.isprintable():
+        raise Refused(f"{where}: '{text}' is not a routing rule as host_network writes it")
+    out = []
+    for key, value in zip(words[::2], words[1::2], strict=True):
+        kind = _RULE_WORDS.get(key)
+        if kind == "number":
+            value = _number(value, where)
+        elif kind == "network":
+            value = str(address(value, where, ipaddress.IPv4Network if "/" in value
+                                else ipaddress.IPv4Address))  # fmt: skip
+        elif kind == "port":
+            value = ifname(checked("port", value, where))
+        else:
+            raise Refused(
+                f"{where}: '{text}': '{key}' is not a routing-rule word host_network writes"
+            )
+        out.append(f"{key} {value}")
+    return " ".join(out)
+
+
+def _number(text: str, where: str) -> int:
+    if not re.fullmatch(r"\d{1,10}", text):
+        raise Refused(f"{where}: '{text}' is not a number")
+    return int(text)
 
 
 def _outside(p: Plan) -> None:
@@ -337,7 +687,8 @@ def _outside(p: Plan) -> None:
             for route in dev.statics:
                 if route.network.prefixlen == 0 and route.next_hop in iface.addresses[0].network:
                     outside = outside or p.ns(ns_name("outside"), "outside", "outside")
-                    name = f"to-{dev.name}"[:15]
+                    name = f"to-{dev.name}"
+                    name = name if len(name) <= 15 else f"to{zlib.crc32(dev.name.encode()):08x}"
                     p.ports[(dev.name, iface.name)] = (
                         ns_name(dev.name, iface.vpn),
                         ifname(iface.name),

@@ -1,15 +1,25 @@
 """Bringing a Plan up in network namespaces, and taking every trace of it down again.
 
-Everything the twin makes is found again without its own records, so that `twin down` works
-after a crash or a SIGKILL of `twin up`: the namespaces by their prefix (`ip netns list`), the
-processes by the namespace they run in (`ip netns pids`), the files under one state folder.
+One run is one instance (generator.twin.plan.INSTANCE): its namespaces start with
+`wt-<instance>-`, its files are under BASE/<instance>, its helpers carry WANKA_TWIN_JOB=<instance>
+in their environment, its SFTP account is wanka-twin-ztp-<instance>, and a run holds the
+instance's lock (BASE/<instance>.lock, flock(2)) while it works: a second run of the same
+instance is refused, naming the first. Everything an instance makes is found again without its
+own records, so that `twin down` works after a crash or a SIGKILL of `twin up`: the namespaces by
+their prefix (`ip netns list`), the processes by the namespace they run in (`ip netns pids`) or by
+their environment, the account by its name, the files under its state folder. `down` touches
+nothing of another instance.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import fcntl
 import json
 import os
+import pwd
+import re
 import shutil
 import signal
 import subprocess
@@ -17,9 +27,105 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from generator.twin.plan import PREFIX, Link, Netns, Plan
+from generator.twin.plan import (
+    INSTANCE,
+    MAX_NAMESPACES,
+    PREFIX,
+    Link,
+    Netns,
+    Plan,
+    Refused,
+    instance_error,
+)
 
-STATE = Path(os.environ.get("WANKA_TWIN_STATE", "/run/wanka-twin"))
+BASE = Path(os.environ.get("WANKA_TWIN_STATE", "/run/wanka-twin"))
+STATE = BASE / INSTANCE
+LOCK = BASE / f"{INSTANCE}.lock"
+JOB_MARK = "WANKA_TWIN_JOB"  # in the environment of the helpers of an instance (its id)
+ZTP_USER = f"wanka-twin-ztp-{INSTANCE}"  # the SFTP account of the ZTP drill (useradd: 32 at most)
+# FRR's vty and zserv sockets live under STATE/frr/<device>/ (unix(7): sun_path is 108 bytes)
+MAX_STATE_PATH = 107 - len("/frr//zserv.api") - 63
+# FRR daemons and the ZTP drill's servers one run may start; the memory they need (10.6 MiB per
+# process measured on pod-128: 102 processes, 1,077 MiB) must be available before they start
+MAX_PROCESSES = 4096
+MIB_PER_PROCESS = 11
+
+
+class InUse(Refused):
+    """Another run holds this instance."""
+
+
+_held: int | None = None  # the lock's descriptor, while this process holds the instance
+_made = False  # this process made the instance's state folder (a refused run takes it down)
+
+
+def claim() -> None:
+    """Hold this instance for the rest of this process (idempotent): InUse when another
+    process holds it. The lock file may be removed by a run that ended meanwhile: a lock taken
+    on a removed file is dropped and taken again on the new one."""
+    global _held, _made
+    if _held is not None:
+        return
+    if error := instance_error():
+        raise Refused(error)
+    if len(str(STATE)) > MAX_STATE_PATH:
+        raise Refused(f"WANKA_TWIN_STATE: {STATE} is longer than FRR's socket paths allow "
+                      f"({MAX_STATE_PATH} characters with the instance)")  # fmt: skip
+    BASE.mkdir(mode=0o755, parents=True, exist_ok=True)
+    while True:
+        fd = os.open(LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
+            os.close(fd)
+            raise InUse(
+                f"twin instance {INSTANCE} is in use by {holder or 'another process'}: wait "
+                "for it to end, or run another instance (WANKA_TWIN_INSTANCE=<1-12 lower-case "
+                "letters and digits>)"
+            ) from None
+        try:
+            same = os.stat(LOCK, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    os.ftruncate(fd, 0)
+    argv = Path(f"/proc/{os.getpid()}/cmdline").read_bytes().decode("utf-8", "replace")
+    argv = " ".join("".join(c if c.isprintable() else " " for c in argv).split())
+    os.pwrite(fd, f"process {os.getpid()} ({argv[:200]})\n".encode(), 0)
+    _held = fd
+    _made = not STATE.exists() and not namespaces()
+    atexit.register(_exit)
+
+
+def _exit() -> None:
+    """At this process's end: the lock file goes too when the instance has nothing up."""
+    if _held is not None and not STATE.exists() and not namespaces():
+        release()
+
+
+def release() -> None:
+    """Give the instance up, its lock file removed (called once the instance is down)."""
+    global _held, _made
+    if _held is None:
+        return
+    with contextlib.suppress(OSError):
+        LOCK.unlink()
+    os.close(_held)
+    _held, _made = None, False
+    with contextlib.suppress(OSError):
+        BASE.rmdir()  # when no other instance has anything there
+
+
+def abandon() -> None:
+    """After a refusal or an error: take down what this process made (nothing of a twin that
+    was up before it started)."""
+    if _made:
+        down()
+
+
 FRR = Path("/usr/lib/frr")
 NEEDED = {
     "ip": "iproute2",
@@ -49,23 +155,44 @@ NEIGH = Path("/proc/sys/net/ipv4/neigh/default")
 NEIGH_PER_CABLE = {"gc_thresh1": 2, "gc_thresh2": 4, "gc_thresh3": 8}
 
 
+SAVED_NEIGH = BASE / "neigh.json"  # the machine's values, kept while any instance is up
+
+
+@contextlib.contextmanager
+def _machine_lock():
+    """Instances take turns at what they share on the machine (the neighbour table)."""
+    BASE.mkdir(mode=0o755, parents=True, exist_ok=True)
+    fd = os.open(BASE, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def size_neighbour_table(cables: int) -> None:
     """The kernel's ARP table is one table for every namespace, with its limits (gc_thresh1..3,
     by default 128/512/1024 entries) settable only in the host's namespace: past gc_thresh3 it
     drops packets (measured: cluster-1k's 2,469 cables lost a quarter of the NPU probes). Raised
-    to a few entries per cable for the twin's life; `down` puts the old values back."""
-    saved = STATE / "neigh.json"
-    old = {k: int((NEIGH / k).read_text()) for k in NEIGH_PER_CABLE}
-    if not saved.exists():
-        saved.write_text(json.dumps(old), encoding="utf-8")
-    for k, per in NEIGH_PER_CABLE.items():
-        (NEIGH / k).write_text(str(max(old[k], per * cables)))
+    to a few entries per cable for the twin's life (never lowered while another instance is
+    up); the last instance's `down` puts the machine's values back."""
+    with _machine_lock():
+        now = {k: int((NEIGH / k).read_text()) for k in NEIGH_PER_CABLE}
+        if not SAVED_NEIGH.exists():
+            SAVED_NEIGH.write_text(json.dumps(now), encoding="utf-8")
+        for k, per in NEIGH_PER_CABLE.items():
+            (NEIGH / k).write_text(str(max(now[k], per * cables)))
 
 
 def restore_neighbour_table() -> None:
-    with contextlib.suppress(OSError, ValueError):
-        for k, v in json.loads((STATE / "neigh.json").read_text()).items():
-            (NEIGH / k).write_text(str(v))
+    """The machine's values back, unless another instance is still up."""
+    with _machine_lock():
+        if any(n.startswith("wt-") for n in _all_namespaces()):
+            return
+        with contextlib.suppress(OSError, ValueError):
+            for k, v in json.loads(SAVED_NEIGH.read_text()).items():
+                (NEIGH / k).write_text(str(int(v)))
+        SAVED_NEIGH.unlink(missing_ok=True)
 
 
 JOBS = STATE / "jobs"
@@ -75,58 +202,58 @@ def background(name: str, command: list[str], env: dict[str, str]) -> subprocess
     """A helper (ansible-playbook) started in its own process group while the twin comes up, its
     output into the state folder and its group recorded there, so that `down` kills it and what
     it forked even after a SIGKILL of this process."""
+    claim()
     JOBS.mkdir(parents=True, exist_ok=True)
     with open(JOBS / f"{name}.log", "w", encoding="utf-8") as log:
         # niced: the namespaces, FRR and the probes come first, the helper takes what is left
-        job = subprocess.Popen(["nice", "-n", "10", *command], env=env, stdout=log,
-                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        job = subprocess.Popen(["nice", "-n", "10", *command], env={**env, JOB_MARK: INSTANCE},
+                               stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                start_new_session=True)  # fmt: skip
-    (JOBS / f"{name}.pgid").write_text(str(job.pid), encoding="utf-8")
     return job
 
 
 def finish(name: str, job: subprocess.Popen) -> tuple[int, str]:
     """Wait for a background helper: its exit status and output."""
     code = job.wait()
-    (JOBS / f"{name}.pgid").unlink(missing_ok=True)
-    return code, (JOBS / f"{name}.log").read_text(encoding="utf-8", errors="replace")
+    log = JOBS / f"{name}.log"
+    return code, log.read_bytes()[-(1 << 20) :].decode("utf-8", errors="replace")
 
 
 def _kill_jobs() -> set[int]:
-    """Every process of the helpers still running: ansible-playbook's workers leave its process
-    group (os.setsid in ansible's WorkerProcess), so each helper's tree is stopped (a stopped
-    process forks no more) until no new descendant shows up, then killed."""
-    killed: set[int] = set()
-    for record in JOBS.glob("*.pgid") if JOBS.is_dir() else ():
-        with contextlib.suppress(OSError, ValueError):
-            leader = int(record.read_text())
-            # still the helper this twin started (not a reused pid)
-            if b"ansible" not in Path(f"/proc/{leader}/cmdline").read_bytes():
-                continue
-            tree: set[int] = set()
-            while new := _tree(leader) - tree:
-                _signal(new, signal.SIGSTOP)
-                tree |= new
-            _signal(tree, signal.SIGKILL)
-            killed |= tree
-    return killed
+    """Every process of this instance's helpers still running, found by the mark in their
+    environment (inherited by whatever they fork; no record needed): ansible-playbook's workers
+    leave its process group (os.setsid in ansible's WorkerProcess), so they are stopped (a
+    stopped process forks no more) until no new one shows up, then killed. This process and its
+    ancestors are never among them."""
+    mark = f"{JOB_MARK}={INSTANCE}".encode() + b"\0"
+    spared = _ancestors()
+    stopped: set[int] = set()
+    while new := {pid for pid in _marked(mark) if pid not in spared} - stopped:
+        _signal(new, signal.SIGSTOP)
+        stopped |= new
+    _signal(stopped, signal.SIGKILL)
+    _signal(stopped, signal.SIGCONT)
+    return stopped
 
 
-def _tree(root: int) -> set[int]:
-    """`root` and its descendants (by the parent pid in /proc/PID/stat)."""
-    children: dict[int, list[int]] = {}
+def _marked(mark: bytes) -> set[int]:
+    out = set()
     for entry in os.listdir("/proc"):
         if entry.isdigit():
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                stat = Path(f"/proc/{entry}/stat").read_text()
-                ppid = int(stat.rsplit(")", 1)[1].split()[1])
-                children.setdefault(ppid, []).append(int(entry))
-    out, todo = set(), [root]
-    while todo:
-        pid = todo.pop()
-        if pid not in out:
-            out.add(pid)
-            todo += children.get(pid, [])
+            with contextlib.suppress(OSError):
+                if b"\0" + mark in b"\0" + Path(f"/proc/{entry}/environ").read_bytes():
+                    out.add(int(entry))
+    return out
+
+
+def _ancestors() -> set[int]:
+    out, pid = set(), os.getpid()
+    while pid > 1 and pid not in out:
+        out.add(pid)
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
     return out
 
 
@@ -149,13 +276,23 @@ def _gone(pids: set[int], seconds: float = 10.0) -> None:
 
 
 def frr_dir(ns: str) -> Path:
-    return STATE / "frr" / ns
+    return STATE / "frr" / ns.removeprefix(PREFIX)
+
+
+def _all_namespaces() -> list[str]:
+    out = sh("ip", "netns", "list", check=False)
+    return [line.split()[0] for line in out.splitlines() if line.strip()]
 
 
 def namespaces() -> list[str]:
-    """The twin's namespaces on this machine (by prefix), whoever made them."""
-    out = sh("ip", "netns", "list", check=False)
-    return sorted(line.split()[0] for line in out.splitlines() if line.startswith(PREFIX))
+    """This instance's namespaces on this machine (by prefix)."""
+    return sorted(n for n in _all_namespaces() if n.startswith(PREFIX))
+
+
+def others() -> list[str]:
+    """The instances of other runs that have namespaces on this machine."""
+    return sorted({n.split("-")[1] for n in _all_namespaces()
+                   if n.startswith("wt-") and not n.startswith(PREFIX) and n.count("-") >= 2})  # fmt: skip
 
 
 class Clock:
@@ -175,8 +312,8 @@ class Clock:
 
 def up(p: Plan, progress=lambda message: None, clock: Clock | None = None) -> dict[str, float]:
     """Create everything; return the seconds each step took."""
-    if namespaces():
-        raise RuntimeError("a twin is already up on this machine: run `wanka twin down` first")
+    vacant()
+    bound(p)
     clock = clock or Clock()
     record(p)
     size_neighbour_table(len(p.links))
@@ -204,8 +341,55 @@ def each(work, items: list) -> None:
             pass
 
 
+def vacant() -> None:
+    """Hold the instance, and Refused when a twin of it is already up."""
+    claim()
+    if namespaces():
+        raise InUse(f"twin instance {INSTANCE} is already up: run `wanka twin down` first "
+                    "(or another instance: WANKA_TWIN_INSTANCE)")  # fmt: skip
+
+
+def bound(p: Plan, extra: int = 0) -> None:
+    """Refused before anything is made when the plan needs more than one run may start: the
+    namespaces, the processes (FRR's daemons, `extra` more) and the memory they take."""
+    daemons = sum(len(ns.daemons) for ns in p.namespaces.values()) + extra
+    need = daemons * MIB_PER_PROCESS
+    try:
+        meminfo = Path("/proc/meminfo").read_text()
+        have = int(re.search(r"^MemAvailable:\s+(\d+) kB", meminfo, re.M).group(1)) // 1024
+    except (OSError, AttributeError):
+        have = need
+    if len(p.namespaces) > MAX_NAMESPACES or daemons > MAX_PROCESSES or need > have:
+        raise Refused(
+            f"files/cabling.csv: {len(p.namespaces):,} namespaces and {daemons:,} FRR daemons "
+            f"(about {need:,} MiB at {MIB_PER_PROCESS} MiB each): one run makes at most "
+            f"{MAX_NAMESPACES:,} namespaces and {MAX_PROCESSES:,} processes, within the "
+            f"{have:,} MiB this machine has available (a larger build: --pod N)"
+        )
+
+
+SAFE_BATCH = re.compile(r"[A-Za-z0-9 ./:_-]+", re.A)  # what a plan's `ip -batch` lines hold
+SAFE_FRR = re.compile(r"[A-Za-z0-9 ./:_!-]*", re.A)
+SAFE_NFT = re.compile(r'[A-Za-z0-9 ./:_;,{}"=!@-]*', re.A)
+
+
+def _safe(lines: list[str], pattern: re.Pattern, what: str, ns: str) -> list[str]:
+    """The lines when every one is made of what the plan writes (names and values were
+    checked when the folder was read: this is the last guard before `ip`, FRR and nft)."""
+    for line in lines:
+        if not pattern.fullmatch(line) or line.lstrip().startswith(("include", "define")):
+            raise Refused(f"{ns}: refusing to hand {what} the line '{line}'")
+    return lines
+
+
+def guard(text: str, what: str, ns: str) -> None:
+    """`_safe` for a whole nftables ruleset or FRR configuration."""
+    _safe(text.splitlines(), SAFE_NFT if what == "nft" else SAFE_FRR, what, ns)
+
+
 def record(p: Plan) -> None:
     """The state folder says which folder the running twin is of."""
+    claim()
     STATE.mkdir(parents=True, exist_ok=True)
     (STATE / "twin.json").write_text(
         json.dumps(
@@ -217,14 +401,21 @@ def record(p: Plan) -> None:
 
 def add(namespaces: list[Netns], links: list[Link]) -> dict[str, list[str]]:
     """The namespaces, and a veth pair per cable; return namespace -> its new cable ends."""
+    claim()
     if namespaces:
-        sh("ip", "-batch", "-", input="".join(f"netns add {n.name}\n" for n in namespaces))
+        adds = _safe([f"netns add {n.name}" for n in namespaces], SAFE_BATCH, "ip", "netns")
+        sh("ip", "-batch", "-", input="".join(f"{line}\n" for line in adds))
     veths = [
-        f"link add {a[1]} netns {a[0]} type veth peer name {b[1]} netns {b[0]}\n" for a, b in
+        f"link add {a[1]} netns {a[0]} type veth peer name {b[1]} netns {b[0]}" for a, b in
         ((link.a, link.b) for link in links)
     ]  # fmt: skip
     if veths:
-        sh("ip", "-batch", "-", input="".join(veths))
+        sh(
+            "ip",
+            "-batch",
+            "-",
+            input="".join(f"{v}\n" for v in _safe(veths, SAFE_BATCH, "ip", "links")),
+        )
     ends: dict[str, list[str]] = {}
     for link in links:
         for ns, dev in (link.a, link.b):
@@ -239,8 +430,10 @@ def configure(ns: Netns, commands: list[str], cabled: list[str], nft: bool = Tru
            *(f"{k}={v}" for k, v in ns.sysctls.items()))  # fmt: skip
     batch = commands[:1] + [f"link set {d} up" for d in cabled] + commands[1:]
     if batch:
+        _safe(batch, SAFE_BATCH, "ip", ns.name)
         sh("ip", "-n", ns.name, "-batch", "-", input="\n".join(batch) + "\n")
     if nft and ns.nft:
+        _safe(ns.nft.splitlines(), SAFE_NFT, "nft", ns.name)
         sh("ip", "netns", "exec", ns.name, "nft", "-f", "-", input=ns.nft)
 
 
@@ -250,6 +443,7 @@ def reapply(ns: Netns, devices: list[str]) -> None:
     again = [f"link set {d} up" for d in devices]
     again += [c for c in ns.commands if any(d in c.split() for d in devices)]
     again += [c for c in ns.commands if c.startswith("route") and c not in again]
+    _safe(again, SAFE_BATCH, "ip", ns.name)
     sh("ip", "-n", ns.name, "-force", "-batch", "-", input="\n".join(again) + "\n", check=False)
 
 
@@ -257,9 +451,11 @@ def start_frr(routers: list[Netns], width: int = 0) -> None:
     """FRR's daemons in each of `routers`, zebra with room for `width` (default: the widest
     maximum-paths of them) next hops per route."""
     width = width or max((paths(ns.frr) for ns in routers), default=1)
+    claim()
     for ns in routers:
         d = frr_dir(ns.name)
         d.mkdir(parents=True, exist_ok=True)
+        _safe(ns.frr.splitlines(), SAFE_FRR, "FRR", ns.name)
         (d / "frr.conf").write_text(ns.frr, encoding="utf-8")
         shutil.chown(d, "frr", "frr")
         shutil.chown(d / "frr.conf", "frr", "frr")
@@ -336,8 +532,10 @@ def processes(names: list[str]) -> set[int]:
 
 
 def down() -> tuple[int, int]:
-    """Kill every process in the twin's namespaces, delete them and the state folder; return the
-    number of namespaces and processes removed."""
+    """Kill every process of this instance (in its namespaces, or marked as its helpers),
+    delete its namespaces, its SFTP account and its state folder, and give up its lock; return
+    the number of namespaces and processes removed. Nothing of another instance is touched."""
+    claim()
     jobs = _kill_jobs()
     names = namespaces()
     pids = processes(names)
@@ -346,7 +544,9 @@ def down() -> tuple[int, int]:
     if names:
         sh("ip", "-batch", "-", input="".join(f"netns del {n}\n" for n in names), check=False)
     restore_neighbour_table()
-    if (STATE / "ztp-user").exists():  # the SFTP account generator.twin.ztp made
-        sh("userdel", (STATE / "ztp-user").read_text().strip(), check=False)
+    with contextlib.suppress(KeyError):
+        pwd.getpwnam(ZTP_USER)  # the SFTP account generator.twin.ztp made
+        sh("userdel", ZTP_USER, check=False)
     shutil.rmtree(STATE, ignore_errors=True)
+    release()
     return len(names), len(pids | jobs)

@@ -18,13 +18,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import yaml
+from generator.twin import checks, explain, hosts, probe
+from generator.twin.plan import Plan, Refused, ns_name
+from generator.twin.run import STATE, ZTP_USER, background, claim, finish, reapply, sh
 
-from generator.twin import checks, explain, probe
-from generator.twin.plan import Plan, ns_name
-from generator.twin.run import STATE, background, finish, reapply, sh
-
-USER = "wanka-twin-ztp"  # the SFTP account the twin makes (and twin down removes)
+USER = ZTP_USER  # the SFTP account the twin makes (per instance; twin down removes it)
 VAULT = {  # stand-ins for the site's Vault: the twin never sees real secrets
     "vault_switch_admin_password": "twin-admin-pw",
     "vault_snmp_auth_key": "twin-snmp-auth-key",
@@ -44,21 +42,22 @@ def render(p: Plan, collection: Path) -> tuple[subprocess.Popen, str] | None:
     if not controllers:
         return None
     controller = controllers[0]
+    claim()
     base = STATE / "ztp"
     base.mkdir(parents=True, exist_ok=True)
     os.chmod(STATE, 0o755)
-    address = p.hostvars[controller]["ansible_host"]
+    address = str(p.hostvars[controller]["ansible_host"])
     run = base / "run"
     run.mkdir(parents=True, exist_ok=True)
+    inventory = hosts.inventory(p.folder, base)  # checked copy: what the role reads
+    switches = _ztp_built(p)
     if sh("id", USER, check=False) == "":
         sh("useradd", "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
            "--shell", "/usr/sbin/nologin", USER)  # fmt: skip
-        (STATE / "ztp-user").write_text(USER)
     subprocess.run(
         ["chpasswd"], input=f"{USER}:{VAULT['vault_ztp_sftp_password']}\n", text=True, check=True
     )
-    switches = yaml.safe_load((p.folder / "files/ztp/switches.yml").read_text())["switches"]
-    ids = {s["name"]: {"esn": f"TWIN{i:016d}"} for i, s in enumerate(switches, 1)}
+    ids = {name: {"esn": f"TWIN{i:016d}"} for i, name in enumerate(switches, 1)}
     overrides = {"all": {"vars": {
         **VAULT, "ansible_connection": "local", "ansible_python_interpreter": sys.executable,
         "wanka_root": str(base), "ztp_server_manage_service": False, "ztp_server_identities": ids,
@@ -69,18 +68,22 @@ def render(p: Plan, collection: Path) -> tuple[subprocess.Popen, str] | None:
     env = dict(os.environ, ANSIBLE_CONFIG=str(collection / "ansible.cfg"),
                ANSIBLE_ROLES_PATH=str(collection / "roles"), ANSIBLE_NOCOLOR="1")  # fmt: skip
     command = [
-        str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(p.folder / "hosts.yml"),
-        "-i", str(run / "overrides.yml"), "-e", f"ztp_server_host={controller}",
+        str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inventory / "hosts.yml"),
+        "-i", str(run / "overrides.yml"), "-e", f"ztp_server_host={controller}", *hosts.forced(),
         str(collection / "playbooks" / "ztp.yml"),
     ]  # fmt: skip
     return background("ztp_server", command, env), address
 
 
 def _start(base: Path, controller: str, address: str) -> None:
-    """dnsmasq and sshd in the controller's namespace, from what the role wrote into `base`."""
+    """dnsmasq and sshd in the controller's namespace, from what the role wrote into `base`
+    (each line checked first: `served`)."""
     run = base / "run"
     ns = ns_name(controller)
     etc = base / "etc"
+    served(etc / "dnsmasq.d" / "wanka-ztp.conf", DNSMASQ)
+    for conf in sorted((etc / "ssh" / "sshd_config.d").glob("*.conf")):
+        served(conf, SSHD)
     dnsmasq = shutil.which("dnsmasq") or "dnsmasq"
     sh("ip", "netns", "exec", ns, dnsmasq, f"--conf-file={etc}/dnsmasq.d/wanka-ztp.conf",
        f"--dhcp-leasefile={run}/leases", f"--pid-file={run}/dnsmasq.pid",
@@ -96,6 +99,38 @@ def _start(base: Path, controller: str, address: str) -> None:
     sh("ip", "netns", "exec", ns, *sshd)
 
 
+# What the ztp_server role writes (roles/ztp_server/templates/dnsmasq.conf.j2, sshd-ztp.conf.j2):
+# each line of the files the twin hands dnsmasq and sshd (as root) must be one of these, with
+# values of these forms: a value that carried a line break or an option of its own out of its
+# line (dhcp-script, conf-file, AuthorizedKeysCommand, ...) is refused before a daemon starts.
+_V4 = r"\d{1,3}(?:\.\d{1,3}){3}"
+_NAME = r"[a-z0-9][a-z0-9.-]{0,62}"
+DNSMASQ = [re.compile(x) for x in (
+    r"#.*", r"\s*", "port=0", r"interface=[A-Za-z0-9_.-]{1,15}", "bind-dynamic",
+    r'dhcp-option-force=66,"sftp://[A-Za-z0-9_.-]+:[^\s"/#@:,\'\\]+@' + _V4 + r'(?::\d{1,5})?"',
+    r'dhcp-option-force=67,"/[A-Za-z0-9_.*-]{1,64}"',
+    rf"dhcp-range=set:ztp\d+,{_V4},static,{_V4},\d+[smhd]?",
+    rf"dhcp-option=tag:ztp\d+,option:router,{_V4}",
+    rf"dhcp-host=(?:[0-9a-f]{{2}}:){{5}}[0-9a-f]{{2}},{_V4},{_NAME}",
+    r'dhcp-match=set:esn\d+,61,"[A-Za-z0-9]{1,32}"',
+    rf"dhcp-host=tag:esn\d+,\*:\*:\*:\*:\*:\*,{_V4},{_NAME}",
+)]  # fmt: skip
+SSHD = [re.compile(x) for x in (
+    r"\s*#.*", r"\s*", r"Match User [a-z0-9_-]{1,32}", r"\s*ChrootDirectory /[A-Za-z0-9_./-]+",
+    r"\s*ForceCommand internal-sftp -R", r"\s*PasswordAuthentication yes",
+    r"\s*(?:AllowTcpForwarding|AllowAgentForwarding|AllowStreamLocalForwarding|PermitTunnel|"
+    r"X11Forwarding|PermitTTY) no",
+)]  # fmt: skip
+
+
+def served(path: Path, forms: list[re.Pattern]) -> None:
+    """Refused at the first line of a file the twin hands a daemon that is not of `forms`."""
+    for n, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+        if not any(form.fullmatch(line) for form in forms):
+            raise Refused(f"{path.name}:{n} (roles/ztp_server): '{line[:80]}' is not a line "
+                          "the role writes; not handed to the daemon")  # fmt: skip
+
+
 FILE_PORTS = {"tftp": ("udp", 69), "sftp": ("tcp", 22), "ftp": ("tcp", 21), "http": ("tcp", 80),
               "https": ("tcp", 443)}  # fmt: skip
 
@@ -103,10 +138,7 @@ FILE_PORTS = {"tftp": ("udp", 69), "sftp": ("tcp", 22), "ftp": ("tcp", 21), "htt
 def _ztp_built(p: Plan) -> list[str]:
     """The switches ZTP builds, in files/ztp/switches.yml order (the ZTP path, built from the
     console, is not in it)."""
-    return [
-        s["name"]
-        for s in yaml.safe_load((p.folder / "files/ztp/switches.yml").read_text())["switches"]
-    ]
+    return hosts.ztp_switches(p.folder)
 
 
 def _meth(p: Plan, only: set[str] | None = None) -> dict[str, tuple[str, str]]:

@@ -16,6 +16,7 @@ here, not in a timed unit test).
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import resource
 import subprocess
@@ -30,11 +31,13 @@ sys.path.insert(0, str(ROOT))
 from generator.twin import run  # noqa: E402
 
 WANKA = [sys.executable, "-m", "generator", "twin"]
+# the twin instance this benchmark runs (and reads back with generator.twin.run)
+ENV = {**os.environ, "WANKA_TWIN_INSTANCE": run.INSTANCE, "WANKA_TWIN_STATE": str(run.BASE)}
 
 
 def _wanka(*args: str) -> tuple[float, subprocess.CompletedProcess]:
     start = time.perf_counter()
-    done = subprocess.run([*WANKA, *args], cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run([*WANKA, *args], cwd=ROOT, capture_output=True, text=True, env=ENV)
     return time.perf_counter() - start, done
 
 

@@ -56,14 +56,14 @@ def test_a_leaf_becomes_bgp_with_the_configs_peers_and_ecmp_width():
     p = plan.plan(POD, _keyfiles())
     routing.apply(p)
     leaf = p.devices["par-leaf-0001"]
-    conf = p.namespaces["wt-par-leaf-0001"].frr
+    conf = p.namespaces[plan.ns_name("par-leaf-0001")].frr
     assert f"router bgp {leaf.bgp.asn}" in conf
     for peer, asn, _ in leaf.bgp.peers:
         assert f" neighbor {peer} remote-as {asn}" in conf
     assert f"  maximum-paths {leaf.bgp.maximum_paths}" in conf
     assert "  network 10.64.0.0/26" in conf
     # the management VPN is its own namespace with kernel routes, filtered by ACL 2000
-    mgmt = p.namespaces["wt-par-leaf-0001.management_vpn"]
+    mgmt = p.namespaces[plan.ns_name("par-leaf-0001", "management_vpn")]
     assert any(c.startswith("route append 10.101.0.0/20 via") for c in mgmt.commands)
     assert "tcp dport 22 jump ssh_acl" in mgmt.nft and "ip saddr 10.101.0.0/20 return" in mgmt.nft
 
@@ -72,7 +72,7 @@ def test_the_firewall_is_default_deny_with_one_rule_per_permitted_policy():
     p = plan.plan(POD, _keyfiles())
     routing.apply(p)
     fw = p.devices["fw-01"]
-    nft = p.namespaces["wt-fw-01"].nft
+    nft = p.namespaces[plan.ns_name("fw-01")].nft
     assert "policy drop;" in nft and "ct state established,related accept" in nft
     for rule in fw.policies:
         assert f'{fw.path}:{rule.line} {rule.name}"' in nft
@@ -81,11 +81,11 @@ def test_the_firewall_is_default_deny_with_one_rule_per_permitted_policy():
 def test_the_firewall_management_port_and_isolated_ports_are_emulated():
     p = plan.plan(POD, _keyfiles())
     routing.apply(p)
-    local = p.namespaces["wt-fw-01.management_vpn"].nft
+    local = p.namespaces[plan.ns_name("fw-01", "management_vpn")].nft
     assert 'iifname "gi0-0-0" tcp dport 22 accept' in local  # service-manage ssh permit
     assert 'oifname "gi0-0-0" ip daddr' in local and "udp dport 123 accept" in local  # ntp-local
     assert 'iifname "gi0-0-0" drop' in local and 'oifname "gi0-0-0" drop' in local
-    oob = p.namespaces["wt-oob-access-0001"].commands
+    oob = p.namespaces[plan.ns_name("oob-access-0001")].commands
     assert any(c.endswith("type bridge_slave isolated on") for c in oob)
     assert len(list(checks.isolated_pairs(p))) == 3  # one pair per out-of-band access switch
 
@@ -138,7 +138,7 @@ def test_one_pod_of_wanka_10k_is_its_fabric_and_servers_with_the_cores_at_the_bo
         assert core.bgp.peers and all(peer in mine for peer, _, _ in core.bgp.peers)
         assert core.bgp.stand_in and not any(net.network_address in mine
                                              for net in core.bgp.stand_in)  # fmt: skip
-        assert f"  network {core.bgp.stand_in[0]}" in p.namespaces[f"wt-{core.name}"].frr
+        assert f"  network {core.bgp.stand_in[0]}" in p.namespaces[plan.ns_name(core.name)].frr
     for link in p.links:
         assert link.plane == "parameter" and link.a[0] in p.namespaces and link.b[0] in p.namespaces
     with pytest.raises(pod.PodError, match="pods 1 to 5"):
@@ -185,14 +185,18 @@ needs = run.missing()
 real = pytest.mark.skipif(bool(needs), reason="the twin needs " + ", ".join(needs))
 
 
-def _twin(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [*WANKA, "twin", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
-    )
+# this test process's instance (generator.twin.run): its twins are the only ones it touches
+ENV = {**os.environ, "WANKA_TWIN_INSTANCE": run.INSTANCE, "WANKA_TWIN_STATE": str(run.BASE)}
+
+
+def _twin(*args: str, timeout: float = 900, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run([*WANKA, "twin", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout, env=env or ENV)  # fmt: skip
 
 
 def _leftovers() -> tuple[list[str], bool]:
-    return run.namespaces(), run.STATE.exists()
+    """This instance's namespaces, and whether its state folder or lock file is still there."""
+    return run.namespaces(), run.STATE.exists() or run.LOCK.exists()
 
 
 @pytest.fixture
@@ -264,7 +268,7 @@ def test_the_pre_fix_output_fails_naming_the_day_0_faults(clean, tmp_path):
 @real
 @pytest.mark.slow
 def test_down_after_a_sigkill_of_up_leaves_nothing(clean):
-    up = subprocess.Popen([*WANKA, "twin", "up", str(POD)], cwd=ROOT,
+    up = subprocess.Popen([*WANKA, "twin", "up", str(POD)], cwd=ROOT, env=ENV,
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     end = time.monotonic() + 180
     while time.monotonic() < end and not any(
