@@ -153,6 +153,30 @@ def test_deploy_sets_the_keys_at_the_prompts_then_changes_nothing(fleet, pod):
 
 
 @pytest.mark.slow
+def test_the_keys_survive_a_later_change_that_is_rolled_back(fleet):
+    """The keys are committed on their own: a later run whose change the switch accepts but
+    does not apply is rolled back (rollback configuration last 1) and the keys stay."""
+    name = "biz-leaf-0002"
+    sw = fleet["fleet"].switches[name]
+    if not sw.keys:  # run alone: set the first keys
+        fleet["runner"].play("playbooks/switch-changes.yml", *fleet["rollout"], "--limit", name)
+    keyed = _keyed(sw.config())
+    assert keyed == {"authentication": "sha2-256", "privacy": "aes256"}
+    sw.load(sw.config().replace("\nlldp enable\n", "\n"))
+    sw.ignore.append(r"^lldp enable$")
+    sw.log.clear()
+    res = fleet["runner"].play("playbooks/switch-changes.yml", *fleet["rollout"], "--limit", name)
+    sw.ignore.clear()
+    assert res.returncode != 0
+    assert "rolled back to the configuration before the commit (restored)" in " ".join(
+        res.stdout.split()
+    )
+    assert "rollback configuration last 1" in sw.log
+    assert _keyed(sw.config()) == keyed
+    fleet["runner"].play("playbooks/switch-changes.yml", *fleet["rollout"], "--limit", name)
+
+
+@pytest.mark.slow
 def test_rotation_types_the_new_keys(fleet):
     name = "par-spine-001"
     sw = fleet["fleet"].switches[name]

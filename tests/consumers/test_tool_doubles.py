@@ -747,3 +747,18 @@ def test_the_table_refuses_a_display_fact_it_cannot_use(fact, why):
     data = {"views": {"system": "System view"}, "platforms": {"huawei-ce": [{**entry, **fact}]}}
     with pytest.raises(ValueError, match=why):
         parse_table(data)
+
+
+def test_a_line_that_asks_y_n_is_answered_and_converges(ce_fleet, tmp_path):
+    """`ssh server-source -i` asks "... Continue? [Y/N]:" (ssh_server-source.json example): the
+    module answers y, the line is committed, the next run changes nothing."""
+    sw, fleet = ce_fleet
+    intended = _startup("pod-128", "par-leaf-0001")
+    (line,) = [ln for ln in intended.splitlines() if ln.startswith("ssh server-source -i ")]
+    sw.load(intended.replace(line + "\n", ""))
+    res, out = _run_module(fleet, tmp_path, intended)
+    assert res.returncode == 0, res.stdout[-2000:]
+    asked = sw.log.index(line)
+    assert sw.log[asked + 1] == "y" and line in sw.config()
+    res, out = _run_module(fleet, tmp_path, intended)
+    assert res.returncode == 0 and not out["changed"]
