@@ -8,7 +8,9 @@ roles read no file with `slurp`) runs nothing, and stays text:
   switch startup configurations files/ztp/configs/*.cfg (switch_deploy, ztp_server) are refused
   with their file:line before anything is sent;
 - the ZTP switch list files/ztp/switches.yml (ztp_server, `from_yaml`): a name with template
-  syntax is printed as its text;
+  syntax is printed as its text; a switch's plan files/switches/<name>.yml (switch_config's LLDP
+  check, `from_yaml`, against a CE SSH double): a far port named with template syntax is
+  named as its text;
 - the host files: files/hccn/<host>.conf (npu_nic, lookup('file') into the module, which refuses
   the key by its literal name), files/hccl/env/<host>.sh (hccl_env, copied as it is) and
   files/hccl/rank_table.MISSING.md (hccl_env, lookup('file') into the failure message, printed
@@ -64,6 +66,7 @@ def _payloads(marker: Path) -> dict[str, str]:
         "hccn": f"{{{{ lookup('pipe','touch {marker}-hccn') }}}}",
         "env": f"{{{{ lookup('pipe', 'touch {marker}-env') }}}}",
         "missing": f"{{% for x in [lookup('pipe', 'touch {marker}-missing')] %}}{{% endfor %}}",
+        "lldp": f"{{{{ lookup('pipe', 'touch {marker}-lldp') }}}}",
         "control": f"{{{{ lookup('pipe', 'touch {marker}-control') }}}}",
     }
 
@@ -97,6 +100,14 @@ def planted(tmp_path_factory):
     ztp = yaml.safe_load((files / "ztp/switches.yml").read_text())
     ztp["switches"][0]["name"] = p["ztp-list"]
     (files / "ztp/switches.yml").write_text(yaml.safe_dump(ztp))
+    # a switch's plan (switch_config's LLDP check): the first cabled port's far port renamed
+    plan_file = files / "switches/par-leaf-0001.yml"
+    plan = yaml.safe_load(plan_file.read_text())
+    cabled = [i for i in plan["interfaces"] if "peer" in i and i.get("mode") != "management"]
+    cabled.sort(key=lambda i: "-spine-" not in i["peer"]["device"])  # a switch peer first
+    lldp = [(i["name"], i["peer"]["device"], i["peer"]["port"]) for i in cabled]
+    cabled[0]["peer"]["port"] = p["lldp"]
+    plan_file.write_text(yaml.safe_dump(plan, sort_keys=False))
     # host files of npu-001
     hccn = files / "hccn/npu-001.conf"
     hccn.write_text(hccn.read_text() + f"{p['hccn']}=1\n")
@@ -108,7 +119,7 @@ def planted(tmp_path_factory):
     for d in ("etc/profile.d", "etc/sysctl.d"):
         (root / d).mkdir(parents=True)
     yield {"folder": folder, "tmp": tmp, "markers": markers, "p": p, "where": where,
-           "ztp": ztp, "root": root, "control": control}  # fmt: skip
+           "ztp": ztp, "root": root, "control": control, "lldp": lldp}  # fmt: skip
     shutil.rmtree(markers)
 
 
@@ -118,13 +129,18 @@ def _ran(planted) -> list[str]:
 
 @pytest.fixture(scope="module")
 def roles_run(planted):
-    """border_deploy (fw-01), switch_deploy (par-leaf-0001), npu_nic and hccl_env (npu-001) in
-    one run; the devices are never reached (refused first) and the host runs locally."""
+    """border_deploy (fw-01), switch_deploy and switch_config (par-leaf-0001), npu_nic and
+    hccl_env (npu-001) in one run: the border and switch configurations are refused before a
+    device is reached; switch_config reads LLDP from a CE SSH double cabled as generated; the
+    host runs locally."""
+    from tests.doubles.ce_switch import Fleet, Switch  # asyncssh: only when this runs
+
     tmp = planted["tmp"]
     play = tmp / "stays-text.yml"
     plays = [
         ROLE_PLAY.format(role="border_deploy", host="fw-01"),
         ROLE_PLAY.format(role="switch_deploy", host="par-leaf-0001"),
+        ROLE_PLAY.format(role="switch_config", host="par-leaf-0001"),
         ROLE_PLAY.format(role="npu_nic", host="npu-001"),
         ROLE_PLAY.format(role="hccl_env", host="npu-001"),
     ]
@@ -138,12 +154,20 @@ def roles_run(planted):
     overrides = {
         "all": {
             "vars": {**VAULT, "vault_border_admin_password": "double-border-pw"},
-            "hosts": {"npu-001": local, "fw-01": {"ansible_connection": "local"},
-                      "par-leaf-0001": {"ansible_connection": "local"}},
+            "hosts": {"npu-001": local, "fw-01": {"ansible_connection": "local"}},
         }
     }  # fmt: skip
-    runner = Runner(tmp / "run", planted["folder"] / "hosts.yml", overrides)
-    return runner.play(str(play))
+    fleet = Fleet(
+        [Switch("par-leaf-0001", lldp=planted["lldp"])], VAULT["vault_switch_admin_password"]
+    )
+    fleet.start()
+    try:
+        leaf = {"ansible_host": "127.0.0.1", "ansible_port": fleet.ports["par-leaf-0001"]}
+        overrides["all"]["hosts"]["par-leaf-0001"] = leaf
+        runner = Runner(tmp / "run", planted["folder"] / "hosts.yml", overrides)
+        return runner.play(str(play))
+    finally:
+        fleet.stop()
 
 
 def test_device_configurations_are_refused_at_their_line_and_never_run(planted, roles_run):
@@ -166,6 +190,17 @@ def test_host_files_stay_text(planted, roles_run):
     assert f"# {p['env']}\n" in profile
     assert f"STOPPED hccl_env: No rank table yet. {p['missing']}" in out
     assert not [m for m in _ran(planted) if m.endswith(("hccn", "env", "missing"))]
+
+
+def test_a_switch_plan_stays_text(planted, roles_run):
+    """switch_config compares LLDP with files/switches/<name>.yml (lookup('file') | from_yaml):
+    the renamed far port is named as its text in the miscabling message."""
+    port, device, _ = planted["lldp"][0]
+    stopped = [x for x in roles_run.stdout.splitlines() if '"msg": "STOPPED switch_config: ' in x]
+    assert len(stopped) == 1, roles_run.stdout[-4000:]
+    assert f"{port}: LLDP neighbour" in stopped[0], stopped
+    assert f"the cabling plan says {device} {planted['p']['lldp']}" in stopped[0], stopped
+    assert not [m for m in _ran(planted) if m.endswith("lldp")]
 
 
 def test_the_ztp_list_and_configs_stay_text(planted, roles_run):
