@@ -262,6 +262,30 @@ def test_the_usg_default_action_question_is_answered_and_eats_no_line(pod, tmp_p
 
 
 @pytest.mark.slow
+def test_the_double_eats_the_line_after_an_unanswered_default_action(double):
+    """What review 3 finding 6 describes, as the USG CLI `default action` page shows it: lines
+    sent blind (netmiko send_config_set, what the module did before) after `default action deny`
+    lose the next one, taken as the answer."""
+    from netmiko import ConnectHandler
+
+    dev = _device("fw-01")
+    fleet = double(dev)
+    conn = ConnectHandler(
+        device_type="huawei",
+        host="127.0.0.1",
+        port=fleet.ports["fw-01"],
+        username="admin",
+        password=PASSWORD,
+    )
+    try:
+        lines = ["security-policy", "default action deny", "rule name ospf-local-out"]
+        out = conn.send_config_set([*lines, "source-zone local"], cmd_verify=False)
+    finally:
+        conn.disconnect()
+    assert "Are you sure you want to continue? [Y/N]" in out
+    assert "rule name ospf-local-out" not in dev.running["security-policy"]
+
+
 def test_a_reply_without_end_is_cut_at_max_output(pod, tmp_path, double):
     dev = _device("rtr-01", flood=True)
     fleet = double(dev)
