@@ -128,6 +128,7 @@ _CLAIM = re.compile(
 _OUR_WORDS = frozenset(("kind", "hosts", "devices", *DEVICE_KEYS))
 # what a problem of the loader or of file_problems says, in words that quote nothing
 _NOT_FACTS = (
+    ("must follow", f"it is larger than {load.MAX_BYTES // 2**20} MiB and not in {_ROLE}"),
     ("invalid YAML", "it does not read as YAML"),
     ("tab character", "it does not read as YAML"),
     ("UTF-8", "it is not UTF-8 text"),
@@ -141,7 +142,6 @@ _NOT_FACTS = (
     ("tag", "it holds a YAML tag"),
     ("duplicate", "a key is written twice"),
     ("key", "a key is not a string"),
-    ("outside", f"it is larger than {load.MAX_BYTES // 2**20} MiB and not in {_ROLE}"),
 )
 
 

@@ -193,6 +193,7 @@ NOT_FACTS = {
     "tab-indent": f"a:\n\t{TOKEN}\n",
     "not-utf8": "\xff\xfe" + TOKEN,
     "control-character": f"a: {TOKEN}\x07\n",
+    "larger-than-4-mib": f"{TOKEN}: x\n" + "a: b\n" * 1_000_000,  # refused at its first line
 }
 
 
