@@ -19,7 +19,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.analysis.command_table import TRANSLATED, CommandTable, load_table, walk
+from generator.analysis.command_table import (
+    TRANSLATED,
+    CommandTable,
+    interface_kind,
+    load_table,
+    walk,
+)
 from generator.catalog import shipped_data
 from generator.verify.safe import Damaged, file_text, listing, rel
 
@@ -193,11 +199,44 @@ _STATIC = re.compile(
 _RELAY_SERVER = re.compile(r"dhcp relay .*?(\d+\.\d+\.\d+\.\d+)")
 
 
-def _interface(line: Line) -> Interface:
+# Layer-2/Layer-3 mode of a CE Ethernet port or Eth-Trunk (CE6800 V300R023C00 portswitch.json,
+# ParentView: the Ethernet and Eth-Trunk interface views): "By default, an Ethernet interface
+# works in Layer 2 mode" [unconfirmed for CE9860 and CE16800, which no reference covers; the
+# same page's ExtraInfo says Ethernet interfaces "of Layer 3 devices such as the Router" start in
+# Layer 3 mode, so NE and USG interfaces are Layer 3]; an Eth-Trunk starts in Layer 3 mode (the
+# configuration guide's "Example for Configuring an Eth-Trunk Interface to Work in Manual Mode"
+# displays ` portswitch` under it, and a display leaves defaults out: the command table's
+# `portswitch` entry). `ip address` and `ip binding
+# vpn-instance` are commands of the Layer 3 views only (ip_address_(interface_view).json,
+# ip_binding_vpn-instance.json: "100GE interface view", their examples run `undo portswitch`
+# first), `port default vlan` of the Layer 2 views only (port_default_vlan.json: "Layer 2 100GE
+# interface view", ...): in the other mode the device has no such command, so the twin refuses
+# the line as the device would.
+_LAYER3_ONLY = (("ip", "address"), ("ip", "binding"))
+_LAYER2_ONLY = (("port", "default"),)
+
+
+def _interface(line: Line, where: str, platform: str, vpns: set[str]) -> Interface:
     iface = Interface(line.words()[1], line.number)
+    layer2 = platform == "huawei-ce" and interface_kind(iface.name) == "ethernet"
     for child in line.children:
         w = child.words()
+        if w == ["portswitch"] or w == ["undo", "portswitch"]:
+            layer2 = w[0] == "portswitch"
+        elif tuple(w[:2]) in (_LAYER2_ONLY if not layer2 else _LAYER3_ONLY):
+            mode = "Layer 2" if layer2 else "Layer 3"
+            raise Unreadable(
+                f"{where}:{child.number}: {child.text!r}: no command of {iface.name} in "
+                f"{mode} mode (CE portswitch.json: an Ethernet port is Layer 2 until "
+                "`undo portswitch`)"
+            )
         if w[:3] == ["ip", "binding", "vpn-instance"]:
+            if w[3] not in vpns:
+                raise Unreadable(
+                    f"{where}:{child.number}: {child.text!r}: no VPN instance {w[3]} is created "
+                    'before it (`ip vpn-instance`: ip_binding_vpn-instance.json, "After '
+                    'creating a VPN instance, you must associate ...")'
+                )
             iface.vpn = w[3]
         elif w[:2] == ["ip", "address"]:
             iface.addresses.append(ipaddress.ip_interface(f"{w[2]}/{w[3]}"))
@@ -336,11 +375,19 @@ def device(folder: Path, path: Path, table: CommandTable | None = None) -> Devic
     does not know."""
     text = file_text(folder, path)
     dev = Device(path.stem, path.relative_to(folder).as_posix())
-    for line in tree(text, platform(folder, path), dev.path, dev.lines):
+    kind = platform(folder, path)
+    vpns: set[str] = set()
+    splits: dict[str, int] = {}  # split port -> its number of sub-ports
+    for line in tree(text, kind, dev.path, dev.lines):
         w = line.words()
         if w[0] == "interface":
-            iface = _interface(line)
+            _exists(dev.where(line.number), w[1], splits)
+            iface = _interface(line, dev.path, kind, vpns)
             dev.interfaces[iface.name] = iface
+        elif w[:2] == ["ip", "vpn-instance"]:
+            vpns.add(w[2])
+        elif w[:2] == ["port", "split"]:
+            splits[w[4]] = int(w[-1].split("*")[0])
         elif m := _STATIC.match(line.text):
             vpn, net, mask, hop, pref = m.groups()
             route = Static(
@@ -393,6 +440,19 @@ def device(folder: Path, path: Path, table: CommandTable | None = None) -> Devic
                 f"{rule.nat!r}, which has no `section` here: the twin cannot translate it"
             )
     return dev
+
+
+def _exists(where: str, name: str, splits: dict[str, int]) -> None:
+    """A sub-port (400GE1/0/1:2) exists only once its port is split, and only as many as the
+    split type makes (CE6800 V300R023C00 port_split.json: "By default, an interface is not
+    split"; "A 400GE interface supports four 100GE or two 200GE interfaces", numbered :1 to :4)."""
+    parent, colon, sub = name.partition(":")
+    if colon and not (sub.isdigit() and 1 <= int(sub) <= splits.get(parent, 0)):
+        split = f"split into {splits[parent]}" if parent in splits else "not split"
+        raise Unreadable(
+            f"{where}: 'interface {name}': no such interface: {parent} is {split} before it "
+            "(`port split dimension interface`: port_split.json)"
+        )
 
 
 def devices(folder: Path) -> dict[str, Device]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -18,6 +19,7 @@ import pytest
 
 from generator.analysis.command_table import TRANSLATED, load_table, walk
 from generator.twin import checks, plan, read_lines, routing, vrp
+from generator.verify.report import NotAnOutput
 from tests.support.examples import ROOT
 
 POD = ROOT / "inventories" / "pod-128"
@@ -143,43 +145,72 @@ def _block(lines: list[str], i: int) -> range:
     return range(i, end)
 
 
+TRIES = 8  # instances of one form tried before it counts as not acted on
+
+
+def _mutated(lines: list[str], i: int, form: str) -> list[str] | None:
+    """The lines with line i's first address (not 0.0.0.0) changed in its second octet (10.101.0.0 ->
+    10.100.0.0: another network for any mask of /16 or longer), or None for a form without
+    an address (deleting it is the test then)."""
+    if "<ip>" not in form:
+        return None
+    found = re.finditer(r"\b(\d+)\.(\d+)(\.\d+\.\d+)\b", lines[i])
+    m = next((m for m in found if m[0] != "0.0.0.0"), None)  # a default route: its next hop
+    if m is None:
+        return None  # `area 0.0.0.0`: the backbone, which deleting tests
+    line = f"{lines[i][: m.start()]}{m[1]}.{int(m[2]) ^ 1}{m[3]}{lines[i][m.end() :]}"
+    return [*lines[:i], line, *lines[i + 1 :]]
+
+
 @pytest.mark.slow
-def test_deleting_any_translated_line_changes_what_the_twin_builds(tmp_path: Path) -> None:
-    """For one instance of every translated form in pod-128 (the first config that has it), the
-    twin's plan without that line (and what it opens) differs from the plan with it: a form
-    called translated is acted on."""
+def test_deleting_or_changing_any_translated_line_changes_what_the_twin_builds(
+    tmp_path: Path,
+) -> None:
+    """For every translated form in pod-128, deleting one of its lines (and what it opens), and
+    changing its first address, each change the twin's plan for some instance of the form (up to
+    TRIES of them: a line at its default, such as `portswitch` on an Ethernet port, changes
+    nothing on the device either): a form called translated is acted on, value included."""
     folder = tmp_path / "pod-128"
     shutil.copytree(POD, folder)
     base = _build(folder)
     table = load_table()
-    seen: set[tuple[str, str, str]] = set()
-    inert = []
-    configs = sorted((folder / "files").glob("*/*.cfg"))
-    for cfg in configs:
+    left: dict[tuple[str, str, str, str], list[str]] = {}  # form, edit -> instances tried
+    done: set[tuple[str, str, str, str]] = set()
+    for cfg in sorted((folder / "files").glob("*/*.cfg")):
         if cfg.parent.name not in ("switches", "border"):
             continue
         text = cfg.read_text()
-        platform = vrp.platform(folder, cfg)
         lines = text.splitlines()
-        for read in walk(text, platform, table):
+        for read in walk(text, vrp.platform(folder, cfg), table):
             c = read.command
-            if c is None or c.twin != TRANSLATED or (c.platform, c.view, c.form) in seen:
+            if c is None or c.twin != TRANSLATED:
                 continue
-            seen.add((c.platform, c.view, c.form))
-            cut = _block(lines, read.number - 1)
-            kept = [line for k, line in enumerate(lines) if k not in cut]
-            cfg.write_text("\n".join(kept) + "\n")
-            try:
-                if _build(folder) == base:
-                    inert.append(f"{cfg.name}:{read.number}: {read.text} ({c.form})")
-            except vrp.Unreadable:
-                pass  # the rest no longer reads: that changes what the twin does too
-            except Exception as error:  # a crash: reported with the others
-                inert.append(f"{cfg.name}:{read.number}: {read.text}: {error!r}")
-            finally:
-                cfg.write_text(text)
-    assert len(seen) > 40
-    assert inert == []
+            edits = {
+                "deleted": [
+                    ln for k, ln in enumerate(lines) if k not in _block(lines, read.number - 1)
+                ],
+                "mutated": _mutated(lines, read.number - 1, c.form),
+            }
+            for how, edited in edits.items():
+                key = (c.platform, c.view, c.form, how)
+                if edited is None or key in done or len(left.get(key, ())) >= TRIES:
+                    continue
+                cfg.write_text("\n".join(edited) + "\n")
+                try:
+                    acted = _build(folder) != base
+                except NotAnOutput:
+                    acted = True  # the rest no longer reads: the twin refuses the folder
+                except Exception as error:  # a crash is a failure of its own
+                    acted, how = False, f"{how}: {error!r}"
+                finally:
+                    cfg.write_text(text)
+                if acted:
+                    done.add(key)
+                    left.pop(key, None)
+                else:
+                    left.setdefault(key, []).append(f"{cfg.name}:{read.number}: {read.text} {how}")
+    assert len({key[:3] for key in done}) > 40
+    assert left == {}
 
 
 def test_the_report_counts_lines_by_disposition() -> None:
@@ -221,3 +252,58 @@ def test_twin_test_refuses_the_folder_at_the_line_before_it_starts_anything(
     assert not (tmp_path / "twin-report.md").exists()
     assert not os.path.exists(state) or not os.listdir(state), "the twin left its state"
     shutil.rmtree(state, ignore_errors=True)
+
+
+def _edited(tmp_path: Path, name: str, edit) -> tuple[Path, list[str]]:
+    """A copy of pod-128 whose switch config `name` has its lines passed through `edit`."""
+    lines = (POD / "files" / "switches" / f"{name}.cfg").read_text().splitlines()
+    lines = edit(lines)
+    return _folder_with(tmp_path, name, "\n".join(lines) + "\n"), lines
+
+
+def test_a_layer3_line_on_a_layer2_port_is_refused_as_the_device_refuses_it(tmp_path: Path) -> None:
+    """Without its `undo portswitch`, an Ethernet port stays in Layer 2 mode (portswitch.json),
+    where `ip address` is no command: refused at its line, not silently given the address."""
+    folder, lines = _edited(
+        tmp_path, "par-leaf-0001", lambda ls: [x for x in ls if x != " undo portswitch"][:]
+    )
+    port = next(i for i, x in enumerate(lines) if x.startswith("interface 400GE1/3/1"))
+    at = next(i for i, x in enumerate(lines) if i > port and x.startswith(" ip address")) + 1
+    with pytest.raises(vrp.Unreadable, match=rf"par-leaf-0001.cfg:{at}: 'ip address .*Layer 2"):
+        plan.plan(folder, {})
+
+
+def test_an_eth_trunk_without_portswitch_takes_no_access_vlan(tmp_path: Path) -> None:
+    """An Eth-Trunk starts in Layer 3 mode (the guide's Eth-Trunk example shows its
+    `portswitch`): `port default vlan` under it without `portswitch` is refused."""
+
+    def drop_first_trunk_portswitch(lines: list[str]) -> list[str]:
+        at = next(i for i, x in enumerate(lines) if x.startswith("interface Eth-Trunk1"))
+        return [x for i, x in enumerate(lines) if not (i > at and x == " portswitch")][:]
+
+    folder, _ = _edited(tmp_path, "biz-leaf-0001", drop_first_trunk_portswitch)
+    with pytest.raises(vrp.Unreadable, match=r"port default vlan .*Layer 3 mode"):
+        plan.plan(folder, {})
+
+
+def test_a_sub_port_of_a_port_not_split_does_not_exist(tmp_path: Path) -> None:
+    folder, lines = _edited(
+        tmp_path,
+        "par-leaf-0001",
+        lambda ls: [x for x in ls if "split dimension interface 400GE1/1/1 " not in x],
+    )
+    at = next(i for i, x in enumerate(lines) if x.startswith("interface 400GE1/1/1:")) + 1
+    with pytest.raises(vrp.Unreadable, match=rf":{at}: 'interface 400GE1/1/1:1': .*not split"):
+        plan.plan(folder, {})
+
+
+def test_a_binding_to_a_vpn_not_created_is_refused(tmp_path: Path) -> None:
+    def drop_vpns(lines: list[str]) -> list[str]:
+        starts = [i for i, x in enumerate(lines) if x.startswith("ip vpn-instance")]
+        gone = {k for i in starts for k in _block(lines, i)}
+        return [x for i, x in enumerate(lines) if i not in gone]
+
+    folder, lines = _edited(tmp_path, "par-leaf-0001", drop_vpns)
+    at = next(i for i, x in enumerate(lines) if "ip binding vpn-instance" in x) + 1
+    with pytest.raises(vrp.Unreadable, match=rf":{at}: .*no VPN instance"):
+        plan.plan(folder, {})
