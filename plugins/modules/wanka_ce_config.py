@@ -325,6 +325,20 @@ def _rollback(ch: Channel) -> bool:
     return True
 
 
+def _running(ch: Channel) -> str:
+    """`display current-configuration`, whole: the saved format ends with `return` (the
+    configuration guide's Configuration Scripts, e.g. the SNMPv3 USM example's), so an answer cut
+    short by a prompt-like line inside it is refused, never compared."""
+    text = ch.display("display current-configuration")
+    last = text.rstrip().rsplit("\n", 1)[-1].strip()
+    if last != "return":
+        raise SessionError(
+            "display current-configuration ended before its `return` line (last line "
+            f"{ch.mask(last[:80])!r}): not compared"
+        )
+    return text
+
+
 def _users(running: str) -> set[str]:
     return set(re.findall(r"(?m)^snmp-agent usm-user v3 (\S+) group \S+$", running))
 
@@ -360,7 +374,7 @@ def main() -> None:
 
 def _converge(module, ch: Channel, secret: dict) -> None:
     p = module.params
-    running = ch.display("display current-configuration")
+    running = _running(ch)
     lines = remediation(running, p["intended"], p["secrets"])
     keys = key_lines(running, p["intended"], p["snmp_rotate"])
     listed = _masked(lines) + "".join(f"{line}  (key typed at the prompt)\n" for line, _ in keys)
@@ -393,11 +407,11 @@ def _converge(module, ch: Channel, secret: dict) -> None:
     if first:
         set_keys()
     if lines:
-        before = ch.display("display current-configuration")
+        before = _running(ch)
         try:
             _commit(ch, lambda ch: [_type(ch, line.strip()) for line in lines])
         except Refused as exc:
-            after = ch.display("display current-configuration")
+            after = _running(ch)
             state = "unchanged" if after == before else "CHANGED, check it"
             module.fail_json(
                 msg=f"{p['host']} rejected a line; the uncommitted change was discarded (clear "
@@ -406,11 +420,11 @@ def _converge(module, ch: Channel, secret: dict) -> None:
                 rolled_back=True,
                 **result,
             )
-        after = ch.display("display current-configuration")
+        after = _running(ch)
         left = remediation(after, p["intended"], p["secrets"])
         if left:
             done = _rollback(ch)
-            after = ch.display("display current-configuration")
+            after = _running(ch)
             state = "restored" if done and after == before else "NOT restored, check it"
             module.fail_json(
                 msg="after the commit the switch still differs from the intended configuration; "
@@ -422,7 +436,7 @@ def _converge(module, ch: Channel, secret: dict) -> None:
     if keys and not first:
         set_keys()
     if keys:
-        after = ch.display("display current-configuration")
+        after = _running(ch)
         unset = [f"{line} (no key shown)" for line, _ in key_lines(after, p["intended"], False)]
         if unset:
             module.fail_json(msg="after the key commit: " + "; ".join(unset), **result)

@@ -762,3 +762,18 @@ def test_a_line_that_asks_y_n_is_answered_and_converges(ce_fleet, tmp_path):
     assert sw.log[asked + 1] == "y" and line in sw.config()
     res, out = _run_module(fleet, tmp_path, intended)
     assert res.returncode == 0 and not out["changed"]
+
+
+def test_a_display_cut_short_by_a_prompt_like_line_is_not_compared(ce_fleet, tmp_path):
+    """A reply that holds the switch's own prompt on a line of its own, then pauses: the module
+    stops there (a prompt as the last line received), sees no `return` and changes nothing."""
+    from tests.doubles.ce_switch import PAUSE
+
+    sw, fleet = ce_fleet
+    shown = sw.config()
+    head, tail = shown.split("\nsnmp-agent\n", 1)
+    sw.replies["display current-configuration"] = f"{head}\n<par-leaf-0001>{PAUSE}\n{tail}"
+    res, out = _run_module(fleet, tmp_path, _startup("pod-128", "par-leaf-0001"))
+    assert res.returncode == 1 and "Traceback" not in res.stdout + res.stderr
+    assert "display current-configuration ended before its `return` line" in out["msg"]
+    assert "system-view" not in sw.log and "commit" not in sw.log

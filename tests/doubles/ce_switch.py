@@ -60,7 +60,8 @@ stored itself for the state toggles (`undo shutdown`, `undo portswitch`); a line
 replaces the earlier value of the same command.
 
 Hostile-device hooks for the tests (not device behaviour): `Switch.replies` maps a command to the
-text printed instead of its answer (a huge reply, a fake prompt inside a reply), and
+text printed instead of its answer (a huge reply, a fake prompt inside a reply; the part after
+PAUSE comes half a second later), and
 `Switch.echo_keys` makes a refused SNMPv3 key come back inside the error line.
 """
 
@@ -107,6 +108,7 @@ ROLLBACK_PROMPT = (  # rollback_configuration.json, Examples
     "temporarily invalid. Continue? [Y/N]:"
 )
 _TOKEN = re.compile(r"<([\w-]+)(?::\d+-\d+)?>")
+PAUSE = "\0PAUSE\0"  # in a Switch.replies text: the part after it is sent half a second later
 
 
 def command_name(c: Command) -> str:
@@ -391,6 +393,11 @@ class Session:
         if not cmd:
             return True
         shown = self.display(cmd)
+        if shown is not None and PAUSE in shown:  # hostile hook: the rest a second later
+            now, later = shown.split(PAUSE, 1)
+            self.write(now)
+            asyncio.get_running_loop().call_later(0.5, lambda: self.write(later + self.prompt()))
+            return None
         if shown is not None:
             self.write(shown)
             return True
