@@ -138,18 +138,21 @@ def _set(items) -> str:
     return "{ " + ", ".join(items) + " }"
 
 
-def _match(rule: vrp.Policy) -> str:
-    """A security-policy rule's addresses and service as nftables matches."""
+def _matches(rule: vrp.Policy) -> list[str]:
+    """A security-policy rule's addresses and services as nftables matches: one per `service`
+    line (the rule matches any of them), one without a service match when it has none."""
     match = []
     if rule.sources:
         match.append(f"ip saddr {_set(map(str, rule.sources))}")
     if rule.destinations:
         match.append(f"ip daddr {_set(map(str, rule.destinations))}")
-    if rule.protocol in ("tcp", "udp"):
-        match.append(
-            f"{rule.protocol} dport {rule.port}" if rule.port else f"meta l4proto {rule.protocol}"
-        )
-    return " ".join(match)
+    out = []
+    for protocol, port in rule.services or [("", None)]:
+        service = f"meta l4proto {protocol}" if protocol else ""
+        if port is not None:
+            service = f"{protocol} dport {port}"
+        out.append(" ".join(filter(None, (*match, service))))
+    return out
 
 
 def local_zone_rules(dev: vrp.Device, vpn: str) -> list[str]:
@@ -169,14 +172,15 @@ def local_zone_rules(dev: vrp.Device, vpn: str) -> list[str]:
             if rule.action != "permit":
                 continue
             where = f'comment "{dev.path}:{rule.line} {rule.name}"'
-            if zone in rule.source_zones and "local" in rule.destination_zones:
-                inbound.append(
-                    " ".join(filter(None, ("    iifname", name, _match(rule), "accept", where)))
-                )
-            if "local" in rule.source_zones and zone in rule.destination_zones:
-                outbound.append(
-                    " ".join(filter(None, ("    oifname", name, _match(rule), "accept", where)))
-                )
+            for match in _matches(rule):
+                if zone in rule.source_zones and "local" in rule.destination_zones:
+                    inbound.append(
+                        " ".join(filter(None, ("    iifname", name, match, "accept", where)))
+                    )
+                if "local" in rule.source_zones and zone in rule.destination_zones:
+                    outbound.append(
+                        " ".join(filter(None, ("    oifname", name, match, "accept", where)))
+                    )
         inbound.append(f"    iifname {name} drop")
         outbound.append(f"    oifname {name} drop")
     text = ["table inet twin_local {"]
@@ -187,22 +191,28 @@ def local_zone_rules(dev: vrp.Device, vpn: str) -> list[str]:
 
 
 def firewall_rules(dev: vrp.Device) -> list[str]:
-    """The USG's zones, interzone security policy (default deny) and NAT policy."""
+    """The USG's zones, security policy and NAT policy: the rules in their order, each permit
+    or deny (first match), then traffic inside one zone permitted and the rest given the
+    default action ("this command takes effect only for all the interzone ... traffic
+    forwarding, but not for intrazone traffic forwarding. The default action for intrazone
+    traffic is permit": USG CLI default_action_secpolicy.html)."""
     zone_ifs = {z: [f'"{ifname(i)}"' for i in ifs] for z, ifs in dev.zones.items()}
+    default = "accept" if dev.default_action == "permit" else "drop"
     text = ["table inet twin_fw {", "  chain forward {"]
-    text += ["    type filter hook forward priority 0; policy drop;"]
+    text += [f"    type filter hook forward priority 0; policy {default};"]
     text += ["    ct state established,related accept"]
     for rule in dev.policies:
-        if rule.action != "permit":
-            continue
-        match = []
-        for key, zones in (("iifname", rule.source_zones), ("oifname", rule.destination_zones)):
-            ifs = [i for z in zones for i in zone_ifs.get(z, [])]
-            match.append(f"{key} {_set(ifs)}" if ifs else f'{key} "-none-"')
-        match += [_match(rule)] if rule.sources or rule.destinations or rule.port else []
-        text.append(
-            f'    {" ".join(match)} counter accept comment "{dev.path}:{rule.line} {rule.name}"'
-        )
+        zones = []
+        for key, names in (("iifname", rule.source_zones), ("oifname", rule.destination_zones)):
+            ifs = [i for z in names for i in zone_ifs.get(z, [])]
+            zones.append(f"{key} {_set(ifs)}" if ifs else f'{key} "-none-"')
+        verdict = "accept" if rule.action == "permit" else "drop"
+        where = f'comment "{dev.path}:{rule.line} {rule.name}"'
+        for match in _matches(rule):
+            text.append(" ".join(filter(None, ("   ", *zones, match, "counter", verdict, where))))
+    for ifs in zone_ifs.values():
+        if ifs and any(ifs):
+            text.append(f'    iifname {_set(ifs)} oifname {_set(ifs)} accept comment "intrazone"')
     text += ["  }", "}"]
     if dev.nat:
         text += ["table ip twin_nat {", "  chain postrouting {"]

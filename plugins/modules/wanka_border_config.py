@@ -105,6 +105,7 @@ ENTER_KEY = re.compile(r"\nEnter Password:[ \t]*\Z")
 CONFIRM_KEY = re.compile(r"\nConfirm Password:[ \t]*\Z")
 QUESTION = re.compile(r"\n[^\n]*\[Y/N\]:?[ \t]*\Z")
 ERROR = re.compile(r"^\s*Error:")
+SYSNAME = re.compile(r"^sysname (\S+)$")
 MASK = "********"
 
 
@@ -228,8 +229,17 @@ class Session:
         # one string by repeated `+=` (quadratic: 4 MiB took 13 s here) before any bound applies.
         self.channel = conn.remote_conn
         self.decode = codecs.getincrementaldecoder("utf-8")("replace").decode
-        name = re.escape(conn.base_prompt)
-        self.prompt = re.compile(rf"\n(?:HRP_.)?(?:<{name}>|\[[~*]?{name}(?:-[^\n\]]*)?\])[ \t]*\Z")
+        self.names: list[str] = []
+        self.rename(conn.base_prompt)
+
+    def rename(self, name: str) -> None:
+        """Accept `name` in the prompt too (`sysname` changes the prompt: the one netmiko read at
+        login, and each name the script types, are prompts)."""
+        self.names.append(re.escape(name))
+        names = "|".join(self.names)
+        self.prompt = re.compile(
+            rf"\n(?:HRP_.)?(?:<(?:{names})>|\[[~*]?(?:{names})(?:-[^\n\]]*)?\])[ \t]*\Z"
+        )
 
     def read(self, until: dict[str, re.Pattern]) -> tuple[str, str]:
         """(name of the pattern that matched, what was read)."""
@@ -349,6 +359,8 @@ def main() -> None:
         result["backup"] = p["backup"]
         s.send("system-view")
         for line, show in zip(typed, listed, strict=True):
+            if m := SYSNAME.match(line):
+                s.rename(m.group(1))
             m = KEYED.match(line)
             errors, _ = type_line(s, line, keys[m.group(1)] if m else None)
             if errors:

@@ -238,6 +238,23 @@ def test_the_module_converges_against_a_device_that_displays_dotted_masks(
         assert "snmp-agent local-engineid 800007DB03360102101100" in second["extra"]
 
 
+@pytest.mark.parametrize("name", ["rtr-01", "fw-01"])
+def test_a_factory_device_whose_prompt_changes_with_its_sysname_converges(
+    pod, tmp_path, double, name
+):
+    """`sysname` renames the prompt midway (<HUAWEI> -> [~rtr-01] at the commit, [fw-01] at
+    once): both names are prompts, so the run neither stalls nor reads past a prompt."""
+    from tests.doubles.border_device import Device
+
+    dev = Device(name, BORDER[name], running={"sysname HUAWEI": {}})
+    fleet = double(dev)
+    first, _ = _module(pod, tmp_path, fleet, name)
+    assert not first.get("failed"), first.get("msg")
+    assert f"sysname {name}" in dev.running and "sysname HUAWEI" not in dev.running
+    second, _ = _module(pod, tmp_path, fleet, name)
+    assert second["changed"] is False, second["commands"]
+
+
 def test_the_usg_default_action_question_is_answered_and_eats_no_line(pod, tmp_path, double):
     """The USG CLI `default action` page's question ("Are you sure you want to continue?
     [Y/N]") is answered `y`; the line after it (`rule name ospf-local-out`) is typed and kept.

@@ -153,13 +153,18 @@ class Session:
         return self.pending is not None or self.pending_save or self.question is not None
 
     def prompt(self) -> str:
+        """The running `sysname` names the prompt: on the NE8000 from its commit on (NE40E
+        V800R012C10 configuration guide, e.g. Example for Configuring APN6 in an L3VPNv4 over
+        SRv6 TE Policy Scenario: `[~HUAWEI] sysname PE1`, `[*HUAWEI] commit`, `[~PE1] ...`), on
+        the USG at once (every line takes effect at once)."""
+        name = next((k[8:] for k in self.dev.running if k.startswith("sysname ")), self.dev.name)
         if self.candidate is None:
-            return f"<{self.dev.name}>"
+            return f"<{name}>"
         label = "-" + self.views[-1][1].split()[-1] if self.views else ""
         if not self.two_stage:
-            return f"[{self.dev.name}{label}]"
+            return f"[{name}{label}]"
         mark = "*" if self.candidate != self.dev.running else "~"
-        return f"[{mark}{self.dev.name}{label}]"
+        return f"[{mark}{name}{label}]"
 
     def write(self, text: str) -> None:
         for part in self.dev.hostile.get("pause_after", ()):
@@ -171,6 +176,9 @@ class Session:
 
     def store(self, line: str) -> dict:
         node = self.views[-1][2] if self.views else self.candidate
+        if line.startswith("sysname ") and not self.views:  # one name: the new one replaces it
+            for old in [k for k in node if k.startswith("sysname ")]:
+                del node[old]
         node = node.setdefault(_saved(line), {})
         if not self.two_stage:
             self.dev.running = self.candidate

@@ -307,3 +307,55 @@ def test_a_binding_to_a_vpn_not_created_is_refused(tmp_path: Path) -> None:
     at = next(i for i, x in enumerate(lines) if "ip binding vpn-instance" in x) + 1
     with pytest.raises(vrp.Unreadable, match=rf":{at}: .*no VPN instance"):
         plan.plan(folder, {})
+
+
+def _firewall(tmp_path: Path, edit) -> str:
+    """fw-01's nftables ruleset in the twin after `edit` of its config lines."""
+    cfg = POD / "files" / "border" / "fw-01.cfg"
+    folder = tmp_path / "pod-128"
+    shutil.copytree(POD, folder)
+    (folder / "files/border/fw-01.cfg").write_text(
+        "\n".join(edit(cfg.read_text().splitlines())) + "\n"
+    )
+    p = plan.plan(folder, {})
+    routing.apply(p)
+    return p.namespaces[plan.ns_name("fw-01")].nft
+
+
+def test_the_firewall_matches_rules_in_order_deny_included(tmp_path: Path) -> None:
+    """A deny rule above a permit shadows it (first match), every `service` line counts, a
+    predefined `service ospf` is IP protocol 89, traffic inside one zone is permitted, and the
+    rest gets the configured default action."""
+
+    def deny_first_and_two_services(lines: list[str]) -> list[str]:
+        at = lines.index(" rule name ssh-switches")
+        block = lines[at : lines.index("  action permit", at) + 1]
+        denied = [x.replace("rule name ssh-switches", "rule name no-ssh") for x in block]
+        denied[-1] = "  action deny"
+        more = [*block[:-1], "  service protocol tcp destination-port 830", block[-1]]
+        return [*lines[:at], *denied, *more, *lines[at + len(block) :]]
+
+    nft = _firewall(tmp_path, deny_first_and_two_services).splitlines()
+    deny = next(i for i, x in enumerate(nft) if x.endswith(' no-ssh"'))
+    permits = [i for i, x in enumerate(nft) if x.endswith(' ssh-switches"')]
+    assert "tcp dport 22 counter drop" in nft[deny] and len(permits) == 2 and deny < min(permits)
+    assert "tcp dport 830 counter accept" in nft[permits[1]]
+    assert "meta l4proto 89 counter accept" in next(
+        x for x in nft if x.endswith(' ospf-local-out"')
+    )
+    assert any(x.endswith('accept comment "intrazone"') for x in nft)
+    assert "policy drop;" in "\n".join(nft)
+    opened = _firewall(
+        tmp_path / "b",
+        lambda ls: [
+            *ls[: ls.index("security-policy") + 1],
+            " default action permit",
+            *ls[ls.index("security-policy") + 1 :],
+        ],
+    )
+    assert "policy accept;" in opened
+
+
+def test_an_unknown_predefined_service_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(vrp.Unreadable, match="a predefined service the twin does not know"):
+        _firewall(tmp_path, lambda ls: [x.replace("  service ospf", "  service bgp") for x in ls])
