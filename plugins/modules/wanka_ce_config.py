@@ -69,7 +69,11 @@ options:
   password: {type: str, required: true, no_log: true, description: Its password.}
   device_type: {type: str, default: huawei_vrpv8, description: netmiko device type.}
   timeout: {type: int, default: 60, description: Seconds to wait for the session and each answer.}
-  intended: {type: str, required: true, description: Intended configuration, saved format.}
+  intended:
+    type: str
+    required: true
+    no_log: true
+    description: Intended configuration, saved format, its Vault values filled in (never returned).
   backup: {type: path, required: true, description: File the running configuration is saved to.}
   secrets: {type: bool, default: false, description: Also converge lines that carry secrets.}
   snmp_auth_key: {type: str, no_log: true, description: SNMPv3 authentication key (8-255).}
@@ -347,7 +351,9 @@ def main() -> None:
     module = AnsibleModule(
         argument_spec={
             **SESSION_SPEC,
-            "intended": {"type": "str", "required": True},
+            # the Vault values are filled in: never returned (the invocation Ansible prints at -v
+            # and on failure would quote them)
+            "intended": {"type": "str", "required": True, "no_log": True},
             "backup": {"type": "path", "required": True},
             "secrets": {"type": "bool", "default": False},
             "snmp_auth_key": {"type": "str", "no_log": True},

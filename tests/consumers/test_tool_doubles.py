@@ -777,3 +777,22 @@ def test_a_display_cut_short_by_a_prompt_like_line_is_not_compared(ce_fleet, tmp
     assert res.returncode == 1 and "Traceback" not in res.stdout + res.stderr
     assert "display current-configuration ended before its `return` line" in out["msg"]
     assert "system-view" not in sw.log and "commit" not in sw.log
+
+
+def test_no_secret_of_the_intended_configuration_comes_back_from_the_module(tmp_path):
+    """The intended text holds the Vault values (DFS password, local user): what the module
+    returns to Ansible (its invocation, shown at -v and on failure, included) holds none."""
+    from tests.doubles.ce_switch import Fleet, Switch
+
+    sw = Switch("biz-leaf-0001")
+    intended = _startup("pod-128", "biz-leaf-0001")
+    assert CE_VAULT["vault_dfs_password"] in intended
+    sw.load(intended.replace("\nlldp enable\n", "\n"))
+    sw.reject.append(r"^lldp enable$")
+    fleet = Fleet([sw]).start()
+    try:
+        res, out = _run_module(fleet, tmp_path, intended)
+    finally:
+        fleet.stop()
+    assert res.returncode == 1 and "rejected" in out["msg"]
+    assert [k for k, v in CE_VAULT.items() if v in res.stdout + res.stderr] == []
