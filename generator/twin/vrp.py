@@ -27,6 +27,7 @@ from generator.analysis.command_table import (
     walk,
 )
 from generator.catalog import shipped_data
+from generator.verify.read import ROUTE
 from generator.verify.safe import Damaged, file_text, listing, rel
 
 PUBLIC = ""  # the public network instance (no vpn-instance)
@@ -196,9 +197,6 @@ def _net(address: str, mask: str) -> Net:
     return ipaddress.ip_network(f"{address}/{mask}", strict=False)
 
 
-_STATIC = re.compile(
-    r"ip route-static (?:vpn-instance (\S+) )?(\S+) (\S+) (\d+\.\d+\.\d+\.\d+)(?: preference (\d+))?"
-)
 _RELAY_SERVER = re.compile(r"dhcp relay .*?(\d+\.\d+\.\d+\.\d+)")
 
 
@@ -411,7 +409,7 @@ def device(folder: Path, path: Path, table: CommandTable | None = None) -> Devic
             vpns.add(w[2])
         elif w[:2] == ["port", "split"]:
             splits[w[4]] = int(w[-1].split("*")[0])
-        elif m := _STATIC.match(line.text):
+        elif m := ROUTE.match(line.text):  # verify's reading of a static route
             vpn, net, mask, hop, pref = m.groups()
             route = Static(
                 vpn=vpn or PUBLIC,
