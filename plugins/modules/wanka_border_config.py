@@ -5,6 +5,7 @@ the device's prompts."""
 from __future__ import annotations
 
 import codecs
+import contextlib
 import ipaddress
 import re
 import time
@@ -341,7 +342,11 @@ def main() -> None:
         except Exception:  # the failure being reported matters more than this one
             pass
 
-    conn = connect(module)
+    try:
+        conn = connect(module)  # netmiko's login: its reads end at the timeout, not at a size
+    except Exception as exc:  # netmiko's ReadTimeout, an SSH error: one located line, no trace
+        first = (str(exc).strip().splitlines() or [""])[0]
+        fail(f"logging in over SSH (port {p['port']}) failed: {type(exc).__name__}: {first}")
     try:
         s = Session(conn, p["max_output"], p["timeout"])
         s.send("")
@@ -396,7 +401,8 @@ def main() -> None:
     except DeviceError as exc:
         fail(str(exc))
     finally:
-        conn.disconnect()
+        with contextlib.suppress(Exception):  # the result is given; a device gone is no news
+            conn.disconnect()
 
 
 if __name__ == "__main__":

@@ -314,6 +314,18 @@ def test_a_reply_without_end_is_cut_at_max_output(pod, tmp_path, double):
     assert "system-view" not in dev.log
 
 
+@pytest.mark.slow
+def test_a_login_without_end_fails_located_at_the_timeout(pod, tmp_path, double):
+    """netmiko logs in (its reads end at the timeout, not at a size): a greeting without end
+    is one located failure, no traceback."""
+    dev = _device("rtr-01", flood_login=True)
+    fleet = double(dev)
+    res, _ = _module(pod, tmp_path, fleet, "rtr-01", timeout=10)
+    assert res["failed"]
+    assert res["msg"].startswith(f"127.0.0.1: logging in over SSH (port {fleet.ports['rtr-01']})")
+    assert "Traceback" not in res["msg"] and dev.log == []
+
+
 def test_prompt_text_inside_lines_is_not_a_prompt(pod, tmp_path, double):
     """Lines the device shows that hold a prompt, a question or a password prompt, sent in two
     parts split right after that text: read as lines, nothing answered, the run converges."""

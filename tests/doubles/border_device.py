@@ -40,7 +40,7 @@ How a line changes the configuration is this double's simplification: it is stor
 view; `undo X` is not modelled (the role never sends it).
 
 `Device.hostile` makes it misbehave on purpose, for the module's tests (none of it is a device
-fact): `flood` (the display never ends), `pause_after` (strings after which a reply stops for a
+fact): `flood` (the display never ends), `flood_login` (nor the greeting), `pause_after` (strings after which a reply stops for a
 moment, so the module reads it in two parts), `say` (line -> text printed before the prompt),
 `reject` (lines answered with the VRP error), `ask` (lines that ask an undocumented "[Y/N]"),
 `echo_key` (a rejected key whose error quotes it).
@@ -319,8 +319,10 @@ class Session:
 
     async def run(self) -> None:
         self.write(f"Info: The max number of VTY users is 21 (TEST DOUBLE).\n{self.prompt()}")
-        await self.flush()
         try:
+            if self.dev.hostile.get("flood_login"):
+                await self.flood()
+            await self.flush()
             while True:
                 line = await self.p.stdin.readline()
                 if not line:
