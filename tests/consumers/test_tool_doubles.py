@@ -796,3 +796,31 @@ def test_no_secret_of_the_intended_configuration_comes_back_from_the_module(tmp_
         fleet.stop()
     assert res.returncode == 1 and "rejected" in out["msg"]
     assert [k for k, v in CE_VAULT.items() if v in res.stdout + res.stderr] == []
+
+
+def test_a_port_shut_by_hand_is_started_again_and_then_nothing_changes(ce_fleet, tmp_path):
+    """`undo shutdown` is the default and not displayed; a port someone shut shows `shutdown`,
+    which the module undoes (one commit); the switch then displays neither and the next run
+    changes nothing."""
+    sw, fleet = ce_fleet
+    intended = _startup("pod-128", "par-leaf-0001")
+    res, _ = _run_module(fleet, tmp_path, intended)  # the keys
+    assert res.returncode == 0
+    port = "interface 400GE1/1/1:1\n"
+    assert port in sw.config()
+    sw.load(sw.config().replace(port, port + " shutdown\n", 1))
+    sw.log.clear()
+    res, out = _run_module(fleet, tmp_path, intended)
+    assert res.returncode == 0 and out["commands"] == [port.strip(), "  undo shutdown", "  quit"]
+    assert sw.log.count("commit") == 1 and " shutdown\n" not in sw.config()
+    res, out = _run_module(fleet, tmp_path, intended)
+    assert res.returncode == 0 and not out["changed"]
+
+
+def test_a_line_outside_the_table_is_refused_by_the_double_as_by_the_device(ce_fleet, tmp_path):
+    sw, fleet = ce_fleet
+    intended = _startup("pod-128", "par-leaf-0001")
+    res, out = _run_module(fleet, tmp_path, intended + "lldp enabel\n")
+    assert res.returncode == 1
+    assert "'lldp enabel': Error: Unrecognized command found at '^' position." in out["msg"]
+    assert "lldp enabel" not in sw.config()

@@ -56,7 +56,8 @@ second host (as here).
 
 How lines change the configuration is this double's simplification, not the device's: a line is
 stored in the current view; `undo X` removes the lines equal to X or starting with "X ", and is
-stored itself for the state toggles (`undo shutdown`, `undo portswitch`); a line in KEYED
+stored itself for the state toggles (`undo shutdown`, `undo portswitch`), whose positive form is
+accepted where the table has the undo form (the same page documents both); a line in KEYED
 replaces the earlier value of the same command.
 
 Hostile-device hooks for the tests (not device behaviour): `Switch.replies` maps a command to the
@@ -233,6 +234,12 @@ def dump(root: Node, shown: bool = True) -> str:
     return "\n".join(out) + "\n"
 
 
+def _toggle(text: str, view: str, kind: str | None) -> bool:
+    """`shutdown` where the table has `undo shutdown`: the page documents both CLIs
+    (shutdown.json: `shutdown`, `undo shutdown`); the generator emits only the undo form."""
+    return text in TOGGLES and TABLE.match(PLATFORM, view, "undo " + text, kind)[0] is not None
+
+
 def _undo(view: Node, what: str) -> None:
     view.children = [
         c for c in view.children if c.text != what and not c.text.startswith(what + " ")
@@ -317,6 +324,9 @@ class Switch:
             _, view, vname, kind = stack[-1]
             if body.startswith("undo ") and body[5:] in TOGGLES:
                 _undo(view, body[5:])
+                continue
+            if _toggle(body, vname, kind):
+                _store(view, body, False)
                 continue
             c, why = TABLE.match(PLATFORM, vname, body, kind)
             if c is None:
@@ -444,6 +454,8 @@ class Session:
                 self.reject()
                 return True
             _undo(view, what)
+        elif _toggle(cmd, vname, kind):
+            _store(view, cmd, False)
         else:
             c, _ = TABLE.match(PLATFORM, vname, cmd, kind)
             if c is None:
