@@ -824,3 +824,33 @@ def test_a_line_outside_the_table_is_refused_by_the_double_as_by_the_device(ce_f
     assert res.returncode == 1
     assert "'lldp enabel': Error: Unrecognized command found at '^' position." in out["msg"]
     assert "lldp enabel" not in sw.config()
+
+
+def test_wanka_ce_display_bounds_what_it_reads(ce_fleet, tmp_path):
+    """roles/switch_config's display module: a 100 MB answer ends the task with a message at
+    max_reply, no traceback; a normal answer is returned without its echo and prompt."""
+    import json
+    import os
+    import sys
+
+    sw, fleet = ce_fleet
+    module = ROOT / "plugins/modules/wanka_ce_display.py"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / ".collections")}
+
+    def display(command: str) -> tuple[subprocess.CompletedProcess, dict]:
+        args = {"host": "127.0.0.1", "port": fleet.ports[sw.name], "username": "admin"}
+        args |= {"password": "double-admin-pw", "command": command, "timeout": 20}
+        path = tmp_path / "args.json"
+        path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
+        res = subprocess.run(
+            [sys.executable, str(module), str(path)], capture_output=True, text=True, env=env
+        )
+        return res, json.loads(res.stdout)
+
+    res, out = display("display current-configuration")
+    assert res.returncode == 0  # the login password, if displayed, masked
+    assert out["stdout"] == sw.config().replace("double-admin-pw", "******")
+    sw.replies["display lldp neighbor brief"] = "x" * (100 * 1024 * 1024)
+    res, out = display("display lldp neighbor brief")
+    assert res.returncode == 1 and "Traceback" not in res.stdout + res.stderr
+    assert "longer than 16777216 bytes" in out["msg"]
