@@ -110,11 +110,43 @@ def _acl_rules(dev: vrp.Device, acl: str, vpn: str) -> list[str]:
     return out
 
 
+# Where a CE answers SSH and SNMP: on its source interface only, and nowhere without one: "an
+# SSH server does not accept login requests from any interface by default ... run this command
+# to specify the source interface of the SSH server" (CE6800 V300R023C00 ssh_server-source.json);
+# "By default, no source interface is specified for SNMP to receive and respond to requests from
+# an NMS. The function that allows all interfaces ... is not enabled"
+# (snmp-agent_protocol_source-interface.json). A VRP8 router answers SSH on every interface by
+# default (NE40E V800R012C10 server-source-interf(SSHS).json, "The SSH server receives login
+# requests from all interfaces"); the same is taken for its SNMP and for the USG [unconfirmed].
+SOURCE_BOUND = frozenset({"huawei-ce"})
+
+
+def _answers(dev: vrp.Device, vpn: str, service: str, source: tuple[str, int] | None) -> list[str]:
+    """The nftables input rule that drops a service's requests to any address but its source
+    interface's (in VPN `vpn`'s namespace), or none where the device answers on every one."""
+    proto, port = SSH if service == "ssh" else SNMP
+    if source is None:
+        if dev.platform not in SOURCE_BOUND:
+            return []
+        return [
+            f'    {proto} dport {port} drop comment "{dev.path}: no {service} source interface"'
+        ]
+    name, line = source
+    iface = dev.interfaces.get(name)
+    mine = [str(a.ip) for a in iface.addresses] if iface is not None and iface.vpn == vpn else []
+    where = f'comment "{dev.path}:{line} {service} source {name}"'
+    if not mine:
+        return [f"    {proto} dport {port} drop {where}"]
+    return [f"    {proto} dport {port} ip daddr != {_set(mine)} drop {where}"]
+
+
 def service_rules(dev: vrp.Device, vpn: str) -> list[str]:
-    """nftables input filtering in the namespace of VPN `vpn`: SSH must pass both `ssh server
-    acl` and the VTY ACL, SNMP `snmp-agent acl`; a permit returns to the next check, a deny or
-    the end of an ACL drops."""
-    chains, jumps = [], []
+    """nftables input filtering in the namespace of VPN `vpn`: SSH and SNMP answered on their
+    source interface only (_answers); SSH must pass both `ssh server acl` and the VTY ACL, SNMP
+    `snmp-agent acl`; a permit returns to the next check, a deny or the end of an ACL drops."""
+    chains: list[str] = []
+    jumps = _answers(dev, vpn, "ssh", dev.ssh_source)
+    jumps += _answers(dev, vpn, "snmp", dev.snmp_source)
     for name, (proto, port) in (("ssh", SSH), ("vty", SSH), ("snmp", SNMP)):
         if name in dev.service_acls:
             acl, _ = dev.service_acls[name]

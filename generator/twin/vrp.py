@@ -161,7 +161,9 @@ class Device:
     ospf: Ospf | None = None
     acls: dict[str, list[AclRule]] = field(default_factory=dict)
     service_acls: dict[str, tuple[str, int]] = field(default_factory=dict)  # ssh/snmp/vty
-    ssh_source: str = ""
+    platform: str = ""  # huawei-ce, huawei-ne, huawei-usg
+    ssh_source: tuple[str, int] | None = None  # `ssh server-source -i X`: (X, line)
+    snmp_source: tuple[str, int] | None = None  # `snmp-agent protocol source-interface X`
     snmp_vpn: str = PUBLIC
     zones: dict[str, list[str]] = field(default_factory=dict)
     policies: list[Policy] = field(default_factory=list)
@@ -228,8 +230,8 @@ def _interface(line: Line, where: str, platform: str, vpns: set[str]) -> Interfa
             mode = "Layer 2" if layer2 else "Layer 3"
             raise Unreadable(
                 f"{where}:{child.number}: {child.text!r}: no command of {iface.name} in "
-                f"{mode} mode (CE portswitch.json: an Ethernet port is Layer 2 until "
-                "`undo portswitch`)"
+                f"{mode} mode (an Ethernet port starts in Layer 2 mode, an Eth-Trunk in Layer 3; "
+                "`portswitch` and `undo portswitch` switch it: CE portswitch.json)"
             )
         if w[:3] == ["ip", "binding", "vpn-instance"]:
             if w[3] not in vpns:
@@ -395,8 +397,8 @@ def device(folder: Path, path: Path, table: CommandTable | None = None) -> Devic
     """One rendered configuration, read into a Device; Unreadable at a line the command table
     does not know."""
     text = file_text(folder, path)
-    dev = Device(path.stem, path.relative_to(folder).as_posix())
     kind = platform(folder, path)
+    dev = Device(path.stem, path.relative_to(folder).as_posix(), platform=kind)
     vpns: set[str] = set()
     splits: dict[str, int] = {}  # split port -> its number of sub-ports
     for line in tree(text, kind, dev.path, dev.lines):
@@ -430,7 +432,9 @@ def device(folder: Path, path: Path, table: CommandTable | None = None) -> Devic
         elif w[:2] == ["snmp-agent", "acl"]:
             dev.service_acls["snmp"] = (w[2], line.number)
         elif w[:2] == ["ssh", "server-source"]:
-            dev.ssh_source = w[-1]
+            dev.ssh_source = (w[-1], line.number)
+        elif w[:3] == ["snmp-agent", "protocol", "source-interface"]:
+            dev.snmp_source = (w[3], line.number)
         elif w[:3] == ["snmp-agent", "protocol", "vpn-instance"]:
             dev.snmp_vpn = w[3]
         elif w[:2] == ["user-interface", "vty"]:

@@ -20,7 +20,8 @@ BUILT_IN = {"untrust": 5, "dmz": 50, "trust": 85, "local": 100}
 def _configs(kind: str):
     for folder in EXAMPLES:
         for path in sorted((folder / "files" / "border").glob(f"{kind}-*.cfg")):
-            yield path, vrp.tree(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
+            yield path, vrp.tree(text, vrp.platform(folder, path), path.name)
 
 
 FIREWALLS = list(_configs("fw"))
@@ -55,10 +56,11 @@ def test_the_management_port_is_in_a_zone_permits_ssh_and_snmp_and_has_local_rul
     )
     assert {"ssh", "snmp"} <= set(mgmt.service_manage), f"{path}: {mgmt.name} service-manage"
     local = {
-        (r.protocol, r.port, "in" if "local" in r.destination_zones else "out")
+        (protocol, port, "in" if "local" in r.destination_zones else "out")
         for r in dev.policies
         if r.action == "permit"
         and {zone, "local"} == set(r.source_zones) | set(r.destination_zones)
+        for protocol, port in r.services
     }
     # its own SSH and SNMP in; NTP, syslog and traps out (the flows of files/flows.csv)
     want = {("tcp", 22, "in"), ("udp", 161, "in"), ("udp", 123, "out"), ("udp", 514, "out")}
