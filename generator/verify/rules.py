@@ -383,7 +383,7 @@ def secrets_in(rel: str, text: str, report: Report) -> None:
                 continue
             found = [v for v in SECRET.findall(s) if not VAULT.fullmatch(v)]
             if found or CLEAR.search(s) or any(d in s for d in KNOWN_DEFAULTS):
-                report.problems.append(Problem(rel, n, f"secret in clear: {s!r}"))
+                report.problems.append(Problem(rel, n, f"secret in clear: {_masked(s)!r}"))
             continue
         if NFS.search(line):
             report.problems.append(Problem(rel, n, f"NFS mount or export: {line.strip()!r}"))
@@ -391,6 +391,20 @@ def secrets_in(rel: str, text: str, report: Report) -> None:
             value = value.split(" #")[0].strip().strip("\"'")
             if value and value not in ("null", "~") and not REFERENCE.fullmatch(value):
                 report.problems.append(Problem(rel, n, f"{key} in clear"))
+
+
+def _masked(line: str) -> str:
+    """The line with each secret it holds replaced by ********, so that the finding, printed
+    into a CI log, does not carry the secret on."""
+    line = SECRET.sub(
+        lambda m: m[0] if VAULT.fullmatch(m[1]) else m[0][: m.start(1) - m.start()] + "********",
+        line,
+    )
+    if m := CLEAR.search(line):  # the keyword kept, the rest of the line hidden
+        line = f"{line[: m.start()]}{m[0].split()[0]} ********"
+    for default in KNOWN_DEFAULTS:
+        line = line.replace(default, "********")
+    return line
 
 
 TEMPLATE = ("{{", "{%", "{#")  # what starts Jinja2 (an expression, a statement, a comment)

@@ -9,6 +9,8 @@ import pytest
 
 from generator import cli
 from generator.verify import NotAnOutput, verify
+from generator.verify.report import Report
+from generator.verify.rules import secrets_in
 
 ROOT = Path(__file__).resolve().parents[2]
 INVENTORIES = sorted(p.name for p in (ROOT / "inventories").iterdir() if p.is_dir())
@@ -145,3 +147,23 @@ def test_a_folder_wanka_did_not_write_exits_2(tmp_path, capsys):
     assert code == 2 and "not a wanka output folder" in text
     with pytest.raises(NotAnOutput):
         verify(tmp_path / "missing")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        " authentication-mode simple plain 0spfKey",
+        " local-user admin password irreversible-cipher Admin@123",
+        "snmp-agent community read S3cretCommunity",
+        " hwtacacs-server shared-key simple T4cacs",
+    ],
+)
+def test_a_secret_in_clear_is_reported_without_the_secret(line: str) -> None:
+    """The finding names the line, never the secret: verify's output lands in CI logs."""
+    report = Report()
+    secrets_in("files/switches/x.cfg", f"interface X\n{line}\n", report)
+    [problem] = report.problems
+    assert problem.line == 2 and problem.reason.startswith("secret in clear")
+    assert not any(
+        s in problem.render() for s in ("0spfKey", "Admin@123", "S3cretCommunity", "T4cacs")
+    )
