@@ -203,11 +203,13 @@ CABLE_COLUMNS = ("cable_id", "plane", "a_device", "a_port", "b_device", "b_port"
 PLANES = frozenset(Plane)
 
 
-def table(folder: Path, where: str, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
+def table(
+    folder: Path, where: str, columns: tuple[str, ...], limit: int | None = None
+) -> list[tuple[int, dict[str, str]]]:
     """The rows of a CSV file of the folder (guarded reader), each with its line number; Refused
     at the header when a column wanka writes is missing, at a row that has not as many fields as
     the header."""
-    text = safe.file_text(folder, folder / where)
+    text = safe.file_text(folder, folder / where, limit)
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = next(reader, [])
@@ -229,9 +231,11 @@ def table(folder: Path, where: str, columns: tuple[str, ...]) -> list[tuple[int,
     return rows
 
 
-def cabling(folder: Path) -> list[tuple[int, dict[str, str]]]:
-    """files/cabling.csv's rows (line, row), every name checked."""
-    rows = table(folder, CABLING, CABLE_COLUMNS)
+def cabling(folder: Path, devices: int = 0) -> list[tuple[int, dict[str, str]]]:
+    """files/cabling.csv's rows (line, row), every name checked; of at most verify's bytes per
+    device (safe.CABLE_BYTES_PER_DEVICE) when the number of `devices` is given."""
+    limit = safe.CABLE_BYTES_PER_DEVICE * devices if devices else None
+    rows = table(folder, CABLING, CABLE_COLUMNS, limit)
     for line, row in rows:
         where = f"{CABLING}:{line}"
         checked("cable", row["cable_id"], where)
@@ -352,8 +356,8 @@ def plan(
     p = Plan(folder, pod, devices=configs(folder))
     p.hostvars, p.groups, p.hostlines = read_hosts(folder)
     host_names(folder, p.hostvars)
-    rows = cabling(folder)
     known = p.devices.keys() | p.hostvars.keys()
+    rows = cabling(folder, len(known))
     for line, row in rows:
         for side in "ab":
             if row[f"{side}_device"] not in known:
@@ -410,6 +414,10 @@ def plan(
     p.notes.append("BMCs are addressed from files/ip-plan.csv (no generated file configures them)")
     _hosts(p, folder, keyfiles)
     _outside(p)
+    for link in p.links:  # ifname keeps to IFNAMSIZ: a guard, not a limit a folder can reach
+        for _, dev in (link.a, link.b):
+            if not IFNAME.fullmatch(dev):
+                raise Refused(f"{CABLING}:{link.line}: '{dev}' is not a Linux interface name")
     p.notes.append(
         "host bonds and Eth-Trunks run on their first member only (no bond device on this "
         "kernel); an M-LAG peer-link carries the first VLAN over its first member, and both "

@@ -289,12 +289,6 @@ def namespaces() -> list[str]:
     return sorted(n for n in _all_namespaces() if n.startswith(PREFIX))
 
 
-def others() -> list[str]:
-    """The instances of other runs that have namespaces on this machine."""
-    return sorted({n.split("-")[1] for n in _all_namespaces()
-                   if n.startswith("wt-") and not n.startswith(PREFIX) and n.count("-") >= 2})  # fmt: skip
-
-
 class Clock:
     """Wall seconds per phase, in the order the phases first ran (a phase run again adds up)."""
 

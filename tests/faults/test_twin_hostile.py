@@ -57,8 +57,9 @@ def _stage(folder: Path, tmp: Path) -> None:
 
 
 def _machine() -> tuple[set[str], str, set[int]]:
-    """Every namespace, the host's nftables ruleset, this instance's marked processes."""
-    ns = set(run._all_namespaces())
+    """This instance's namespaces, the host's nftables ruleset, this instance's marked
+    processes (another instance may be up meanwhile: it is not ours to judge)."""
+    ns = {n for n in run._all_namespaces() if n.startswith(f"wt-{INSTANCE}-")}
     nft = subprocess.run(["nft", "list", "ruleset"], capture_output=True, text=True).stdout
     mark = f"{run.JOB_MARK}={INSTANCE}".encode() + b"\0"
     return ns, nft, run._marked(mark)
@@ -77,7 +78,9 @@ def refused(folder: Path, tmp: Path, expect: str) -> None:
                           capture_output=True, text=True, timeout=300)  # fmt: skip
     assert done.returncode == 2, done.stdout + done.stderr
     assert expect in done.stderr and "Traceback" not in done.stderr, done.stderr
-    assert _machine() == before
+    after = _machine()
+    assert after[0] == before[0], ("namespaces", after[0] ^ before[0])
+    assert after[1:] == before[1:], ("nft ruleset, marked processes", after[1:], before[1:])
     assert not (run.BASE / INSTANCE).exists() and not (run.BASE / f"{INSTANCE}.lock").exists()
 
 
@@ -186,8 +189,16 @@ def test_a_cabling_plan_naming_ten_thousand_devices(pod, tmp_path):
     rows = "".join(f"X-{i},parameter,dev-{i:05d},npu0,,,par-leaf-0001,x{i},,,,,,,,,,\n"
                    for i in range(10_000))  # fmt: skip
     cabling.write_text(head + rows)
+    # verify's bound: 8 KB of cabling per configured device and host (56 here)
+    refused(pod, tmp_path, "files/cabling.csv: the file is too large: 679,089 bytes, the limit")
+
+
+def test_a_cabling_device_that_is_neither_configured_nor_a_host(pod, tmp_path):
+    cabling = pod / "files/cabling.csv"
+    head = cabling.read_text()
+    cabling.write_text(head + "X-1,parameter,dev-00001,npu0,,,par-leaf-0001,x1,,,,,,,,,,\n")
     line = head.count("\n") + 1
-    refused(pod, tmp_path, f"files/cabling.csv:{line}: dev-00000 is neither a configured device")
+    refused(pod, tmp_path, f"files/cabling.csv:{line}: dev-00001 is neither a configured device")
 
 
 def test_more_namespaces_than_one_run_makes(pod, tmp_path, monkeypatch):
@@ -475,7 +486,9 @@ def test_ctrl_c_while_the_twin_comes_up_leaves_nothing():
     _, err = up.communicate(timeout=180)
     assert up.returncode == 130 and "interrupted; the twin was taken down" in err, err
     assert "Traceback" not in err
-    assert _machine() == before and gc.read_text() == thresh
+    assert _machine() == before
+    if not any(n.startswith("wt-") for n in run._all_namespaces()):  # no other instance is up
+        assert gc.read_text() == thresh
     assert not state.exists() and not (run.BASE / f"{INSTANCE}.lock").exists()
     frr = subprocess.run(["pgrep", "-f", str(state)], capture_output=True, text=True)
     assert frr.stdout == "", "a process of the twin is still running"
