@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 
 import yaml
@@ -30,12 +31,20 @@ options:
   plan: {description: Path of files/acceptance/plan.yml, type: path, required: true}
   kinds: {description: Scope kinds to run (empty = all), type: list, elements: str, default: []}
   hccl_test_dir: {description: HCCL Test directory (holds bin/<op>_test), type: path, required: true}
-  mpirun: {description: mpirun command, type: str, default: mpirun}
+  mpirun: {description: "mpirun program (one argument: a path or a name on PATH)", type: str, default: mpirun}
+  mpirun_args: {description: "Arguments put right after it, one list element each (e.g. [--allow-run-as-root])", type: list, elements: str, default: []}
   workdir: {description: Where hostfiles and raw outputs go, type: path, required: true}
   batch: {description: Runs started at once (0 = the plan's), type: int, default: 0}
   timeout: {description: Seconds one run may take, type: int, default: 3600}
 """
 
+# The plan's names become hostfile lines (`host:slots`), file names, Prometheus label values and
+# Markdown table cells: device names (generator/names.py DEVICE_NAME) and the names wanka joins
+# from them (scope "kind/op", leaf pair "a+b"), never a quote, "|", white space or line break.
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+/-]{0,254}")
+KINDS = ("server", "leaf", "pod", "supernode", "cluster", "leaf-pair")
+OPS = ("all_reduce", "all_gather")
+PLACEHOLDERS = ("{hostfile}", "{ranks}", "{hccl_test_dir}")
 ROW = re.compile(r"^\s*(\d+)\s*\|\s*([\d.]+)\s*\|\s*([\d.]+)\s*\|\s*(\S+)\s*$")
 GIB = 2**30
 
@@ -141,10 +150,81 @@ def outliers(results: list[dict]) -> list[str]:
     return out
 
 
+class PlanError(Exception):
+    """A plan value that does not fit where the module puts it."""
+
+
+def check_plan(plan: object) -> None:
+    """PlanError naming the first plan value the module cannot use as it is."""
+    if not isinstance(plan, dict) or not isinstance(plan.get("scopes"), list):
+        raise PlanError("plan: a mapping with a scopes list expected")
+    rps = plan.get("ranks_per_server")
+    if isinstance(rps, bool) or not isinstance(rps, int) or not 1 <= rps <= 64:
+        raise PlanError(f"plan: ranks_per_server {rps!r} is not a number of ranks (1 to 64)")
+    leaves = plan.get("leaves")
+    if not isinstance(leaves, dict):
+        raise PlanError("plan: leaves: a mapping of leaf -> servers expected")
+    for leaf, servers in leaves.items():
+        if not isinstance(servers, list):
+            raise PlanError(f"plan: leaves.{leaf!r}: a list of servers expected")
+        for name in (leaf, *servers):
+            if not isinstance(name, str) or not NAME.fullmatch(name):
+                raise PlanError(f"plan: leaves: {name!r} is not a device name")
+    for i, scope in enumerate(plan["scopes"]):
+        where = f"plan: scopes[{i}]"
+        if not isinstance(scope, dict):
+            raise PlanError(f"{where}: a mapping expected")
+        if not isinstance(scope.get("name"), str) or not NAME.fullmatch(scope["name"]):
+            raise PlanError(f"{where}: name {scope.get('name')!r} is not a scope name")
+        if scope.get("kind") not in KINDS or scope.get("op") not in OPS:
+            raise PlanError(f"{where}: kind/op {scope.get('kind')!r}/{scope.get('op')!r} unknown")
+        argv(scope, where)
+        units = scope.get("units")
+        if units == "every server":
+            continue
+        if not isinstance(units, list):
+            raise PlanError(f"{where}: units: 'every server' or a list expected")
+        for u in units:
+            name = u.get("name") if isinstance(u, dict) else u
+            if not isinstance(name, str) or not NAME.fullmatch(name):
+                raise PlanError(f"{where}: units: {name!r} is not a unit name")
+            unit_leaves = u.get("leaves")
+            if not isinstance(unit_leaves, list) or not all(
+                isinstance(leaf, str) and leaf in leaves for leaf in unit_leaves
+            ):
+                raise PlanError(f"{where}: units: {name}: leaves must be leaves of the plan")
+
+
+def argv(scope: dict, where: str) -> list[str]:
+    """The scope's command as an argument list (POSIX shell words, shlex): mpirun first, and the
+    program it starts the plan's HCCL Test binary, {hccl_test_dir}/bin/<op>_test."""
+    command = scope.get("command")
+    try:
+        words = shlex.split(command) if isinstance(command, str) else []
+    except ValueError as err:
+        raise PlanError(f"{where}: command: {err}") from None
+    program = f"{{hccl_test_dir}}/bin/{scope['op']}_test"
+    if not words or words[0] != "mpirun" or program not in words:
+        raise PlanError(f"{where}: command: 'mpirun ... {program} ...' expected")
+    return words
+
+
+def fill(words: list[str], values: dict[str, str]) -> list[str]:
+    """Each {placeholder} replaced inside its own argument: a value stays one argument whatever
+    it holds (";", "$(...)", a space or a newline reach no shell)."""
+    out = []
+    for word in words:
+        for key, value in values.items():
+            word = word.replace("{" + key + "}", value)
+        out.append(word)
+    return out
+
+
 def run_scope(module, scope, plan, args) -> list[dict]:
     per_server = plan["ranks_per_server"]
     batch = args["batch"] or plan.get("batch", 1)
     units = units_of(scope, plan)
+    words = argv(scope, scope["name"])
     results = []
     hostdir = os.path.join(args["workdir"], "hostfiles")
     os.makedirs(hostdir, exist_ok=True)
@@ -157,14 +237,19 @@ def run_scope(module, scope, plan, args) -> list[dict]:
             with open(hostfile, "w") as fh:
                 fh.writelines(f"{s}:{per_server}\n" for s in servers)
             ranks = len(servers) * per_server
-            cmd = scope["command"].format(
-                hostfile=hostfile, ranks=ranks, hccl_test_dir=args["hccl_test_dir"]
+            cmd = fill(
+                words,
+                {"hostfile": hostfile, "ranks": str(ranks), "hccl_test_dir": args["hccl_test_dir"]},
             )
-            if args["mpirun"] != "mpirun":
-                cmd = args["mpirun"] + cmd.removeprefix("mpirun")
-            proc = subprocess.Popen(
-                cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-            )
+            cmd = [args["mpirun"], *args["mpirun_args"], *cmd[1:]]
+            try:  # no shell: the list is the program's argv
+                proc = subprocess.Popen(
+                    cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+                )
+            except OSError as err:
+                for _, _, started, _ in running:
+                    started.kill()
+                module.fail_json(msg=f"cannot start {cmd[0]!r} (npu_acceptance_mpirun): {err}")
             running.append((unit, ranks, proc, safe))
         for unit, ranks, proc, safe in running:
             try:
@@ -185,6 +270,7 @@ def main() -> None:
             "kinds": {"type": "list", "elements": "str", "default": []},
             "hccl_test_dir": {"type": "path", "required": True},
             "mpirun": {"type": "str", "default": "mpirun"},
+            "mpirun_args": {"type": "list", "elements": "str", "default": []},
             "workdir": {"type": "path", "required": True},
             "batch": {"type": "int", "default": 0},
             "timeout": {"type": "int", "default": 3600},
@@ -192,8 +278,12 @@ def main() -> None:
         supports_check_mode=True,
     )
     args = module.params
-    with open(args["plan"]) as fh:
-        plan = yaml.safe_load(fh)
+    try:
+        with open(args["plan"]) as fh:
+            plan = yaml.safe_load(fh)
+        check_plan(plan)
+    except (OSError, yaml.YAMLError, PlanError) as err:
+        module.fail_json(msg=f"{args['plan']}: {err}")
     scopes = [s for s in plan["scopes"] if not args["kinds"] or s["kind"] in args["kinds"]]
     runs = sum(len(units_of(s, plan)) for s in scopes)
     if module.check_mode:

@@ -125,6 +125,44 @@ def test_degraded_link_fails_naming_its_leaf_and_the_shortfall(acceptance):
     assert 'wanka_acceptance_passed{scope="server",op="all_reduce",unit="npu-006"} 1' in prom
 
 
+def test_hostile_folder_values_stay_one_argument_of_mpirun(tmp_path, pod):
+    """npu_acceptance_workdir (where the hostfiles go) and npu_acceptance_hccl_test_dir hold ";",
+    "$(...)", backquotes and a newline: the module runs each command as an argument list (no
+    shell), so every filled-in path is one argument, the runs pass and nothing they spell runs."""
+
+    def hostile(tag: str) -> str:  # folder names: "/" splits them into nested folders
+        return f"x;touch {tmp_path}/{tag}1;$(touch {tmp_path}/{tag}2)`touch {tmp_path}/{tag}3`\ny"
+
+    hccl = tmp_path / hostile("H")
+    hccl.mkdir(parents=True)
+    (hccl / "bin").symlink_to(FAKES / "hccl_test" / "bin")
+    overrides = tmp_path / "test-doubles.yml"
+    overrides.write_text(yaml.safe_dump({"all": {"vars": {
+        "ansible_connection": "local",
+        "ansible_python_interpreter": sys.executable,
+        "npu_acceptance_kinds": ["server"],
+        "npu_acceptance_hccl_test_dir": str(hccl),
+        "npu_acceptance_mpirun": str(FAKES / "bin" / "mpirun"),
+        "npu_acceptance_workdir": str(tmp_path / hostile("W")),
+        "npu_acceptance_textfile_dir": str(tmp_path),
+        "npu_acceptance_report": str(tmp_path / "acceptance.md"),
+    }}}))  # fmt: skip
+    env = ansible_env(tmp_path, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    res = subprocess.run(
+        [_tool("ansible-playbook"), "-i", str(pod / "hosts.yml"), "-i", str(overrides),
+         "playbooks/acceptance.yml"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
+    assert "16 runs, 0 below expectation" in (tmp_path / "acceptance.md").read_text()
+    assert sorted(p.name for p in (tmp_path / hostile("W")).glob("*.out"))[0] == (
+        "server_all_reduce-npu-001.out"
+    )
+    ran = [tmp_path / f"{tag}{i}" for tag in "HW" for i in (1, 2, 3)]
+    assert not [p for p in ran if p.exists()]
+    assert not list(ROOT.glob("*touch*"))
+
+
 # --- ops_checklist: one passing and one failing host per checklist item, two playbook runs ---
 
 CHECKED = ("npu-001", "npu-002", "npu-003", "npu-004", "npu-005", "npu-006")
