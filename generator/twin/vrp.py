@@ -324,10 +324,12 @@ def _acl(line: Line) -> list[AclRule]:
     return [rule for _, rule in sorted(rules, key=lambda r: r[0])]
 
 
-# A predefined service of a USG security rule, as its IP protocol [unconfirmed: no USG page of the
-# predefined services was found; OSPF is IP protocol 89: USG CLI "firewall packet-filter
-# basic-protocol enable" (usg.zrnko.cz/resources/cli/firewall_packet_filter_basic_protocol_
-# enable.html), "OSPF unicast packets (protocol number: 89)"]. A name outside it is refused.
+# A predefined service of a USG security rule, as its IP protocol: `service ospf` as Huawei's
+# firewall hot-standby example types it (policy_ospf_1/2, see the USG template) [unconfirmed:
+# no USG page listing the predefined services was found]; OSPF is IP protocol 89 (USG CLI
+# "firewall packet-filter basic-protocol enable", usg.zrnko.cz/resources/cli/firewall_packet_
+# filter_basic_protocol_enable.html: "OSPF unicast packets (protocol number: 89)"). A name
+# outside it is refused.
 PREDEFINED_SERVICES = {"ospf": ("89", None)}
 
 
