@@ -13,6 +13,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from generator.catalog import shipped_data
 from generator.twin import probe
 from generator.twin.explain import diagnose, inner_pools, walk
 from generator.twin.netlink import Fibs
@@ -161,29 +162,53 @@ def leaves(p: Plan) -> dict[str, list[ipaddress.IPv4Network]]:
     return {d.name: nets for d in p.devices.values() if (nets := d.host_subnets())}
 
 
+def design_width(p: Plan, leaf: str) -> tuple[int, int | None]:
+    """The ECMP width the design gives a leaf, from the folder and the catalog, not from the
+    config that must provide it: one path per cable to a spine (cabling.csv rows to a member of
+    an inventory group `*_spines`), at most the model's `ecmp_max` (catalog; None when the
+    inventory names no catalog model)."""
+    spines = {
+        d for group, members in p.groups.items() if group.endswith("_spines") for d in members
+    }
+    mine = ns_name(leaf)
+    uplinks = sum(
+        1
+        for link in p.links
+        if (link.a[0] == mine and p.namespaces[link.b[0]].device in spines)
+        or (link.b[0] == mine and p.namespaces[link.a[0]].device in spines)
+    )
+    model = shipped_data()["switches"].get(str(p.hostvars.get(leaf, {}).get("model", "")))
+    cap = model["ecmp_max"]["value"] if model and "ecmp_max" in model else None
+    return uplinks, cap
+
+
 def ecmp(p: Plan) -> Outcome:
-    """Each leaf's route to every other leaf's subnets has min(maximum load-balancing, BGP
-    peers) next hops."""
-    out = Outcome("leaf-to-leaf routes with the ECMP width the configs claim")
+    """Each leaf's route to every other leaf's subnets has as many next hops as the design
+    gives it (design_width), not only as many as its config claims: a config that lost its
+    `maximum load-balancing` line proves width 1 against its own claim and fails here."""
+    out = Outcome("leaf-to-leaf routes with the ECMP width of the design (uplinks, catalog)")
     subnets = leaves(p)
     for name, _ in sorted(subnets.items()):
         dev = p.devices[name]
-        want = min(dev.bgp.maximum_paths, len(dev.bgp.peers))
+        uplinks, cap = design_width(p, name)
+        want = min(uplinks, cap) if cap else uplinks
         fib = routes(ns_name(name))
-        widths = []
         for other, nets in subnets.items():
             if other == name or _plane(p, other) != _plane(p, name):
                 continue
             for net in nets:
                 out.total += 1
                 width = len(fib.get(str(net), []))
-                widths.append(width)
                 if width == want:
                     out.proved += 1
                 else:
                     out.failures.append(
-                        f"{dev.where(dev.bgp.line)}: {name}: {width} next hops to {net} ({other}), "
-                        f"the config claims {want} (maximum load-balancing {dev.bgp.maximum_paths})"
+                        f"{dev.where(dev.bgp.maximum_line or dev.bgp.line)}: {name}: {width} next "
+                        f"hops to {net} ({other}), "
+                        f"the design gives {want} ({uplinks} uplinks to spines"
+                        + (f", catalog ecmp_max {cap}" if cap else "")
+                        + f"); the config: maximum load-balancing {dev.bgp.maximum_paths}, "
+                        f"{len(dev.bgp.peers)} BGP peers"
                     )
     return out
 

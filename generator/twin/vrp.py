@@ -115,6 +115,7 @@ class Bgp:
     peers: list[tuple[Addr, int, int]] = field(default_factory=list)  # address, AS, line
     networks: list[Net] = field(default_factory=list)
     maximum_paths: int = 1
+    maximum_line: int = 0  # of `maximum load-balancing` (0: not configured, the default 1)
     import_static: bool = False
     stand_in: list[Net] = field(default_factory=list)  # announced for a part left out (pod.py)
 
@@ -275,7 +276,7 @@ def _bgp(line: Line) -> Bgp:
             for af in child.children:
                 a = af.words()
                 if a[:2] == ["maximum", "load-balancing"]:
-                    bgp.maximum_paths = int(a[-1])
+                    bgp.maximum_paths, bgp.maximum_line = int(a[-1]), af.number
                 elif a[0] == "network":
                     bgp.networks.append(_net(a[1], a[2] if len(a) > 2 else "32"))
                 elif a[:2] == ["import-route", "static"]:

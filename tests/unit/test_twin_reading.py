@@ -359,3 +359,18 @@ def test_the_firewall_matches_rules_in_order_deny_included(tmp_path: Path) -> No
 def test_an_unknown_predefined_service_is_refused(tmp_path: Path) -> None:
     with pytest.raises(vrp.Unreadable, match="a predefined service the twin does not know"):
         _firewall(tmp_path, lambda ls: [x.replace("  service ospf", "  service bgp") for x in ls])
+
+
+def test_the_ecmp_width_to_prove_comes_from_the_cabling_and_the_catalog(tmp_path: Path) -> None:
+    """Not from the config that must provide it: a leaf cabled to spines 16 times (pod-128's
+    par-leaf-0001) must show 16 next hops whatever its `maximum load-balancing` says; one
+    uplink cable fewer in cabling.csv makes it 15."""
+    p = plan.plan(POD, {})
+    assert checks.design_width(p, "par-leaf-0001") == (16, 128)
+    folder = tmp_path / "pod-128"
+    shutil.copytree(POD, folder)
+    cabling = folder / "files" / "cabling.csv"
+    rows = cabling.read_text().splitlines()
+    uplink = next(i for i, r in enumerate(rows) if "par-leaf-0001" in r and "par-spine-" in r)
+    cabling.write_text("\n".join(rows[:uplink] + rows[uplink + 1 :]) + "\n")
+    assert checks.design_width(plan.plan(folder, {}), "par-leaf-0001") == (15, 128)
