@@ -7,6 +7,8 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import yaml
+
 from generator import __version__
 
 if TYPE_CHECKING:
@@ -18,6 +20,16 @@ WIDTH = 99  # pyproject.toml's line length
 def _q(text: object) -> str:
     """A YAML scalar (JSON strings are YAML)."""
     return json.dumps(str(text))
+
+
+def _key(text: str) -> str:
+    """A YAML mapping key: plain where YAML reads it back as this string, else quoted (a name
+    such as `on`, `null` or `1e3` is a boolean, null or number to YAML 1.1 and Ansible)."""
+    try:
+        plain = yaml.safe_load(f"{text}: 0") == {text: 0}
+    except yaml.YAMLError:
+        plain = False
+    return text if plain else _q(text)
 
 
 def _head(title: str) -> str:
@@ -42,10 +54,13 @@ def site_yml(folder: Path, site: Path, n: Needs) -> str:
         "# from the console (docs/bring-up.md step 1) are not here: they never fetch by ZTP.",
         "ztp_server_identities:" + ("" if n.switches else " {}"),
     ]
-    width = max((len(s["name"]) for s in n.switches), default=0)
+    # the values are checked where generator/site.py reads them: names, models and ports fit a
+    # key, rack, U and the cabling ends a comment
+    width = max((len(_key(s["name"])) for s in n.switches), default=0)
     for s in n.switches:
-        pad = " " * (width - len(s["name"]))
-        out.append(f'  {s["name"]}: {{esn: ""}}{pad}  # rack {s["rack"]} U{s["u"]}, {s["model"]}')
+        key = _key(s["name"])
+        pad = " " * (width - len(key))
+        out.append(f'  {key}: {{esn: ""}}{pad}  # rack {s["rack"]} U{s["u"]}, {s["model"]}')
     out += [
         "",
         _head("Host interface names: roles/host_network, roles/storage_nic_qos"),
@@ -58,8 +73,8 @@ def site_yml(folder: Path, site: Path, n: Needs) -> str:
         hosts = n.hosts[model]
         span = hosts[0] if len(hosts) == 1 else f"{min(hosts)} ... {max(hosts)}"
         out.append(f"  # {model}: {len(hosts)} host{'s' * (len(hosts) > 1)} ({span})")
-        out.append(f"  {model}:")
-        out += [f'    {port}: ""  # {where}' for port, where in sorted(ports.items())]
+        out.append(f"  {_key(model)}:")
+        out += [f'    {_key(port)}: ""  # {where}' for port, where in sorted(ports.items())]
     out += [
         "host_network_interfaces: \"{{ wanka_site_interfaces[model | default('')] | default({}) }}\"",
         "",

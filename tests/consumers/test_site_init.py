@@ -143,6 +143,36 @@ def test_init_refuses_a_folder_wanka_did_not_write(tmp_path, capsys):
     assert not tmp_path.with_name(tmp_path.name + ".site").exists()
 
 
+def test_names_yaml_would_read_as_other_types_stay_strings(pod, tmp_path, capsys):
+    """A switch or port named `null`, `on` or `no` (valid device and interface names) is a null
+    or a boolean to YAML 1.1 as a plain key: the overlay quotes it, so the identity and the
+    interface still belong to that name (ztp_server_identities["null"]), the others stay plain."""
+    import shutil
+
+    folder = tmp_path / "pod-128"
+    shutil.copytree(pod, folder)
+    listed = folder / "files/ztp/switches.yml"
+    listed.write_text(
+        listed.read_text().replace("{name: par-leaf-0001,", "{name: \"null\",", 1)
+        .replace("{name: par-leaf-0002,", "{name: \"on\",", 1)
+    )  # fmt: skip
+    cabling = folder / "files/cabling.csv"
+    cabling.write_text(cabling.read_text().replace(",npu-001,mgmt0,", ",npu-001,no,", 1))
+    code, text = _wanka(capsys, "site", "init", str(folder))
+    assert code == 0, text
+    site = folder.with_name("pod-128.site") / "group_vars/all/site.yml"
+    values = yaml.safe_load(site.read_text())
+    assert {"null", "on", "par-leaf-0003"} <= set(values["ztp_server_identities"])
+    assert (
+        None not in values["ztp_server_identities"] and True not in values["ztp_server_identities"]
+    )
+    assert "no" in values["wanka_site_interfaces"]["atlas-800t-a2"]
+    assert {"ztp_server_identities.null", "ztp_server_identities.on"} <= set(
+        values["wanka_site_required"]
+    )
+    assert '\n  par-leaf-0003: {esn: ""}' in site.read_text()  # plain where plain reads back
+
+
 @pytest.mark.slow  # four real ansible-playbook runs: seconds of CPU
 def test_check_names_exactly_what_is_left_then_passes_filled(pod, capsys, tmp_path):
     assert _wanka(capsys, "site", "init", str(pod), "--force")[0] == 0
