@@ -408,6 +408,24 @@ def test_twin_exec_refuses_a_device_that_is_not_a_name(device):
 
 
 @real
+@pytest.mark.parametrize("part", ["../x", "npu\nnetns del y", "a b"])
+def test_twin_exec_refuses_a_part_that_is_not_a_name(part):
+    done = subprocess.run([*WANKA, "twin", "exec", "--part", part, "par-leaf-0001", "id"],
+                          cwd=ROOT, env=ENV, capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 2 and "is not a VPN instance name" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@real
+def test_growing_into_a_hostile_folder_with_no_twin_up_is_refused(pod):
+    _edit(pod / "files/ip-plan.csv", ",10.102.0.1,npu-001,bmc", ',"10.102.0.1\nx",npu-001,bmc')
+    done = subprocess.run([*WANKA, "twin", "grow", str(pod)], cwd=ROOT, env=ENV,
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 2 and "no whole twin is up" in done.stderr, done.stderr
+    assert not (run.BASE / INSTANCE).exists() and not (run.BASE / f"{INSTANCE}.lock").exists()
+
+
+@real
 @pytest.mark.parametrize("instance", ["../x", "a-b", "A", "x" * 13])
 def test_an_instance_id_that_is_not_one_is_refused(instance):
     done = subprocess.run([*WANKA, "twin", "down"], cwd=ROOT, capture_output=True, text=True,
