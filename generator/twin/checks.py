@@ -95,6 +95,36 @@ POLL = 0.25  # seconds between looks at FRR's sessions and the FIBs
 LOOKERS = 8  # vtysh processes at once
 
 
+def cable_blame(p: Plan, dev, peer: str) -> str:
+    """Why the cable toward a BGP peer cannot carry the session, naming its cabling.csv row:
+    the port whose subnet holds the peer is cabled to a port whose addresses are in another
+    subnet (a swapped or mis-patched row), or to nothing. "" when the cable is not to blame."""
+    address = ipaddress.IPv4Address(peer)
+    iface = next(
+        (i for i in dev.interfaces.values() for a in i.addresses if address in a.network), None
+    )
+    if iface is None or (dev.name, iface.name) not in p.ports:
+        return ""
+    net = next(a.network for a in iface.addresses if address in a.network)
+    end = p.ports[(dev.name, iface.name)]
+    owner = {ns_if: key for key, ns_if in p.ports.items()}
+    for link in p.links:
+        if end not in (link.a, link.b):
+            continue
+        far_dev, far_port = owner.get(link.b if link.a == end else link.a, ("?", "?"))
+        far = p.devices.get(far_dev)
+        far_if = far.interfaces.get(far_port) if far else None
+        theirs = [a for a in far_if.addresses] if far_if else []
+        if any(a.network == net for a in theirs):
+            return ""
+        shown = ", ".join(str(a) for a in theirs) or "no address"
+        return (
+            f"files/cabling.csv:{link.line}: cable {link.cable} joins {dev.name} {iface.name} "
+            f"({net}) to {far_dev} {far_port} ({shown}), another subnet"
+        )
+    return f"{dev.where(iface.line)}: {iface.name} ({net}) has no cable in files/cabling.csv"
+
+
 def _down(p, bgp, ospf) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(namespace, failure) of each expected BGP session and OSPF adjacency that is not up."""
     asks = [(ns, "show bgp summary") for ns in sorted({e[1] for e in bgp})]
@@ -113,8 +143,9 @@ def _down(p, bgp, ospf) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
             .get("state", "absent")
         )
         if state != "Established":
+            down = f"{dev.where(line)}: {dev.name}: BGP peer {peer} (AS {asn}) is {state}"
             bgp_down.append(
-                (ns, f"{dev.where(line)}: {dev.name}: BGP peer {peer} (AS {asn}) is {state}")
+                (ns, f"{blame}; {down}" if (blame := cable_blame(p, dev, peer)) else down)
             )
     ospf_down = []
     for dev, ns, iface, line in ospf:

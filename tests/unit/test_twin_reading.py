@@ -374,3 +374,31 @@ def test_the_ecmp_width_to_prove_comes_from_the_cabling_and_the_catalog(tmp_path
     uplink = next(i for i, r in enumerate(rows) if "par-leaf-0001" in r and "par-spine-" in r)
     cabling.write_text("\n".join(rows[:uplink] + rows[uplink + 1 :]) + "\n")
     assert checks.design_width(plan.plan(folder, {}), "par-leaf-0001") == (15, 128)
+
+
+def test_a_session_down_across_a_mispatched_cable_names_the_cabling_row(tmp_path: Path) -> None:
+    """Two uplinks of par-leaf-0001 patched to each other's spine ports (cabling.csv rows
+    swapped on the far side): the BGP peers over them are blamed on those rows, not on the
+    configs' `peer` lines; the peers over the other uplinks are not blamed."""
+    folder = tmp_path / "pod-128"
+    shutil.copytree(POD, folder)
+    cabling = folder / "files" / "cabling.csv"
+    rows = cabling.read_text().splitlines()
+    first, second = (i for i, r in enumerate(rows) if r.startswith(("PAR-000065,", "PAR-000066,")))
+    a, b = rows[first].split(","), rows[second].split(",")
+    a[6:8], b[6:8] = b[6:8], a[6:8]  # b_device, b_port
+    rows[first], rows[second] = ",".join(a), ",".join(b)
+    cabling.write_text("\n".join(rows) + "\n")
+    p = plan.plan(folder, {})
+    leaf = p.devices["par-leaf-0001"]
+    blamed = {peer: checks.cable_blame(p, leaf, str(peer)) for peer, _, _ in leaf.bgp.peers}
+    named = sorted(b.split(":")[1] for b in blamed.values() if b)
+    assert named == [str(first + 1), str(second + 1)], blamed
+    assert all(
+        b.startswith("files/cabling.csv:") and "another subnet" in b for b in blamed.values() if b
+    )
+    good = plan.plan(POD, {})
+    peers = good.devices["par-leaf-0001"].bgp.peers
+    assert all(
+        checks.cable_blame(good, good.devices["par-leaf-0001"], str(a)) == "" for a, _, _ in peers
+    )
