@@ -221,7 +221,8 @@ def ztp_switches(folder: Path) -> list[str]:
         checked("port", s.get("interface"), at)
         checked("device", s.get("model"), at)
         for key in ("address", "gateway", "network", "netmask"):
-            address(str(s.get(key)), f"{at}: {key}")
+            if key != "gateway" or s.get(key) != "":  # none: the role refuses it, with its name
+                address(str(s.get(key)), f"{at}: {key}")
         if not isinstance(s.get("prefix"), int) or not 0 <= s["prefix"] <= 32:
             raise Refused(f"{at}: prefix '{s.get('prefix')}' is not 0 to 32")
         out.append(name)

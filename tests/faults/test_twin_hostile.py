@@ -340,6 +340,13 @@ def test_a_ztp_switch_name_with_a_dnsmasq_option(pod, tmp_path):
     refused(pod, tmp_path, "files/ztp/switches.yml")
 
 
+def test_a_ztp_switch_without_a_gateway_is_left_to_the_role(pod):
+    # an output from before the day-0 fixes (a5a7f7e) lists console-built switches so; the
+    # ztp_server role refuses it by name, and the twin reports that (test_twin's pre-fix test)
+    _edit(pod / "files/ztp/switches.yml", 'gateway: "10.102.0.1"', 'gateway: ""')
+    assert hosts.ztp_switches(pod)[0] == "par-leaf-0001"
+
+
 def test_the_real_pod_128_passes_every_check(tmp_path):
     copy = hosts.inventory(POD, tmp_path)
     assert (copy / "hosts.yml").read_bytes() == (POD / "hosts.yml").read_bytes()
