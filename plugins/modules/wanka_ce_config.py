@@ -365,7 +365,10 @@ def main() -> None:
     )
     p = module.params
     secret = {"authentication": p["snmp_auth_key"], "privacy": p["snmp_priv_key"]}
-    conn = connect(module)
+    try:
+        conn = connect(module)
+    except Exception as exc:  # a login that fails (no greeting end, SSH error): a message
+        module.fail_json(msg=f"{p['host']}:{p['port']}: login failed: {type(exc).__name__}: {exc}")
     ch = Channel(conn, p["timeout"], p["max_reply"], [*secret.values(), p["password"]])
     try:
         conn.clear_buffer()

@@ -46,7 +46,10 @@ def main() -> None:
         module.fail_json(msg=f"only display commands are run, not {p['command']!r}")
     if "\n" in p["command"] or "\r" in p["command"]:
         module.fail_json(msg="the command is one line")
-    conn = connect(module)
+    try:
+        conn = connect(module)
+    except Exception as exc:  # a login that fails (no greeting end, SSH error): a message
+        module.fail_json(msg=f"{p['host']}:{p['port']}: login failed: {type(exc).__name__}: {exc}")
     try:
         conn.clear_buffer()
         out = Channel(conn, p["timeout"], p["max_reply"], [p["password"]]).display(p["command"])

@@ -854,3 +854,11 @@ def test_wanka_ce_display_bounds_what_it_reads(ce_fleet, tmp_path):
     res, out = display("display lldp neighbor brief")
     assert res.returncode == 1 and "Traceback" not in res.stdout + res.stderr
     assert "longer than 16777216 bytes" in out["msg"]
+
+
+def test_a_login_that_never_shows_a_prompt_fails_with_a_message(ce_fleet, tmp_path):
+    sw, fleet = ce_fleet
+    sw.greeting = "Welcome (no prompt follows)\n"
+    res, out = _run_module(fleet, tmp_path, _startup("pod-128", "par-leaf-0001"), timeout=5)
+    assert res.returncode == 1 and "Traceback" not in res.stdout + res.stderr
+    assert f"127.0.0.1:{fleet.ports[sw.name]}: login failed: " in out["msg"]

@@ -63,7 +63,8 @@ replaces the earlier value of the same command.
 Hostile-device hooks for the tests (not device behaviour): `Switch.replies` maps a command to the
 text printed instead of its answer (a huge reply, a fake prompt inside a reply; the part after
 PAUSE comes half a second later), and
-`Switch.echo_keys` makes a refused SNMPv3 key come back inside the error line.
+`Switch.echo_keys` makes a refused SNMPv3 key come back inside the error line, and `Switch.greeting`
+replaces the login's Info line and prompt (a greeting without a prompt).
 """
 
 from __future__ import annotations
@@ -282,6 +283,7 @@ class Switch:
     keyed: int = 0  # keys set at the prompts (each gets its own ciphertext)
     replies: dict[str, str] = field(default_factory=dict)  # hostile hook: command -> its reply
     echo_keys: bool = False  # hostile hook: a refused key is echoed in the error line
+    greeting: str | None = None  # hostile hook: printed at login instead of the Info and prompt
 
     @property
     def engine_id(self) -> str:
@@ -494,7 +496,10 @@ class Session:
         return True
 
     async def run(self) -> None:
-        self.write(f"Info: The max number of VTY users is 21 (TEST DOUBLE).\n{self.prompt()}")
+        if self.sw.greeting is not None:
+            self.write(self.sw.greeting)
+        else:
+            self.write(f"Info: The max number of VTY users is 21 (TEST DOUBLE).\n{self.prompt()}")
         try:
             while True:
                 line = await self.p.stdin.readline()
