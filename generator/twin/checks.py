@@ -96,9 +96,10 @@ LOOKERS = 8  # vtysh processes at once
 
 
 def cable_blame(p: Plan, dev, peer: str) -> str:
-    """Why the cable toward a BGP peer cannot carry the session, naming its cabling.csv row:
-    the port whose subnet holds the peer is cabled to a port whose addresses are in another
-    subnet (a swapped or mis-patched row), or to nothing. "" when the cable is not to blame."""
+    """Why the cable toward a BGP peer (or from an OSPF interface, given its own address)
+    cannot carry the session, naming its cabling.csv row: the port whose subnet holds the
+    address is cabled to a port whose addresses are in another subnet (a swapped or
+    mis-patched row), or to nothing. "" when the cable is not to blame."""
     address = ipaddress.IPv4Address(peer)
     iface = next(
         (i for i in dev.interfaces.values() for a in i.addresses if address in a.network), None
@@ -157,9 +158,10 @@ def _down(p, bgp, ospf) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
             for n in group
         )
         if not full:
-            ospf_down.append(
-                (ns, f"{dev.where(line)}: {dev.name}: no Full OSPF adjacency on {iface.name}")
-            )
+            down = f"{dev.where(line)}: {dev.name}: no Full OSPF adjacency on {iface.name}"
+            mine = str(iface.addresses[0].ip) if iface.addresses else ""
+            blame = cable_blame(p, dev, mine) if mine else ""
+            ospf_down.append((ns, f"{blame}; {down}" if blame else down))
     return bgp_down, ospf_down
 
 
