@@ -36,7 +36,13 @@ from generator.model_settings import (  # noqa: F401  (re-exported: one model na
     Uplink,
 )
 from generator.records import Record
-from generator.vocab import LinkKind, Plane, Role  # the names the model spells (re-exported)
+from generator.vocab import (  # the names the model spells (re-exported)
+    LinkKind,
+    Plane,
+    RackKind,
+    Role,
+    Zone,
+)
 
 # Switch platforms wanka renders a switch configuration for (files/switches/, templates/switches/
 # <platform>/): `Device.configured`. Border routers and firewalls get files/border/ instead.
@@ -74,10 +80,10 @@ def netmask(prefix: int) -> str:
 
 class Rack(Record, kw_only=True):
     name: str  # e.g. T01-05
-    zone: str  # training | storage | management
+    zone: Zone
     row: int
     position: int  # 1-based position in its row
-    kind: str  # compute | storage | management | network
+    kind: RackKind
     x_m: float  # floor coordinates of the rack front, metres
     y_m: float
     height_u: int

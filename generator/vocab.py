@@ -1,4 +1,5 @@
-"""The closed vocabularies of the model: planes, device roles and link kinds, each named once.
+"""The closed vocabularies of the model: planes, device roles, link kinds, floor zones and rack
+kinds, each named once.
 
 Members are `StrEnum`s: they compare equal to, hash as and print as their strings, so the model's
 fields, the blueprint's keys and every output spell them as before. tests/unit/test_vocabulary.py
@@ -89,6 +90,26 @@ class LinkKind(StrEnum):
     UPLINK = "uplink"  # a switch to the tier above (or a firewall to the planes it faces)
     PEER_LINK = "peer-link"  # the two members of an M-LAG pair
     MGMT = "mgmt"  # a switch's management port to the out-of-band access switch
+
+
+class Zone(StrEnum):
+    """A floor zone (`Rack.zone`): the blueprint's `zones.<zone>` that holds racks, in floor order.
+    `zones.border` holds no racks: the border routers and firewalls stand in the management
+    zone's network racks (expand/devices.py `Placer.border`)."""
+
+    TRAINING = "training"  # rows of compute racks, and the parameter/storage spine row
+    STORAGE = "storage"  # the storage nodes' racks
+    MANAGEMENT = "management"  # the management nodes' racks, the cores and the border
+
+
+class RackKind(StrEnum):
+    """What a rack holds (`Rack.kind`); each kind's power budget is one blueprint setting
+    (analysis/checks.py `rack_budget`)."""
+
+    COMPUTE = "compute"  # NPU servers (and a top-of-rack parameter leaf), training zone only
+    STORAGE = "storage"  # storage nodes, storage zone only
+    MANAGEMENT = "management"  # management nodes, management zone only
+    NETWORK = "network"  # switches, routers and firewalls, in any zone (A and B sides)
 
 
 _MANAGEMENT = frozenset({Plane.INBAND, Plane.OOB})

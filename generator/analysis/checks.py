@@ -23,16 +23,12 @@ from generator.analysis.hardware import (
     switch_capabilities,
     switch_mtu,
 )
+from generator.errors import YamlPath
 from generator.expand.fabric import parse_ratio
-from generator.model import Cluster, ip
+from generator.expand.racks import budget_remedy, rack_budget
+from generator.model import Cluster, Rack, ip
 from generator.placement import RequestError, placement
-from generator.vocab import LinkKind, Plane, Role
-
-RACK_BUDGET = {  # the blueprint setting that budgets a rack's power, by rack kind
-    "compute": "zones.training.rack.power_kw",
-    "network": "zones.training.network_rack.power_kw",
-    "storage": "zones.storage.rack.power_kw",
-}
+from generator.vocab import LinkKind, Plane, RackKind, Role, Zone
 
 
 def check(cluster: Cluster, failures: Review | None = None) -> list[Finding]:
@@ -140,7 +136,7 @@ def ports_left(cluster: Cluster) -> Iterator[Finding]:
                 f"{len(partial)} parameter leaves are not full (e.g. {name} uses {used} of "
                 f"{fabric.down_lanes} host lanes): a job there gets fewer cards per leaf (make "
                 f"compute.cards a multiple of {full}, or plan the rest with growth.cards)",
-                ("compute",),
+                ("compute",),  # vocabulary: blueprint key
             )
         free = sum(fabric.down_lanes - n for _, n in partial)
         yield Finding(
@@ -162,8 +158,7 @@ def pool_usage(cluster: Cluster) -> Iterator[Finding]:
 def power_and_cooling(cluster: Cluster) -> Iterator[Finding]:
     zone_load: dict[str, float] = defaultdict(float)
     zone_budget: dict[str, float] = defaultdict(float)
-    tight: list[str] = []
-    zones_tight: set[str] = set()
+    tight: dict[YamlPath, list[Rack]] = defaultdict(list)  # by the setting that removes it
     for rack in cluster.racks:
         kw = rack.load_kw
         zone_load[rack.zone] += kw
@@ -173,21 +168,24 @@ def power_and_cooling(cluster: Cluster) -> Iterator[Finding]:
             yield Finding(
                 ERROR,
                 "rack-power",
-                f"rack {rack.name} draws {kw:.1f} kW, over its {limit:g} kW budget",
-                ("zones", rack.zone, "rack"),
+                f"rack {rack.name} ({rack.kind}) draws {kw:.1f} kW, over its {limit:g} kW "
+                f"{'cooling' if rack.cooling_kw < rack.power_kw else 'power'} budget "
+                f"({budget_remedy(rack, kw)})",
+                rack_budget(rack),
             )
         elif kw > 0.9 * limit:
-            tight.append(f"{rack.name} ({kw:.1f}/{limit:g} kW)")
-            zones_tight.add(
-                RACK_BUDGET.get((rack.zone, rack.kind), f"zones.{rack.zone}.rack.power_kw")
-            )
-    if tight:
-        shown = ", ".join(tight[:3]) + (f" and {len(tight) - 3} more" if len(tight) > 3 else "")
+            tight[rack_budget(rack)].append(rack)
+    for where, racks in tight.items():
+        shown = ", ".join(
+            f"{r.name} ({r.load_kw:.1f}/{min(r.power_kw, r.cooling_kw):g} kW)" for r in racks[:3]
+        ) + (f" and {len(racks) - 3} more" if len(racks) > 3 else "")
         yield Finding(
             WARNING,
             "rack-power",
-            f"{len(tight)} racks have less than 10% power headroom: {shown} (raise "
-            f"{' and '.join(sorted(zones_tight))}, or put fewer servers in a rack)",
+            f"{len(racks)} {racks[0].kind} {'racks have' if len(racks) > 1 else 'rack has'} less "
+            f"than 10% power headroom: {shown} "
+            f"({budget_remedy(racks[0])})",
+            where,
         )
     for zone in sorted(zone_load):
         yield Finding(
@@ -252,7 +250,7 @@ def _cdus(n: int) -> str:
 def cooling_stated(cluster: Cluster) -> Iterator[Finding]:
     """The training zone's cooling, said once with its alternative, and whether the blueprint
     chose it or the schema default (liquid) applied (Settings.cooling_chosen)."""
-    racks = [r for r in cluster.racks if r.zone == "training" and r.kind == "compute"]
+    racks = [r for r in cluster.racks if r.zone == Zone.TRAINING and r.kind == RackKind.COMPUTE]
     if not racks:
         return
     kind = racks[0].cooling

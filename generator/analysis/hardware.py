@@ -15,7 +15,7 @@ from generator.catalog import standard_length
 from generator.expand.layout import RACK_WIDTH_M, ROW_PITCH_M, run_length
 from generator.model import Cluster, Link, Rack
 from generator.model_hosts import JUMBO_FRAME_MAX, SWITCH_MTU_MAX
-from generator.vocab import Plane
+from generator.vocab import Plane, RackKind, Zone
 
 DOCUMENTATION_NETS = ((0xC0000200, 24), (0xC6336400, 24), (0xCB007100, 24))  # RFC 5737
 
@@ -326,7 +326,7 @@ def _rows_for_reach(cluster: Cluster, over: list[tuple[Link, float]]) -> tuple[i
     run's trunk added, as links.cable does."""
     rows: dict[int, int] = defaultdict(int)
     for r in cluster.racks:
-        if r.zone == "training" and r.kind == "compute":
+        if r.zone == Zone.TRAINING and r.kind == RackKind.COMPUTE:
             rows[r.row] += 1
     if not rows:
         return 0, 0
@@ -337,7 +337,7 @@ def _rows_for_reach(cluster: Cluster, over: list[tuple[Link, float]]) -> tuple[i
         return cluster.rack_by_name[cluster.device_by_name[device].rack]
 
     def row_of(rack: Rack) -> int:
-        return min(rack.row, last + 1) if rack.zone == "training" else last + 1
+        return min(rack.row, last + 1) if rack.zone == Zone.TRAINING else last + 1
 
     spans = []
     for x, _ in over:

@@ -30,9 +30,8 @@ USER = ("admin", "vault_border_admin_password")
 # trust 85 and local 100 (Huawei forum corpus-3126: "each security zone has a globally unique
 # security priority ... The DMZ ... namely, 50"; the business zone had 50 and was refused).
 BUILT_IN_ZONES = {"untrust": 5, "dmz": 50, "trust": 85, "local": 100}
-MGMT_ZONE = (
-    "management"  # the firewall's own management port (an interface in no zone passes nothing)
-)
+# The firewall's own management port (an interface in no zone passes nothing).
+MGMT_ZONE = "management"  # vocabulary: USG security zone
 ZONE_PRIORITY = {Plane.BUSINESS: 60, Plane.INBAND: 70, Plane.OOB: 80, MGMT_ZONE: 90}
 # service-manage keywords of the management port per required flow port: the management port
 # permits only HTTP, HTTPS and ping by default (USG admin guide sec_admin_network_interface_0073:

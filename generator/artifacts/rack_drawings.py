@@ -14,6 +14,7 @@ from markupsafe import Markup
 
 from generator.artifacts.drawings import COLOURS, _svg
 from generator.model import Cluster, Device, Rack
+from generator.vocab import RackKind
 
 U_PX = 10  # one rack unit, px: a 1U device holds one line of 8 px text
 RACK_W = 124
@@ -116,10 +117,10 @@ def elevation_svgs(cluster: Cluster) -> list[tuple[str, list[Markup]]]:
 
 
 KIND_COLOURS = {
-    "compute": "#4e79a7",
-    "network": "#f28e2b",
-    "storage": "#59a14f",
-    "management": "#9c755f",
+    RackKind.COMPUTE: "#4e79a7",
+    RackKind.NETWORK: "#f28e2b",
+    RackKind.STORAGE: "#59a14f",
+    RackKind.MANAGEMENT: "#9c755f",
 }
 LEFT = 150  # row labels
 DEPTH = 26  # a rack's depth on the plan, px

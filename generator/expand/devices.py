@@ -27,7 +27,7 @@ from generator.model import (
     port_sort_key,
 )
 from generator.records import replace
-from generator.vocab import LinkKind, Plane, Role
+from generator.vocab import LinkKind, Plane, Role, Zone
 
 ASN_OFFSET = {
     Plane.PARAMETER: 0,
@@ -115,14 +115,14 @@ class Placer:
     def __init__(self, bp: Blueprint, floor: Floor, catalog: Catalog) -> None:
         self.floor, self.catalog, self.placed = floor, catalog, Placed()
         self.net_power = bp.zones.training.network_rack.power_kw
-        self.spine_row = floor.new_row("training")
-        self.mgmt_row = floor.zone_rows["management"]
+        self.spine_row = floor.new_row(Zone.TRAINING)
+        self.mgmt_row = floor.zone_rows[Zone.MANAGEMENT]
 
     def row_of(self, dev: str) -> tuple[str, int]:
         slot = self.floor.racks[self.floor.position[dev][0]]
         return slot.zone, slot.row
 
-    def switch(self, name: str, role: str, plane: str, model: str, zone: str, row: int, side: int):
+    def switch(self, name: str, role: str, plane: str, model: str, zone: Zone, row: int, side: int):
         m = self.catalog.switches[model]
         self.placed.model[name], self.placed.role[name] = m, (role, plane)
         self.floor.place_network(
@@ -159,9 +159,9 @@ class Placer:
                     side=leaf.index % 2,
                 )
         zone, row = (
-            ("training", self.spine_row)
-            if spec.upper_zone == "training"
-            else ("management", self.mgmt_row)
+            (Zone.TRAINING, self.spine_row)
+            if spec.upper_zone == Zone.TRAINING
+            else (Zone.MANAGEMENT, self.mgmt_row)
         )
         for sw, role, model in (
             *((sp, spec.upper_role, spec.spine) for sp in b.spines),
@@ -185,7 +185,7 @@ class Placer:
                 role=role,
                 plane=Plane.BORDER,
                 model=model,
-                zone="management",
+                zone=Zone.MANAGEMENT,
                 row=self.mgmt_row,
                 side=side,
             )

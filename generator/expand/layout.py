@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from generator.errors import BlueprintError, Problem
 from generator.model import Rack
+from generator.vocab import RackKind, Zone
 
 RACK_WIDTH_M = 0.6
 ROW_PITCH_M = 3.0  # rack depth + aisle
@@ -14,7 +15,7 @@ ZONE_GAP_M = 6.0
 VERTICAL_M = 2.0  # run from a port up to the overhead tray, each end
 SLACK_M = 1.0
 U_M = 0.0445
-ZONE_LETTER = {"training": "T", "storage": "S", "management": "M"}
+ZONE_LETTER = {Zone.TRAINING: "T", Zone.STORAGE: "S", Zone.MANAGEMENT: "M"}  # T01-05, S01-01
 
 
 @dataclass(slots=True)
@@ -22,10 +23,10 @@ class RackSlot:
     """A rack being filled; frozen into a `Rack` at the end."""
 
     name: str
-    zone: str
+    zone: Zone
     row: int
     position: int
-    kind: str
+    kind: RackKind
     height_u: int
     power_kw: float
     cooling_kw: float
@@ -54,20 +55,20 @@ class Floor:
     """All racks, row by row, zone by zone; hands out positions."""
 
     racks: dict[str, RackSlot] = field(default_factory=dict)
-    rows: dict[tuple[str, int], list[RackSlot]] = field(default_factory=dict)
-    zone_rows: dict[str, int] = field(default_factory=dict)
+    rows: dict[tuple[Zone, int], list[RackSlot]] = field(default_factory=dict)
+    zone_rows: dict[Zone, int] = field(default_factory=dict)
     position: dict[str, tuple[str, int]] = field(default_factory=dict)  # device -> (rack, u)
 
-    def new_row(self, zone: str) -> int:
+    def new_row(self, zone: Zone) -> int:
         self.zone_rows[zone] = self.zone_rows.get(zone, 0) + 1
         self.rows[(zone, self.zone_rows[zone])] = []
         return self.zone_rows[zone]
 
     def new_rack(
         self,
-        zone: str,
+        zone: Zone,
         row: int,
-        kind: str,
+        kind: RackKind,
         height_u: int,
         power_kw: float,
         cooling_kw: float,
@@ -94,7 +95,7 @@ class Floor:
 
     def place_network(
         self,
-        zone: str,
+        zone: Zone,
         row: int,
         name: str,
         height_u: int,
@@ -103,13 +104,14 @@ class Floor:
         side: int = 0,
     ) -> None:
         """Stack a switch into the row's network racks of its side (A/B), opening one when full."""
-        racks = [r for r in self.rows[(zone, row)] if r.kind == "network" and r.side == side]
+        network = RackKind.NETWORK
+        racks = [r for r in self.rows[(zone, row)] if r.kind == network and r.side == side]
         rack = racks[-1] if racks and racks[-1].fits(height_u, power_w) else None
         if rack is None:
             rack = self.new_rack(
                 zone=zone,
                 row=row,
-                kind="network",
+                kind=network,
                 height_u=42,
                 power_kw=power_kw,
                 cooling_kw=power_kw,
@@ -123,13 +125,14 @@ class Floor:
                             ("zones", "training", "network_rack", "power_kw"),
                             f"{name} ({height_u}U, {power_w / 1000:g} kW) does not fit an empty "
                             f"42U network rack of {power_kw:g} kW",
-                            f"raise network_rack.power_kw to at least {math.ceil(power_w / 1000)}",
+                            "raise zones.training.network_rack.power_kw to at least "
+                            f"{math.ceil(power_w / 1000)}",
                         )
                     ]
                 )
         self.place(rack, name, height_u, power_w)
 
-    def freeze(self, zone_order: tuple[str, ...]) -> tuple[Rack, ...]:
+    def freeze(self, zone_order: tuple[Zone, ...]) -> tuple[Rack, ...]:
         out = []
         y = 0.0
         for zone in zone_order:

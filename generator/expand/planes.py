@@ -10,7 +10,7 @@ from generator.blueprint.spec import Blueprint, LosslessSpec
 from generator.errors import YamlPath
 from generator.expand.fabric import parse_ratio
 from generator.model import Lossless, SwitchMtu
-from generator.vocab import Plane, Role
+from generator.vocab import Plane, Role, Zone
 
 PLANE_CODE = {
     Plane.PARAMETER: "par",
@@ -57,7 +57,7 @@ class PlaneSpec:
     subnet_per_group: bool = False
     bond: str = ""
     vlan: int = 0
-    upper_zone: str = "management"
+    upper_zone: Zone = Zone.MANAGEMENT
 
 
 def plane_specs(bp: Blueprint) -> dict[str, PlaneSpec]:
@@ -81,7 +81,7 @@ def plane_specs(bp: Blueprint) -> dict[str, PlaneSpec]:
             routing=pn.routing.protocol,
             multi_rail=pn.rail == "multi",
             dual_homed=False,
-            upper_zone="training",
+            upper_zone=Zone.TRAINING,
             vlan=HOST_VLAN["parameter"],
         ),
         Plane.STORAGE: PlaneSpec(
@@ -97,7 +97,7 @@ def plane_specs(bp: Blueprint) -> dict[str, PlaneSpec]:
             spine_count=sn.spine.count,
             pool=sn.pool,
             routing="bgp",
-            upper_zone="training",
+            upper_zone=Zone.TRAINING,
             vlan=HOST_VLAN["storage"],
         ),
         Plane.BUSINESS: PlaneSpec(

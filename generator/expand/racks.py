@@ -3,18 +3,63 @@ and liquid-cooled racks onto CDUs."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from generator.blueprint.semantic import spec_servers
 from generator.blueprint.spec import Blueprint, Training
 from generator.catalog import Catalog, HostModel
-from generator.errors import BlueprintError, Problem
+from generator.errors import BlueprintError, Problem, YamlPath, format_path
 from generator.expand.layout import Floor
 from generator.model import Cdu, Device, Rack
 from generator.records import replace
+from generator.vocab import RackKind, Zone
 
-ZONES = ("training", "storage", "management")
+ZONES = tuple(Zone)  # floor order
+# The management zone has no rack setting: its racks take 16 nodes on a 15 kW budget each.
+MANAGEMENT_RACK_NODES, MANAGEMENT_RACK_KW = 16, 15
+
+
+# The blueprint setting that bounds a rack's power, by what the rack holds (analysis/checks.py
+# power_and_cooling names it in its rack-power findings). The kind decides it: compute racks
+# stand in the training zone only, storage and management racks in their own zone (place_hosts),
+# and every network rack, in whichever zone it stands (a training row, the spine row, the storage
+# or management zone), takes zones.training.network_rack.power_kw (expand/devices.py Placer).
+# Management racks have no setting (MANAGEMENT_RACK_KW): a node model of lower power removes
+# their finding.
+RACK_BUDGET: dict[RackKind, YamlPath] = {
+    RackKind.COMPUTE: ("zones", "training", "rack", "power_kw"),
+    RackKind.NETWORK: ("zones", "training", "network_rack", "power_kw"),
+    RackKind.STORAGE: ("zones", "storage", "rack", "power_kw"),
+    RackKind.MANAGEMENT: ("zones", "management", "model"),
+}
+_FEWER = {  # the other setting that removes it: fewer hosts in a rack
+    RackKind.COMPUTE: "zones.training.rack.servers",
+    RackKind.STORAGE: "zones.storage.rack.nodes",
+}
+
+
+def rack_budget(rack: Rack) -> YamlPath:
+    """The YAML path of the blueprint setting that removes a rack-power finding about `rack`: its
+    power budget, a compute rack's cooling when that is the lower of the two, or a management
+    rack's node model (the one setting of that zone that changes its racks' load)."""
+    if rack.kind == RackKind.COMPUTE and rack.cooling_kw < rack.power_kw:
+        return ("zones", "training", "rack", "cooling_kw")
+    return RACK_BUDGET[rack.kind]
+
+
+def budget_remedy(rack: Rack, at_least: float | None = None) -> str:
+    """What removes a rack-power finding: the setting to raise (to `at_least` kW when given), or
+    the other change that does it."""
+    where = format_path(rack_budget(rack))
+    if rack.kind == RackKind.MANAGEMENT:
+        return (
+            f"management racks take {MANAGEMENT_RACK_NODES} nodes on a {MANAGEMENT_RACK_KW} kW "
+            f"budget, no blueprint setting: choose a {where} of lower power"
+        )
+    raise_it = f"raise {where}" + (f" to at least {math.ceil(at_least)}" if at_least else "")
+    return f"{raise_it}, or lower {_FEWER[rack.kind]}" if rack.kind in _FEWER else raise_it
 
 
 @dataclass(slots=True)
@@ -71,12 +116,12 @@ def place_hosts(bp: Blueprint, catalog: Catalog, floor: Floor) -> Hosts:
     row, rack = 0, None
     for i, name in enumerate(servers):
         if i % per_rack == 0:
-            if row == 0 or len(floor.rows[("training", row)]) == tz.row.racks:
-                row = floor.new_row("training")
+            if row == 0 or len(floor.rows[(Zone.TRAINING, row)]) == tz.row.racks:
+                row = floor.new_row(Zone.TRAINING)
             rack = floor.new_rack(
-                zone="training",
+                zone=Zone.TRAINING,
                 row=row,
-                kind="compute",
+                kind=RackKind.COMPUTE,
                 height_u=rack_cfg.height_u,
                 power_kw=power_kw,
                 cooling_kw=cooling_kw,
@@ -88,7 +133,8 @@ def place_hosts(bp: Blueprint, catalog: Catalog, floor: Floor) -> Hosts:
     storage = [f"stor-{i + 1:03d}" for i in range(sz.nodes.count)]
     fill_zone(
         floor=floor,
-        zone="storage",
+        zone=Zone.STORAGE,
+        kind=RackKind.STORAGE,
         names=storage,
         model=catalog.hosts[sz.nodes.model],
         per_rack=sz.rack.nodes,
@@ -98,21 +144,23 @@ def place_hosts(bp: Blueprint, catalog: Catalog, floor: Floor) -> Hosts:
     management = [f"{role}-{i + 1:02d}" for role, n in sorted(mz.nodes.items()) for i in range(n)]
     fill_zone(
         floor=floor,
-        zone="management",
+        zone=Zone.MANAGEMENT,
+        kind=RackKind.MANAGEMENT,
         names=management,
         model=catalog.hosts[mz.model],
-        per_rack=16,
-        power_kw=15,
+        per_rack=MANAGEMENT_RACK_NODES,
+        power_kw=MANAGEMENT_RACK_KW,
         out=model,
     )
-    if not floor.zone_rows.get("management"):
-        floor.new_row("management")
+    if not floor.zone_rows.get(Zone.MANAGEMENT):
+        floor.new_row(Zone.MANAGEMENT)
     return Hosts(servers, storage, management, model)
 
 
 def fill_zone(
     floor: Floor,
-    zone: str,
+    zone: Zone,
+    kind: RackKind,
     names: list[str],
     model: HostModel,
     per_rack: int,
@@ -129,7 +177,7 @@ def fill_zone(
             rack = floor.new_rack(
                 zone=zone,
                 row=row,
-                kind=zone,
+                kind=kind,
                 height_u=42,
                 power_kw=budget,
                 cooling_kw=budget,
@@ -152,7 +200,7 @@ def assign_cdus(racks: tuple[Rack, ...], floor: Floor, tz: Training) -> tuple[Cd
     loads = [
         (r.name, floor.racks[r.name].load_w / 1000)
         for r in racks
-        if r.zone == "training" and r.kind == "compute"
+        if r.zone == Zone.TRAINING and r.kind == RackKind.COMPUTE
     ]
     if not loads:
         return ()

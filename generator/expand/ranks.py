@@ -23,7 +23,7 @@ from generator.model import (
     Rack,
 )
 from generator.records import replace
-from generator.vocab import LinkKind, Plane, Role
+from generator.vocab import LinkKind, Plane, RackKind, Role, Zone
 
 CODE = PLANE_CODE["parameter"]
 
@@ -115,7 +115,9 @@ def domain_namer(
     by their first leaf's index, pods and supernodes by the model's numbers."""
     rack_ids = {
         r.name: Domain(kind="rack", index=i, name=r.name)
-        for i, r in enumerate(x for x in racks if x.zone == "training" and x.kind == "compute")
+        for i, r in enumerate(
+            x for x in racks if x.zone == Zone.TRAINING and x.kind == RackKind.COMPUTE
+        )
     }
     cdu_of = {
         r: Domain(kind="cdu", index=i, name=c.name) for i, c in enumerate(cdus) for r in c.racks

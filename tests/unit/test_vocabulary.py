@@ -1,8 +1,10 @@
-"""One spelling of each plane, role and link kind name in generator/ (issue #33 item 2).
+"""One spelling of each plane, role, link kind, floor zone and rack kind name in generator/ (issue
+#33 item 2, issue #41 item 5).
 
-generator/vocab.py defines `Plane`, `Role` and `LinkKind`; everywhere else a group of those names
+generator/vocab.py defines `Plane`, `Role`, `LinkKind`, `Zone` and `RackKind`; everywhere else a
+group of those names
 (a tuple, list, set or dict keyed by them), a comparison with one, and a value given one (an
-assignment, a return, either branch of a conditional, a `plane=`/`role=`/`kind=` argument) is
+assignment, a return, either branch of a conditional, a `plane=`/`role=`/`kind=`/`zone=` argument) is
 written with the members.
 A string literal equal to one of the names is allowed where it is text, not a name: docstrings,
 messages and f-strings, YAML paths of the blueprint (a tuple that also holds other strings),
@@ -19,15 +21,17 @@ from pathlib import Path
 
 import yaml
 
-from generator.vocab import LinkKind, Plane, Role
+from generator.vocab import LinkKind, Plane, RackKind, Role, Zone
 
 ROOT = Path(__file__).resolve().parents[2]
 GENERATOR = ROOT / "generator"
-NAMES = {m.value for cls in (Plane, Role, LinkKind) for m in cls}
+VOCABULARIES = (Plane, Role, LinkKind, Zone, RackKind)
+NAMES = {m.value for cls in VOCABULARIES for m in cls}
 
 
-# keyword arguments that name a plane, role or link kind (Device(role=...), Wire(kind=...))
-_FIELDS = {"plane", "role", "kind", "leaf_role", "upper_role"}
+# keyword arguments that name a plane, role, link kind, zone or rack kind (Device(role=...),
+# Wire(kind=...), Rack(zone=..., kind=...))
+_FIELDS = {"plane", "role", "kind", "leaf_role", "upper_role", "zone", "upper_zone"}
 
 
 def _is_name(n: ast.AST) -> bool:
@@ -71,14 +75,23 @@ def spellings(source: str) -> list[tuple[int, str]]:
     )
 
 
+# Words of another vocabulary in files not yet marked line by line: the twin reads "network" as
+# the VRP `network` command (OSPF) and as an ip-rule argument type (twin/plan.py _RULE_WORDS),
+# never a rack kind. A mark (`# vocabulary: VRP keyword`) on those lines would replace this.
+OTHER_WORDS = {("generator/twin/vrp.py", "network"), ("generator/twin/plan.py", "network")}
+
+
 def test_generator_spells_each_name_once():
     spelled = [
         f"{path.relative_to(ROOT)}:{line}: {name!r}"
         for path in sorted(GENERATOR.rglob("*.py"))
         if path.name != "vocab.py"
         for line, name in spellings(path.read_text(encoding="utf-8"))
+        if (path.relative_to(ROOT).as_posix(), name) not in OTHER_WORDS
     ]
-    assert not spelled, "use Plane/Role/LinkKind from generator.vocab:\n" + "\n".join(spelled)
+    assert not spelled, "use Plane/Role/LinkKind/Zone/RackKind from generator.vocab:\n" + "\n".join(
+        spelled
+    )
 
 
 def test_the_check_finds_each_form():
@@ -107,6 +120,10 @@ def f(d, link):
     assert spellings(marked) == []
     values = 'role = "leaf"\nw = Wire(kind="uplink", speed=400)\nx = "oob" if y else "pod"\ndef f():\n    return "firewall"\n'
     assert spellings(values) == [(1, "leaf"), (2, "uplink"), (3, "oob"), (5, "firewall")]
+    racks = (
+        'r = Rack(zone="training", kind="network")\nx = [r for r in rs if r.kind == "compute"]\n'
+    )
+    assert spellings(racks) == [(1, "network"), (1, "training"), (2, "compute")]
 
 
 def test_members_are_their_strings():
@@ -137,3 +154,32 @@ def test_host_roles_are_the_catalog_server_kinds():
     }
     assert kinds == {r for r in Role if r.is_host}
     assert all(r.is_switch != r.is_host for r in Role)
+
+
+def _schema_has(schema: dict, path: tuple[str, ...]) -> bool:
+    node = schema
+    for key in path:
+        node = node.get("properties", {}).get(key)
+        if node is None:
+            return False
+    return True
+
+
+def test_zones_are_the_blueprint_zones_that_hold_racks():
+    """Every `zones.<zone>` of the schema is a Zone, but the border: its routers and firewalls
+    stand in the management zone's network racks (a Plane, not a floor zone)."""
+    schema = json.loads((GENERATOR / "blueprint" / "wanka-v1.schema.json").read_text())
+    zones = set(schema["properties"]["zones"]["properties"])
+    assert {z.value for z in Zone} == zones - {"border"} and "border" in set(Plane)
+
+
+def test_each_rack_kind_names_a_budget_setting_the_schema_has():
+    """The setting a rack-power finding sends the user to is a key they can write (issue #41
+    item 5: the network racks were sent to zones.<zone>.rack.power_kw)."""
+    from generator.expand.racks import RACK_BUDGET
+
+    schema = json.loads((GENERATOR / "blueprint" / "wanka-v1.schema.json").read_text())
+    assert set(RACK_BUDGET) == set(RackKind)
+    missing = [path for path in RACK_BUDGET.values() if not _schema_has(schema, path)]
+    assert not missing
+    assert RACK_BUDGET[RackKind.NETWORK] == ("zones", "training", "network_rack", "power_kw")
