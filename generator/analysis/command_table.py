@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 
 import yaml
+
+from generator.analysis.command_grammar import TOKEN, Node, grammar, read
 
 UNCONFIRMED = "[unconfirmed]"
 TRANSLATED = "translated"  # a form `wanka twin` reproduces (the table's `twin:` field)
@@ -42,7 +44,6 @@ PLACEHOLDERS = {
     "secret": r"\{\{ \w+ \}\}|\S+",
     "text": r".+",
 }
-_TOKEN = re.compile(r"<([\w-]+)(?::(\d+)-(\d+))?>|\{([^{}]+)\}")
 INTERFACE_KINDS = ("ethernet", "eth-trunk", "vlanif", "loopback", "meth")
 _KIND_PREFIXES = (("Eth-Trunk", "eth-trunk"), ("Vlanif", "vlanif"), ("LoopBack", "loopback"))
 
@@ -115,7 +116,7 @@ def compile_form(form: str) -> tuple[re.Pattern[str], tuple[tuple[str, str, int,
     """A form as a regular expression over the whole line, and its range checks (group, kind,
     low, high) for <int:LO-HI> and <ints:LO-HI>."""
     parts, checks, pos = [], [], 0
-    for i, m in enumerate(_TOKEN.finditer(form)):
+    for i, m in enumerate(TOKEN.finditer(form)):
         parts.append(re.escape(form[pos : m.start()]))
         pos = m.end()
         if m.group(4):
@@ -137,7 +138,7 @@ def compile_form(form: str) -> tuple[re.Pattern[str], tuple[tuple[str, str, int,
 def _first_word(form: str) -> str | None:
     """The literal first word of a form (its index key), or None when it has a placeholder."""
     word = form.split(" ", 1)[0]
-    return None if _TOKEN.search(word) else word
+    return None if TOKEN.search(word) else word
 
 
 class CommandTable:
@@ -153,7 +154,7 @@ class CommandTable:
     ) -> None:
         self.views = dict(views)
         self.twin_items = dict(twin_items or {})
-        self._grammar: dict[tuple[str, str], _Node] = {}
+        self._grammar: dict[tuple[str, str], Node] = {}
         self.commands: dict[str, list[Command]] = {}
         self._compiled: dict[Command, tuple[re.Pattern[str], tuple[Any, ...]]] = {}
         self._index: dict[tuple[str, str], dict[str | None, list[Command]]] = {}
@@ -166,7 +167,7 @@ class CommandTable:
                     raise ValueError(f"{c.platform} {c.form!r}: view {v!r} is not in `views`")
             if bad := set(c.interfaces) - set(INTERFACE_KINDS):
                 raise ValueError(f"{c.platform} {c.form!r}: unknown interface kinds {bad}")
-            if bad := {m[1] for m in _TOKEN.finditer(c.form) if m[1]} - set(PLACEHOLDERS):
+            if bad := {m[1] for m in TOKEN.finditer(c.form) if m[1]} - set(PLACEHOLDERS):
                 raise ValueError(f"{c.form!r}: unknown placeholders {sorted(bad)}")
             if c.twin and c.twin != TRANSLATED and c.twin not in self.twin_items:
                 raise ValueError(f"{c.platform} {c.form!r}: twin {c.twin!r} is not in `twin`")
@@ -264,37 +265,13 @@ class CommandTable:
         return f"not a {platform} form of view {view}{where}"
 
     def canonical(self, platform: str, view: str, text: str) -> str:
-        """A line as the device reads it: words split at any run of whitespace, each keyword of
-        the view's forms (and `any`'s) in the table's spelling when it is given in another case
-        or incomplete but matches exactly one keyword at its position ("Incomplete Keyword":
-        CE6800 V300R023C00 configuration guide, Basic Configuration > CLI Overview > How to Use
-        the CLI > Editing Command Lines; the same page: "The keywords in the commands are case
-        insensitive"). Parameters keep their spelling; words past what the forms know stay as
-        typed (so the line then matches no form and is refused)."""
+        """A line as the device reads it (command_grammar.read), by the keywords of the forms
+        of its view and of `any`."""
         node = self._grammar.get((platform, view))
         if node is None:
-            node = self._grammar[(platform, view)] = _grammar(
-                c.form for v in (view, "any") for c in self._by_view(platform, v)
-            )
-        parts = text.split()
-        for i, word in enumerate(parts):
-            low = word.lower()
-            nxt = node.keywords.get(low)
-            if nxt is None:
-                found = [k for k in node.keywords if k.startswith(low)]
-                if len(found) == 1:
-                    nxt = node.keywords[found[0]]
-                    low = found[0]
-            if nxt is not None:
-                parts[i] = node.spelling[low]
-            elif node.rest:
-                break
-            elif node.arg is not None:
-                nxt = node.arg
-            else:
-                break
-            node = nxt
-        return " ".join(parts)
+            forms = (c.form for v in (view, "any") for c in self._by_view(platform, v))
+            node = self._grammar[(platform, view)] = grammar(forms)
+        return read(node, text)
 
     def _by_view(self, platform: str, view: str) -> Iterator[Command]:
         for commands in self._index.get((platform, view), {}).values():
@@ -308,48 +285,6 @@ class CommandTable:
                 m = pattern.fullmatch(text)
                 return interface_kind(m.group(group)) if m else kind
         return kind
-
-
-@dataclass(eq=False)
-class _Node:
-    """A position in the forms of a view: the keywords that may come next (by their lower-case
-    spelling, `spelling` the table's), where a parameter leads, and whether the rest of the line
-    is free text (<text>)."""
-
-    keywords: dict[str, _Node] = field(default_factory=dict)
-    spelling: dict[str, str] = field(default_factory=dict)
-    arg: _Node | None = None
-    rest: bool = False
-
-
-def _grammar(forms: Iterable[str]) -> _Node:
-    """The keywords of a view's forms as a tree, for CommandTable.canonical. A form whose word
-    mixes a keyword and a placeholder (`!<text>`) adds nothing past that word."""
-    root = _Node()
-    for form in forms:
-        node = root
-        for word in form.split():
-            whole = _TOKEN.fullmatch(word)
-            if whole is None and _TOKEN.search(word):
-                break
-            if whole is not None and whole.group(4):
-                nxt = _Node()
-                for alt in whole.group(4).split("|"):
-                    nxt = node.keywords.setdefault(alt.lower(), nxt)
-                    node.spelling[alt.lower()] = alt
-                node = nxt
-            elif whole is not None and whole.group(1) == "text":
-                node.rest = True
-                break
-            elif whole is not None:
-                node.arg = node.arg or _Node()
-                if whole.group(1) == "ints":
-                    node.arg.arg = node.arg
-                node = node.arg
-            else:
-                node.spelling[word.lower()] = word
-                node = node.keywords.setdefault(word.lower(), _Node())
-    return root
 
 
 def walk(text: str, platform: str, table: CommandTable | None = None) -> Iterator[Line]:
@@ -465,7 +400,7 @@ def parse_table(data: Mapping[str, Any]) -> CommandTable:
 
 
 # The tokens of a display form beyond PLACEHOLDERS (Command.display): what each shows.
-DISPLAY_TOKENS = {"dotted": "mask", "network": "ip", "host-name": None}
+DISPLAYTOKENS = {"dotted": "mask", "network": "ip", "host-name": None}
 
 
 def check_display(c: Command) -> None:
@@ -487,13 +422,13 @@ def check_display(c: Command) -> None:
         if not compile_form(c.form)[0].fullmatch(shown[12:]):
             raise ValueError(f"{where}: display {shown!r} is not a line of the form")
         return
-    typed = [m[1] for m in _TOKEN.finditer(c.form) if m[1]]
+    typed = [m[1] for m in TOKEN.finditer(c.form) if m[1]]
     used = []
-    for m in _TOKEN.finditer(shown):
-        if m[4] or (m[1] not in PLACEHOLDERS and m[1] not in DISPLAY_TOKENS):
+    for m in TOKEN.finditer(shown):
+        if m[4] or (m[1] not in PLACEHOLDERS and m[1] not in DISPLAYTOKENS):
             raise ValueError(f"{where}: display form {shown!r}: {m[0]} is no display token")
-        if m[1] in PLACEHOLDERS or DISPLAY_TOKENS[m[1]]:
-            used.append(DISPLAY_TOKENS.get(m[1]) or m[1])
+        if m[1] in PLACEHOLDERS or DISPLAYTOKENS[m[1]]:
+            used.append(DISPLAYTOKENS.get(m[1]) or m[1])
     if used != typed:
         raise ValueError(f"{where}: display form {shown!r} shows {used}, the form has {typed}")
 
