@@ -6,6 +6,9 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
+import subprocess
+import sys
+import warnings
 from pathlib import Path
 
 from generator.analysis import INFO, Finding, analyse
@@ -101,14 +104,35 @@ def test_analysis_and_emitters_read_settings_not_the_blueprint():
         assert "cluster.blueprint" not in text and "build_catalog" not in text, path.name
 
 
-def test_no_module_is_over_450_lines():
-    """#12: small modules; a module that grows past this is split by what it does."""
+def test_the_import_contracts_hold():
+    """The stages import only the layers below them (catalog < blueprint < model < expand <
+    analysis < artifacts < pipeline < cli), and verify and the twin import neither the model,
+    expand, the emitters, the pipeline nor the CLI: .importlinter, checked by import-linter. A
+    layer, not a module's size, decides where code lives (issue #44 item 4); sizes are reported
+    (test_module_sizes_are_reported)."""
+    code = (
+        "import sys; from importlinter.cli import lint_imports; "
+        "sys.exit(lint_imports(config_filename='.importlinter', no_cache=True, no_logo=True))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=GENERATOR.parent, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 kept, 0 broken" in done.stdout
+
+
+LONG = 450  # lines: above it a module is reported, to be split by what it does when it pays
+
+
+def test_module_sizes_are_reported():
+    """The modules over LONG lines, as a warning in the test summary (not a gate)."""
     long = {
         str(p.relative_to(GENERATOR)): n
         for p in GENERATOR.rglob("*.py")
-        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 450
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > LONG
     }
-    assert not long, long
+    if long:
+        warnings.warn(f"modules over {LONG} lines: {long}", stacklevel=1)
 
 
 def test_no_module_level_state_in_the_analysis():
