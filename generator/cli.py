@@ -50,34 +50,12 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         return EXIT_PIPE
     except OSError as err:
+        from generator.errors import os_error
+
         return _fail(os_error(err))
 
 
 EXIT_PIPE = 141  # as a shell reports a command ended by SIGPIPE (128 + 13)
-
-
-def os_error(err: OSError) -> str:
-    """`cannot write out/x: Permission denied` from an OSError, without a traceback."""
-    names = " -> ".join(str(f) for f in (err.filename, err.filename2) if f is not None)
-    if not names and (gone := _gone_cwd()) is not None:  # os.getcwd() failed: ENOENT, no name
-        return (
-            f"the working folder {gone} no longer exists (deleted or moved); cd to one that exists"
-        )
-    return f"{names}: {err.strerror or err}" if names else str(err.strerror or err)
-
-
-def _gone_cwd() -> str | None:
-    """The working folder's path when it has been deleted (os.getcwd fails), else None: as the
-    kernel names it (/proc/self/cwd: `PATH (deleted)`), else as the shell left it in $PWD."""
-    try:
-        os.getcwd()
-        return None
-    except FileNotFoundError:
-        pass
-    try:
-        return os.readlink("/proc/self/cwd").removesuffix(" (deleted)")
-    except OSError:
-        return os.environ.get("PWD") or "(its name is unknown)"
 
 
 def _silence_stdout() -> None:
@@ -458,8 +436,5 @@ _COMMANDS = {
     "site": _site,
     "catalog": _catalog,
     "ansible-path": _ansible_path,
-    # `twin exec DEVICE CMD`: the twin reads CMD as args.command (parsed as exec_argv, see arguments)
-    "twin": lambda args: __import__("generator.twin").twin.main(
-        argparse.Namespace(**{**vars(args), "command": getattr(args, "exec_argv", args.command)})
-    ),
+    "twin": lambda args: __import__("generator.twin").twin.main(args),
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -77,3 +78,27 @@ class BlueprintError(Exception):
                 text += f" ({p.hint})"
             lines.append(text)
         return "\n".join(lines)
+
+
+def os_error(err: OSError) -> str:
+    """`cannot write out/x: Permission denied` from an OSError, without a traceback."""
+    names = " -> ".join(str(f) for f in (err.filename, err.filename2) if f is not None)
+    if not names and (gone := _gone_cwd()) is not None:  # os.getcwd() failed: ENOENT, no name
+        return (
+            f"the working folder {gone} no longer exists (deleted or moved); cd to one that exists"
+        )
+    return f"{names}: {err.strerror or err}" if names else str(err.strerror or err)
+
+
+def _gone_cwd() -> str | None:
+    """The working folder's path when it has been deleted (os.getcwd fails), else None: as the
+    kernel names it (/proc/self/cwd: `PATH (deleted)`), else as the shell left it in $PWD."""
+    try:
+        os.getcwd()
+        return None
+    except FileNotFoundError:
+        pass
+    try:
+        return os.readlink("/proc/self/cwd").removesuffix(" (deleted)")
+    except OSError:
+        return os.environ.get("PWD") or "(its name is unknown)"

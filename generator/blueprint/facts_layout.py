@@ -88,7 +88,9 @@ def read_layout(
         m = _KEY.fullmatch(line) if dies is not None else None
         if m is not None:  # the hot path: 6 of every 7 lines
             if m[1] == "    - ":
-                indent = _same_indent(indent, 4, number, ("hosts", host, "devices"), line)
+                indent = _same_indent(
+                    indent, 4, number=number, path=("hosts", host, "devices"), line=line
+                )
                 die = {}
                 dies.append(die)
                 if want:
@@ -119,8 +121,8 @@ def read_layout(
         flow = _FLOW_DIE.fullmatch(line) if dies is not None else None
         if flow is not None:
             path = ("hosts", host, "devices")
-            indent = _same_indent(indent, len(flow[1]), number, path, line)
-            dies.append(_flow_die(flow, number, (*path, len(dies)), want, positions))
+            indent = _same_indent(indent, len(flow[1]), number=number, path=path, line=line)
+            dies.append(_flow_die(flow, number, (*path, len(dies)), want=want, positions=positions))
             die = None  # a `  key: id` line after it is outside the layout
             continue
         if dies is not None and line.startswith("    "):

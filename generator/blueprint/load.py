@@ -81,8 +81,7 @@ class LoadedBlueprint:
 
 def load_blueprint(path: str | os.PathLike[str], max_values: int | None = None) -> LoadedBlueprint:
     """Read, decode, parse and build one blueprint file; BlueprintError says what is wrong.
-    `max_values`: the values bound (MAX_VALUES unless given: an NPU facts file, facts.py, is
-    bounded by the largest real one)."""
+    `max_values`: MAX_VALUES unless given (an NPU facts file is bounded by the largest real one)."""
     file = str(path)
     try:
         raw = _read(file)
@@ -298,11 +297,8 @@ def _position(item: yaml.Node | yaml.Token | yaml.Event) -> tuple[int, int]:
 
 
 def _node_kind(node: yaml.Node) -> str:
-    if isinstance(node, yaml.MappingNode):
-        return "a mapping"
-    if isinstance(node, yaml.SequenceNode):
-        return "a list"
-    return "a single value"  # not quoted: a token file given as the blueprint stays out of logs
+    """What a node is, never its text (a token file given as the blueprint stays out of logs)."""
+    return {yaml.MappingNode: "a mapping", yaml.SequenceNode: "a list"}.get(type(node), "a scalar")
 
 
 def _short_tag(tag: str) -> str:

@@ -3,7 +3,8 @@
 - Address pools are private unicast ranges: a loopback, multicast, link-local, reserved or
   public pool would give switches and hosts addresses that cannot work (or collide with the
   Internet). Private here is RFC 1918 (10/8, 172.16/12, 192.168/16) or the RFC 6598 shared
-  range 100.64/10 that data centres use for fabrics.
+  range 100.64/10 that data centres use for fabrics. No two pools overlap, the provider's
+  hand-off range included (overlap_problems).
 - Mount points are absolute, normalised paths (no `.`/`..` parts, no `//`, no trailing `/`),
   not `/` itself, and each file system is mounted at its own place, under its own name.
 - Host paths the roles mount over (zones.storage.filesystems mountpoints, roles/dpc_client) or
@@ -20,7 +21,7 @@ import posixpath
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from generator.errors import Problem, YamlPath
+from generator.errors import Problem, YamlPath, format_path
 
 PRIVATE_RANGES = tuple(
     ipaddress.IPv4Network(n)
@@ -149,3 +150,59 @@ def mountpoint_problems(data: Mapping[str, Any]) -> list[Problem]:
             else:
                 seen[key][value] = index
     return problems
+
+
+PROVIDER: YamlPath = ("zones", "border", "provider")
+NAT: YamlPath = ("zones", "border", "nat")
+_OWN_RANGE = "give each plane its own address range"
+_HANDOFF = "zones.border.provider holds the provider's addresses, outside every pool of the cluster"
+
+
+def overlap_problems(pools: Iterable[tuple[YamlPath, Any]]) -> list[Problem]:
+    """Every address pool is an IPv4 network without host bits, and no two overlap: the plane
+    pools, the border pool, the provider hand-off (zones.border.provider: the routers' /31s)
+    and the NAT pool when given. An overlap is reported at both pools, each naming the other,
+    so the user sees the FILE:LINE:COL of each. The NAT pool may sit in the provider's upper
+    half (where it is by default), never over its lower half, which holds the hand-offs."""
+    problems, networks = [], []
+    for path, text in pools:
+        try:
+            networks.append((path, ipaddress.IPv4Network(text)))
+        except ValueError:
+            problems.append(_bad_pool(path, text))
+    for index, (path_a, a) in enumerate(networks):
+        for path_b, b in networks[index + 1 :]:
+            if (path_a, path_b) == (PROVIDER, NAT):
+                problems += _nat_over_handoffs(a, b)
+            elif a.overlaps(b):
+                hint = _HANDOFF if PROVIDER in (path_a, path_b) else _OWN_RANGE
+                problems += [
+                    Problem(path_b, f"{b} overlaps {format_path(path_a)} {a}", hint),
+                    Problem(path_a, f"{a} overlaps {format_path(path_b)} {b}", hint),
+                ]
+    return problems
+
+
+def _nat_over_handoffs(
+    provider: ipaddress.IPv4Network, nat: ipaddress.IPv4Network
+) -> list[Problem]:
+    """The NAT pool over the provider's lower half, where the routers' hand-off /31s are (the
+    upper half is where the NAT pool is by default: expand/border.source_nat)."""
+    lower = next(provider.subnets()) if provider.prefixlen < 32 else provider
+    if not lower.overlaps(nat):
+        return []
+    hint = "put the NAT pool in the provider's upper half or outside the provider's range"
+    return [
+        Problem(NAT, f"{nat} overlaps {lower}, the hand-off half of zones.border.provider "
+                f"{provider}", hint),
+        Problem(PROVIDER, f"{provider}: its hand-off half {lower} overlaps zones.border.nat "
+                f"{nat}", hint),
+    ]  # fmt: skip
+
+
+def _bad_pool(path: YamlPath, text: str) -> Problem:
+    try:
+        network = ipaddress.IPv4Network(text, strict=False)
+    except ValueError:
+        return Problem(path, f"{text} is not a valid IPv4 network", "e.g. 10.64.0.0/12")
+    return Problem(path, f"{text} has host bits set", f"did you mean {network}?")

@@ -7,7 +7,6 @@ of the value to change. They assume the schema is satisfied (types and required 
 from __future__ import annotations
 
 import difflib
-import ipaddress
 import re
 import string
 from collections import Counter
@@ -15,13 +14,15 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from generator.blueprint.refusals import (
+    PROVIDER,
     cache_path_problems,
     mountpoint_problems,
+    overlap_problems,
     pool_kind_problems,
 )
 from generator.blueprint.spec import Blueprint
 from generator.catalog import Catalog, HostModel, build_catalog, overrides, port_names
-from generator.errors import Problem, YamlPath, format_path
+from generator.errors import Problem, YamlPath
 from generator.vocab import Plane, Role
 
 Data = Mapping[str, Any]
@@ -48,8 +49,6 @@ OPTIONAL_POOL_PATHS: tuple[YamlPath, ...] = (("zones", "border", "nat"),)  # whe
 _WIDE = re.compile(r"\d{4,}")
 _DNS_LABEL = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
 _HOSTNAME = ("compute", "hostname")
-_OWN_RANGE = "give each plane its own address range"
-_HANDOFF = "zones.border.provider holds the provider's addresses, outside every pool of the cluster"
 
 
 def semantic_problems(data: Data) -> list[Problem]:
@@ -319,59 +318,10 @@ def cooling_problems(data: Data, catalog: Catalog) -> list[Problem]:
 
 
 def pool_problems(data: Data, catalog: Catalog) -> list[Problem]:
-    """Every address pool is an IPv4 network without host bits, and no two overlap: the plane
-    pools, the border pool, the provider hand-off (zones.border.provider: the routers' /31s)
-    and the NAT pool when given. An overlap is reported at both pools, each naming the other,
-    so the user sees the FILE:LINE:COL of each. The NAT pool may sit in the provider's upper
-    half (where it is by default), never over its lower half, which holds the hand-offs."""
-    problems, networks = [], []
+    """The address pools, the provider hand-off and the NAT pool when given
+    (refusals.overlap_problems)."""
     optional = tuple(path for path in OPTIONAL_POOL_PATHS if get(data, path) is not None)
-    for path in (*POOL_PATHS, PROVIDER, *optional):
-        text = get(data, path)
-        try:
-            networks.append((path, ipaddress.IPv4Network(text)))
-        except ValueError:
-            problems.append(_bad_pool(path, text))
-    for index, (path_a, a) in enumerate(networks):
-        for path_b, b in networks[index + 1 :]:
-            if (path_a, path_b) == (PROVIDER, NAT):
-                problems += _nat_over_handoffs(a, b)
-            elif a.overlaps(b):
-                hint = _HANDOFF if PROVIDER in (path_a, path_b) else _OWN_RANGE
-                problems += [
-                    Problem(path_b, f"{b} overlaps {format_path(path_a)} {a}", hint),
-                    Problem(path_a, f"{a} overlaps {format_path(path_b)} {b}", hint),
-                ]
-    return problems
-
-
-PROVIDER: YamlPath = ("zones", "border", "provider")
-NAT: YamlPath = ("zones", "border", "nat")
-
-
-def _nat_over_handoffs(
-    provider: ipaddress.IPv4Network, nat: ipaddress.IPv4Network
-) -> list[Problem]:
-    """The NAT pool over the provider's lower half, where the routers' hand-off /31s are (the
-    upper half is where the NAT pool is by default: expand/border.source_nat)."""
-    lower = next(provider.subnets()) if provider.prefixlen < 32 else provider
-    if not lower.overlaps(nat):
-        return []
-    hint = "put the NAT pool in the provider's upper half or outside the provider's range"
-    return [
-        Problem(NAT, f"{nat} overlaps {lower}, the hand-off half of zones.border.provider "
-                f"{provider}", hint),
-        Problem(PROVIDER, f"{provider}: its hand-off half {lower} overlaps zones.border.nat "
-                f"{nat}", hint),
-    ]  # fmt: skip
-
-
-def _bad_pool(path: YamlPath, text: str) -> Problem:
-    try:
-        network = ipaddress.IPv4Network(text, strict=False)
-    except ValueError:
-        return Problem(path, f"{text} is not a valid IPv4 network", "e.g. 10.64.0.0/12")
-    return Problem(path, f"{text} has host bits set", f"did you mean {network}?")
+    return overlap_problems((path, get(data, path)) for path in (*POOL_PATHS, PROVIDER, *optional))
 
 
 def hostname_problems(data: Data, catalog: Catalog) -> list[Problem]:

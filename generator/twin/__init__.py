@@ -291,12 +291,12 @@ def _exec(args) -> int:
             file=sys.stderr,
         )
         return 2
-    if not args.command:
+    if not args.exec_argv:
         out = subprocess.run(["ip", "-n", ns, "-br", "link"], capture_output=True, text=True).stdout
         print(f"# {ns}: Linux interface <- port (ports map as in generator.twin.plan.ifname)")
         print(out, end="")
         return 0
-    command = list(args.command)
+    command = list(args.exec_argv)
     if command[0] == "vtysh":
         command[1:1] = ["--vty_socket", str(run.frr_dir(ns))]
     return subprocess.run(["ip", "netns", "exec", ns, *command], env=os.environ).returncode
