@@ -221,48 +221,71 @@ def test_pod_128_twin_proves_day_0(clean, tmp_path):
     assert "## Not emulated (never claimed)" in text and "PFC" in text
 
 
-@real
-@pytest.mark.slow
-def test_the_pre_fix_output_fails_naming_the_day_0_faults(clean, tmp_path):
+def test_the_pre_fix_output_is_refused_at_the_first_line_a_device_would_refuse(tmp_path):
+    """The output of main before the day-0 fixes (PRE_FIX) holds lines a device refuses, which
+    the twin read past then: the first is a host-facing Eth-Trunk's `port default vlan` without
+    `portswitch` (an Eth-Trunk starts in Layer 3 mode); it stops the twin at its file and line
+    now, before anything starts. (Its firewalls' `telnet server disable`, no USG form, would be
+    next.)"""
     archive = subprocess.run(
         ["git", "archive", PRE_FIX, "inventories/pod-128"], cwd=ROOT, capture_output=True
     )
     if archive.returncode != 0:
         pytest.skip(f"commit {PRE_FIX} is not in this clone")
     subprocess.run(["tar", "-x", "-C", str(tmp_path)], input=archive.stdout, check=True)
-    # the collection as it was then for ZTP (its ztp_server role served TFTP), today's otherwise
-    collection = tmp_path / "collection"
-    collection.mkdir()
-    # (plugins/ holds the filters the roles call; .collections links the copy in as wanka.cluster)
-    for part in (
-        "ansible.cfg",
-        "galaxy.yml",
-        "meta",
-        "playbooks",
-        "plugins",
-        "roles",
-        ".collections",
+    with pytest.raises(
+        vrp.Unreadable, match=r"^files/switches/biz-leaf-0001\.cfg:\d+: 'port default vlan"
     ):
-        if (ROOT / part).is_dir():
-            shutil.copytree(ROOT / part, collection / part, symlinks=True)
-        else:
-            shutil.copy(ROOT / part, collection / part)
-    shutil.rmtree(collection / "roles" / "ztp_server")
-    old_role = subprocess.run(["git", "archive", PRE_FIX, "roles/ztp_server"], cwd=ROOT,
-                              capture_output=True, check=True)  # fmt: skip
-    subprocess.run(["tar", "-x", "-C", str(collection)], input=old_role.stdout, check=True)
-    done = _twin("test", str(tmp_path / "inventories" / "pod-128"), "--no-drills",
-                 "--collection", str(collection), "--report", str(tmp_path / "r.md"))  # fmt: skip
+        plan.plan(tmp_path / "inventories" / "pod-128", _keyfiles())
+
+
+def _faulted(tmp_path: Path) -> Path:
+    """pod-128 with four faults on four devices (tests/faults/test_twin_faults.py has them at
+    plan level): an ECMP width lost, two uplink cables swapped on the spine side, an out-of-band
+    gateway's DHCP relay not selected, the firewall's NAT rule for another zone."""
+    folder = tmp_path / "pod-128"
+    shutil.copytree(POD, folder)
+
+    def edit(where: str, old: str, new: str | None) -> None:
+        path = folder / where
+        lines = path.read_text().splitlines()
+        at = lines.index(old)
+        lines[at : at + 1] = [] if new is None else [new]
+        path.write_text("\n".join(lines) + "\n")
+
+    edit(
+        "files/switches/par-leaf-0001.cfg",
+        "  maximum load-balancing 16",
+        "  maximum load-balancing 1",
+    )
+    edit("files/switches/oob-access-0001.cfg", " dhcp select relay", None)
+    edit("files/border/fw-01.cfg", "  source-zone business", "  source-zone management")
+    cabling = folder / "files" / "cabling.csv"
+    rows = cabling.read_text().splitlines()
+    first, second = (i for i, r in enumerate(rows) if r.startswith(("PAR-000065,", "PAR-000066,")))
+    a, b = rows[first].split(","), rows[second].split(",")
+    a[6:8], b[6:8] = b[6:8], a[6:8]
+    rows[first], rows[second] = ",".join(a), ",".join(b)
+    cabling.write_text("\n".join(rows) + "\n")
+    return folder
+
+
+@real
+@pytest.mark.slow
+def test_a_faulted_build_fails_naming_each_fault(clean, tmp_path):
+    """Real packets on pod-128 with four faults: exit 1, each named at its file and line (the
+    cabling rows for the swapped cables, the `maximum load-balancing` line for the width the
+    design gives, the relay's gateway, the firewall rule that no longer translates)."""
+    folder = _faulted(tmp_path)
+    done = _twin("test", str(folder), "--no-drills", "--report", str(tmp_path / "r.md"))
     assert done.returncode == 1, done.stdout + done.stderr
-    out = done.stdout
-    assert "no route to 10.102." in out and "keyfiles from roles/host_network" in out  # OOB
-    assert "no source NAT toward the provider" in out
-    assert "relays no DHCP (`dhcp select relay`)" in out  # the ZTP drill: no relay on the gateway
-    # the file service the role configured against what the firewall admits (a real UDP packet)
-    assert "fetches its day-0 files by TFTP" in out and "udp/69" in out
-    assert "dropped on the way there by a filter: files/border/fw-0" in out
-    # the firewall's management port in no zone (and its VTY ACL without the VPN instance)
-    assert "-> fw-01 (10.102.0.137) tcp/22" in (tmp_path / "r.md").read_text()
+    report = (tmp_path / "r.md").read_text()
+    assert "files/cabling.csv:130: cable PAR-000065 joins" in report
+    assert "files/cabling.csv:131: cable PAR-000066 joins" in report
+    assert "par-leaf-0001.cfg:838: par-leaf-0001: 1 next hops" in report
+    assert "the design gives 16" in report
+    assert "relays no DHCP" in report or "oob-access-0001" in report
+    assert "no source NAT toward the provider" in report or "fw-01.cfg" in report
 
 
 @real
