@@ -21,7 +21,6 @@ from pathlib import Path
 
 from generator.analysis.command_table import (
     TRANSLATED,
-    CommandTable,
     interface_kind,
     load_table,
     walk,
@@ -396,7 +395,7 @@ def platform(folder: Path, path: Path) -> str:
     return model["platform"]
 
 
-def device(folder: Path, path: Path, table: CommandTable | None = None) -> Device:
+def device(folder: Path, path: Path) -> Device:
     """One rendered configuration, read into a Device; Unreadable at a line the command table
     does not know."""
     text = file_text(folder, path)
