@@ -141,7 +141,7 @@ def test_every_playbook_role_and_file_named_exists(name):
 def test_steps_are_in_dependency_order_and_undated(name):
     text = _runbook(name)
     steps = [
-        "ansible.builtin.template",  # console files rendered
+        "ansible.builtin.copy",  # console files rendered
         "nmcli connection add",  # controllers
         "playbooks/ztp.yml --ask-vault-pass",
         "playbooks/switches.yml",  # LLDP
@@ -195,3 +195,41 @@ def test_console_render_commands_paste_and_render_the_secrets(tmp_path):
         used = set(re.findall(r"vault_[a-z_]+", files[path].decode()))
         assert used and all(secrets[v] in rendered for v in used), device
         assert (records / f"{device}.cfg").stat().st_mode & 0o077 == 0
+
+
+def test_console_render_commands_never_run_template_syntax_in_a_config(tmp_path):
+    """Template syntax planted in a console-built device's config (a pull request could) is not
+    run by the step-1 commands: the file is read as data, only `{{ vault_* }}` placeholders are
+    filled, and the command fails naming the file and line (issue #40 item 3)."""
+    text = _runbook("pod-128.yaml")
+    folder = tmp_path / "inventories" / "pod-128"
+    output.write(folder, generated("pod-128.yaml").files)
+    blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
+    names, mkdir = blocks[0], blocks[1]
+    step1 = _section(text, 1)
+    commands = re.search(r"```sh\n(ansible .*?)```", step1, re.S)[1]
+    device = _table(step1)[0][0]
+    config = next(folder.glob(f"files/*/{device}.cfg"))
+    marker = tmp_path / "ran"
+    lines = config.read_text().splitlines()
+    lines.insert(2, f"# {{{{ lookup('ansible.builtin.pipe', 'touch {marker}') }}}}")
+    config.write_text("\n".join(lines) + "\n")
+    vault = subprocess.run(names, shell=True, cwd=tmp_path, capture_output=True, text=True)
+    secrets = {v: f"Console-{i}-secret" for i, v in enumerate(vault.stdout.split())}
+    subprocess.run(mkdir, shell=True, cwd=tmp_path, check=True)
+    site = tmp_path / "inventories" / "pod-128.site" / "group_vars" / "all"
+    (site / "site.yml").write_text(yaml.safe_dump(secrets))
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"))
+    res = subprocess.run(
+        "set -e\n" + commands.replace(" --ask-vault-pass", ""),
+        shell=True,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert res.returncode != 0
+    where = f"{config.relative_to(folder)}:3: template syntax"
+    assert where in res.stdout + res.stderr, res.stdout[-2000:]
+    assert not marker.exists(), "the planted template syntax ran"
+    assert not (tmp_path / "inventories/pod-128.site/records/console" / f"{device}.cfg").exists()
