@@ -120,9 +120,9 @@ def controllers(cluster: Cluster) -> list[list[str]]:
 # filled (plugins/filter/wanka_vault.py, as roles/switch_deploy and border_deploy do: a file with
 # any other template syntax is refused with its line, never run), into the overlay
 _RENDER = (
-    "content={{ lookup('ansible.builtin.file', inventory_dir ~ '/files/%s/' ~ inventory_hostname"
+    "content={{ lookup('ansible.builtin.file', inventory_dir ~ '/%(folder)s/' ~ inventory_hostname"
     " ~ '.cfg', rstrip=false) | wanka.cluster.wanka_vault_fill(hostvars[inventory_hostname],"
-    " 'files/%s/' ~ inventory_hostname ~ '.cfg') }}"
+    " '%(folder)s/' ~ inventory_hostname ~ '.cfg') }}"
     " dest={{ wanka_site_dir }}/records/console/{{ inventory_hostname }}.cfg mode=0600"
 )
 
@@ -137,8 +137,8 @@ def bring_up(cluster: Cluster) -> str:
         inv=f"-i inventories/{name}/hosts.yml -i inventories/{name}.site",
         console=console,
         path_switches=":".join(name for name, _kind in cluster.ztp_path),
-        render_switches=_RENDER % ("switches", "switches"),
-        render_border=_RENDER % ("border", "border"),
+        render_switches=_RENDER % {"folder": "files/switches"},
+        render_border=_RENDER % {"folder": "files/border"},
         border=":".join(r[0] for r in console if r[4].startswith("files/border/")),
         ztp=ztp,
         ztp_count=sum(int(r[2]) for r in ztp),
