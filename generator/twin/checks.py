@@ -115,7 +115,7 @@ def cable_blame(p: Plan, dev, peer: str) -> str:
         far_dev, far_port = owner.get(link.b if link.a == end else link.a, ("?", "?"))
         far = p.devices.get(far_dev)
         far_if = far.interfaces.get(far_port) if far else None
-        theirs = [a for a in far_if.addresses] if far_if else []
+        theirs = list(far_if.addresses) if far_if else []
         if any(a.network == net for a in theirs):
             return ""
         shown = ", ".join(str(a) for a in theirs) or "no address"

@@ -265,7 +265,7 @@ def test_a_layer3_line_on_a_layer2_port_is_refused_as_the_device_refuses_it(tmp_
     """Without its `undo portswitch`, an Ethernet port stays in Layer 2 mode (portswitch.json),
     where `ip address` is no command: refused at its line, not silently given the address."""
     folder, lines = _edited(
-        tmp_path, "par-leaf-0001", lambda ls: [x for x in ls if x != " undo portswitch"][:]
+        tmp_path, "par-leaf-0001", lambda ls: [x for x in ls if x != " undo portswitch"]
     )
     port = next(i for i, x in enumerate(lines) if x.startswith("interface 400GE1/3/1"))
     at = next(i for i, x in enumerate(lines) if i > port and x.startswith(" ip address")) + 1
@@ -279,7 +279,7 @@ def test_an_eth_trunk_without_portswitch_takes_no_access_vlan(tmp_path: Path) ->
 
     def drop_first_trunk_portswitch(lines: list[str]) -> list[str]:
         at = next(i for i, x in enumerate(lines) if x.startswith("interface Eth-Trunk1"))
-        return [x for i, x in enumerate(lines) if not (i > at and x == " portswitch")][:]
+        return [x for i, x in enumerate(lines) if not (i > at and x == " portswitch")]
 
     folder, _ = _edited(tmp_path, "biz-leaf-0001", drop_first_trunk_portswitch)
     with pytest.raises(vrp.Unreadable, match=r"port default vlan .*Layer 3 mode"):
