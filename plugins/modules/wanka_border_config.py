@@ -56,7 +56,10 @@ KEYED = re.compile(r"^snmp-agent usm-user v3 \S+ (authentication|privacy)-mode \
 # Typed although they are the factory default, so not displayed ("does not display parameters
 # that use default settings", CE V300R023C00 display_current-configuration_(All_views).json; the
 # VRP rule taken for the NE8000 and the USG): each counts as present unless the device shows the
-# line that undoes it, in the same view.
+# line that undoes it, in the same view. The same facts are the `display`/`prompt` fields of the
+# NE and USG entries of generator/catalog/commands.yaml (which this module, running under
+# Ansible, cannot import); tests/consumers/test_tool_doubles.py checks that they agree, and the
+# border double reads the table.
 # - `undo telnet server enable`: NE40E telnet-server-enable page, "If the default configuration
 #   file is used, the Telnet service is disabled";
 # - `default action deny`: USG CLI default action (security policy view) page, "The default

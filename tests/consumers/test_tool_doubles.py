@@ -544,6 +544,23 @@ def test_the_modules_display_facts_are_the_tables():
     assert keyed == {"authentication-mode", "privacy-mode"}  # the two key prompts set_keys answers
 
 
+def test_the_border_modules_defaults_and_questions_are_the_tables():
+    """wanka_border_config restates (it runs under Ansible) what the table says the NE8000 and
+    the USG hide and ask; the border double reads the table: the three agree."""
+    from generator.analysis.command_table import load_table
+    from tests.doubles import border_device
+    from tests.support.ansible_run import plugin
+
+    table = load_table()
+    border = [c for p in ("huawei-ne", "huawei-usg") for c in table.commands[p]]
+    module = plugin("modules", "wanka_border_config")
+    assert module.DEFAULTS == border_device.DEFAULTS
+    assert set(module.DEFAULTS) == {c.form for c in border if c.display == "hidden"}
+    asks = {c.form for c in border if c.prompt and c.prompt[0][1] == "y"}
+    assert asks == set(border_device.ASKS)
+    assert {c.form for c in border if any(q.match(c.form) for q in module.QUESTIONS)} == asks
+
+
 @pytest.mark.parametrize("example", ["pod-128", "cluster-1k"])
 def test_a_switch_booted_from_its_plan_shows_no_difference_to_the_module(example):
     """Every switch of the example, booted in the double from its startup file, displays its

@@ -29,9 +29,10 @@ real role (roles/border_deploy) talk to. What it does, and where that is documen
   no USG display example found); on the NE8000, after `snmp-agent`, the engine ID line
   `snmp-agent local-engineid ...` and a bare `snmp-agent usm-user v3 U` line for each USM user
   (NE40E USM SNMPv3 user example, Configuration Files: lines the plan does not own);
-- the USG's `default action {permit|deny}` asks the USG CLI default action (security policy
-  view) page's Example question, "Warning: ... Are you sure you want to continue? [Y/N]", and
-  the next line is the answer: `y` sets it, anything else leaves the action as it was
+- what it hides and asks comes from the table's `display` and `prompt` facts of the NE and USG
+  forms (DEFAULTS, ASKS, each with its page): the USG's `default action {permit|deny}` asks the
+  USG CLI default action (security policy view) page's Example question, "Warning: ... Are you
+  sure you want to continue? [Y/N]", and the next line is the answer: `y` sets it, anything else leaves the action as it was
   ([unconfirmed] what the USG does with an answer other than Y or N); `deny`, "The default action
   of the default security policy is deny", is then not displayed (the VRP rule for defaults,
   [unconfirmed] on the USG);
@@ -68,22 +69,30 @@ CIPHER = "%#%#DOUBLE-ENCRYPTED%#%#"
 # NE40E USM SNMPv3 user example, Configuration Files: "snmp-agent local-engineid 800007DB03360102101100"
 ENGINE_ID = "snmp-agent local-engineid 800007DB03360102101100"
 USM_USER = re.compile(r"^snmp-agent usm-user v3 (\S+) ")
-# Defaults: typed, not displayed; the line that sets the other value is removed.
-DEFAULTS = {
-    "undo telnet server enable": "telnet server enable",
-    "default action deny": "default action permit",
-}
-# USG CLI default action (security policy view) page, Example (the warning per action).
-ASKS = {
-    "default action permit": "Warning:Setting the default packet filtering to permit poses "
-    "security risks. \nYou are advised to configure the security policy based on the actual data "
-    "flows. \nAre you sure you want to continue?[Y/N]",
-    "default action deny": "Warning: Setting the default interzone packet filtering to deny may "
-    "affect actual data traffic. \n You are advised to configure the security policy based on the "
-    "actual services.\n Are you sure you want to continue? [Y/N]",
-}
 PAUSE = "\x00PAUSE\x00"  # in the output queue: flush and wait (Device.hostile pause_after)
 TABLE = load_table()
+BORDER = [c for platform in ("huawei-ne", "huawei-usg") for c in TABLE.commands[platform]]
+
+
+def _undone_by(c) -> str:
+    """The line that sets the other value of a form whose line is the default: `X` for
+    `undo X`, else the form of its view that differs in the last word (`default action
+    permit` for `default action deny`)."""
+    if c.form.startswith("undo "):
+        return c.form.removeprefix("undo ")
+    head = c.form.rsplit(" ", 1)[0]
+    return next(
+        o.form
+        for o in TABLE.commands[c.platform]
+        if o is not c and o.view == c.view and o.form.rsplit(" ", 1)[0] == head
+    )
+
+
+# Defaults (the table's `display: hidden`, with its page): typed, not displayed; the line that
+# sets the other value is removed.
+DEFAULTS = {c.form: _undone_by(c) for c in BORDER if c.display == "hidden"}
+# Lines that ask before they take effect (the table's `prompt`, with its page): the question.
+ASKS = {c.form: c.prompt[0][0] for c in BORDER if c.prompt and c.prompt[0][1] == "y"}
 
 
 @dataclass
