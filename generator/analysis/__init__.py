@@ -44,7 +44,7 @@ def unconfirmed_commands(cluster: Cluster) -> tuple[tuple[str, str, tuple[str, .
     for model, platform in sorted({(d.model, d.platform) for d in cluster.devices if d.platform}):
         mine = {form for _, form, _ in lossless_needs(cluster, model)}
         forms = tuple(c.form for c, _ in unconfirmed(platform, model)
-                      if not c.confirmed or c.form in mine)  # fmt: skip
+                      if c.emitted and (not c.confirmed or c.form in mine))  # fmt: skip
         if forms:
             out.append((model, platform, forms))
     return tuple(out)

@@ -25,9 +25,12 @@ UNCONFIRMED = "[unconfirmed]"
 TRANSLATED = "translated"  # a form `wanka twin` reproduces (the table's `twin:` field)
 # Where a confirmed source points: a page of the CE V300R023C00 or NE40E V800R012C10 reference
 # (or configuration guide) under nassim-main/corpus/hw/ in github.com/WheaterW/INTA-project.
+# Or, for the USG6000E firewall, a page of its CLI reference as published at usg.zrnko.cz
+# (Huawei's pages, "Copyright © Huawei Technologies"; no USG reference is in that corpus).
 SOURCE_PATTERN = re.compile(
     r"(?:hw_CE6800_V300R023C00/(?:cmd_corpus_json/src/References|config_corpus/Configuration)/"
     r"|hw_NE40E_V800R012C10/(?:cmd_corpus|config_corpus)/)\S[^\n]*\.(?:json|md)"
+    r"|https://usg\.zrnko\.cz/resources/cli/[\w.-]+\.html"
 )
 
 _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
@@ -70,6 +73,7 @@ class Command:
     models: tuple[str, ...] = ()
     note: str = ""
     twin: str = ""  # TRANSLATED or the key of a not-emulated item (the table's `twin:` mapping)
+    emitted: bool = True  # False: read to be judged (verify fails it), never generated
     # How the device shows and asks (issue #39 item 2; read by the CE SSH double
     # tests/doubles/ce_switch.py, restated with the same citations in
     # plugins/modules/wanka_ce_config.py, whose agreement tests/consumers/test_tool_doubles.py checks):
@@ -156,7 +160,7 @@ class CommandTable:
         self.twin_items = dict(twin_items or {})
         self._grammar: dict[tuple[str, str], Node] = {}
         self.commands: dict[str, list[Command]] = {}
-        self._compiled: dict[Command, tuple[re.Pattern[str], tuple[Any, ...]]] = {}
+        self._compiled: dict[int, tuple[re.Pattern[str], tuple[Any, ...]]] = {}
         self._index: dict[tuple[str, str], dict[str | None, list[Command]]] = {}
         self._cache: dict[
             tuple[str, str, str | None, str], tuple[Command | None, str, str, str | None]
@@ -188,9 +192,9 @@ class CommandTable:
 
     def _form(self, c: Command) -> tuple[re.Pattern[str], tuple[Any, ...]]:
         """The entry's regular expression and range checks (compile_form), compiled once."""
-        found = self._compiled.get(c)
+        found = self._compiled.get(id(c))  # by identity: a Command's own hash covers every field
         if found is None:
-            found = self._compiled[c] = compile_form(c.form)
+            found = self._compiled[id(c)] = compile_form(c.form)
         return found
 
     def _fits(self, c: Command, text: str, kind: str | None) -> tuple[bool, str]:
@@ -287,46 +291,52 @@ class CommandTable:
         return kind
 
 
-def walk(text: str, platform: str, table: CommandTable | None = None) -> Iterator[Line]:
-    """Every line of a rendered configuration with its view and the entry it matches. A CLI
-    script (first command `system-view`) starts in the user view, a saved configuration in the
-    system view."""
+def steps(
+    text: str, platform: str, table: CommandTable | None = None
+) -> Iterator[tuple[int, int, str, str, tuple[Command | None, str, str, str | None]]]:
+    """walk()'s reading without its Line records, for the readers of whole folders: per line
+    its number, indentation, text (unindented), view ("?" under a line that opens no view) and
+    CommandTable.read()'s answer."""
     table = table or load_table()
     lines = text.splitlines()
     first = next((s for s in lines if s and s[0] not in "#!"), "")
     top = "user" if first == "system-view" else "system"
-    stack: list[tuple[str | None, str | None]] = []  # per depth: (view it opened, interface kind)
+    read = table.read
+    nothing = (None, "indented under a line that opens no view", "", None)
+    # per depth: (view it opened, interface kind); stack[d - 1] is what a line at depth d is in
+    stack: list[tuple[str | None, str | None]] = []
     for number, raw in enumerate(lines, 1):
         body = raw.lstrip(" ")
         depth = len(raw) - len(body)
-        opened_view, opened_kind = stack[depth - 1] if 0 < depth <= len(stack) else (None, None)
         if depth == 0:
             view, kind = top, None
-        elif opened_view is not None:
-            view, kind = opened_view, opened_kind
         else:
-            stack = [*stack[:depth], (None, None)]
-            yield Line(
-                number=number,
-                view="?",
-                text=body,
-                command=None,
-                problem="indented under a line that opens no view",
-            )
-            continue
-        command, problem, canonical, entered = table.read(platform, view, body, kind)
-        if not body:
-            problem = "empty line"
-        opened = (command.enters, entered) if command else (None, None)
-        stack = [*stack[:depth], opened]
+            view, kind = stack[depth - 1] if depth <= len(stack) else (None, None)
+            if view is None:
+                del stack[depth:]
+                stack.append((None, None))
+                yield number, depth, body, "?", nothing
+                continue
+        found = read(platform, view, body, kind)
+        command = found[0]
+        del stack[depth:]
+        stack.append((command.enters, found[3]) if command is not None else (None, None))
         if command is not None and command.top and depth == 0:
             top = command.top
+        yield number, depth, body, view, found
+
+
+def walk(text: str, platform: str, table: CommandTable | None = None) -> Iterator[Line]:
+    """Every line of a rendered configuration with its view and the entry it matches. A CLI
+    script (first command `system-view`) starts in the user view, a saved configuration in the
+    system view."""
+    for number, _, body, view, (command, problem, canonical, _) in steps(text, platform, table):
         yield Line(
             number=number,
             view=view,
             text=body,
             command=command,
-            problem=problem,
+            problem="empty line" if not body else problem,
             canonical=canonical,
         )
 
@@ -385,6 +395,7 @@ def parse_table(data: Mapping[str, Any]) -> CommandTable:
                     models=tuple(e.get("models", ())),
                     note=e.get("note", ""),
                     twin=e.get("twin", ""),
+                    emitted=e.get("emitted", True),
                     default=e.get("default", ""),
                     display=e.get("display", ""),
                     display_source=e.get("display_source", ""),

@@ -16,6 +16,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from generator.analysis.command_table import TRANSLATED, load_table
@@ -188,7 +189,7 @@ def _test(args, folder: Path) -> int:
         outcomes = checks.sessions(p)
     outcomes[0].note = f"converged {outcomes[0].seconds:.1f} s after FRR started"
     # what needs no host first, while the host_network role still runs; reported in this order
-    steps = [("ecmp", checks.ecmp), ("npu", checks.npu_paths)]
+    steps = [("ecmp", checks.ecmp), ("npu", partial(checks.npu_paths, every=True))]
     steps[1:1] = [("boundary", checks.pod_boundary)] if args.pod else [
         ("flows", checks.flows), ("forbidden", checks.forbidden)]  # fmt: skip
     done = {}

@@ -97,15 +97,18 @@ LOOKERS = 8  # vtysh processes at once
 
 def cable_blame(p: Plan, dev, peer: str) -> str:
     """Why the cable toward a BGP peer (or from an OSPF interface, given its own address)
-    cannot carry the session, naming its cabling.csv row: the port whose subnet holds the
-    address is cabled to a port whose addresses are in another subnet (a swapped or
-    mis-patched row), or to nothing. "" when the cable is not to blame."""
+    cannot carry the session: a port at either end is shut down (its `shutdown` line), or,
+    naming its cabling.csv row, the port whose subnet holds the address is cabled to a port
+    whose addresses are in another subnet (a swapped or mis-patched row), or to nothing. ""
+    when the cable is not to blame."""
     address = ipaddress.IPv4Address(peer)
     iface = next(
         (i for i in dev.interfaces.values() for a in i.addresses if address in a.network), None
     )
     if iface is None or (dev.name, iface.name) not in p.ports:
         return ""
+    if iface.shutdown:
+        return f"{dev.where(iface.shutdown)}: {iface.name} is shut down (`shutdown`)"
     net = next(a.network for a in iface.addresses if address in a.network)
     end = p.ports[(dev.name, iface.name)]
     owner = {ns_if: key for key, ns_if in p.ports.items()}
@@ -115,6 +118,8 @@ def cable_blame(p: Plan, dev, peer: str) -> str:
         far_dev, far_port = owner.get(link.b if link.a == end else link.a, ("?", "?"))
         far = p.devices.get(far_dev)
         far_if = far.interfaces.get(far_port) if far else None
+        if far_if is not None and far_if.shutdown:
+            return f"{far.where(far_if.shutdown)}: {far_port}, the far end, is shut down"
         theirs = list(far_if.addresses) if far_if else []
         if any(a.network == net for a in theirs):
             return ""
@@ -411,10 +416,13 @@ def forbidden(p: Plan) -> Outcome:
 PLANES = tuple(p for p in Plane if p.has_hosts)
 
 
+ISOLATED = 64  # isolated ports probed per switch (pod-128: 51 on three); beyond, the first 64
+
+
 def isolated_pairs(p: Plan):
-    """Per switch with `port-isolate enable group` ports, the first two namespaces cabled to
-    them (each with its address on that cable): they share the VLAN and must not reach each
-    other (a Linux bridge's isolated ports, plan._ports)."""
+    """Per switch with `port-isolate enable group` ports, each isolated port cabled to an
+    addressed namespace (up to ISOLATED) and the next one round the switch: they share the
+    VLAN and must not reach each other (a Linux bridge's isolated ports, plan._ports)."""
     ends: dict[str, list[tuple[str, str]]] = {}
     for link in p.links:
         for mine, far in ((link.a, link.b), (link.b, link.a)):
@@ -425,16 +433,22 @@ def isolated_pairs(p: Plan):
             if iface is None or iface.isolate_group is None:
                 continue
             ip = next((str(a) for a, at in p.addresses.items() if at == far), None)
-            if ip and len(ends.setdefault(dev.name, [])) < 2:
+            if ip and len(ends.setdefault(dev.name, [])) < ISOLATED:
                 ends[dev.name].append((far[0], ip))
-    for switch, pair in sorted(ends.items()):
-        if len(pair) == 2:
-            yield switch, pair[0], pair[1]
+    for switch, ports in sorted(ends.items()):
+        if len(ports) > 1:
+            for i, port in enumerate(ports):
+                yield switch, port, ports[(i + 1) % len(ports)]
 
 
-def npu_paths(p: Plan, retry: bool = True) -> Outcome:
+EVERY_NIC = 512  # NPU NICs probed each (pod-128: 128); beyond, an even sample of this many
+
+
+def npu_paths(p: Plan, retry: bool = True, every: bool = False) -> Outcome:
     """NPU 0 of the first server of every leaf to NPU 0 of the first server of every other leaf
-    (TCP), each path walked hop by hop through the live FIBs: parameter-plane cables only."""
+    (TCP), and with `every` each NPU NIC (up to EVERY_NIC, then an even sample: the note says
+    how many) to one on another leaf, each path walked hop by hop through the live FIBs:
+    parameter-plane cables only."""
     out = Outcome("NPU to NPU across leaves, parameter plane only")
     first = {}
     for server in sorted(p.groups.get("npu_servers", ())):
@@ -461,6 +475,17 @@ def npu_paths(p: Plan, retry: bool = True) -> Outcome:
                         src_dev=first[a][1],
                     )
                 )
+    if every:
+        nics = _nics(p)
+        step = max(1, -(-len(nics) // EVERY_NIC))
+        chosen = nics[::step]
+        for i, (ns, dev, ip, leaf) in enumerate(chosen):
+            half = len(chosen) // 2
+            far = next((n for n in chosen[i + half :] + chosen[: i + half] if n[3] != leaf), None)
+            if far is not None:
+                probes.append(probe.Probe(ns, ip, far[0], far[2], proto="tcp", port=ANY_PORT,
+                                          src_dev=dev))  # fmt: skip
+        out.note = f"{len(chosen):,} of {len(nics):,} NPU NICs probed each"
     cabled = planes(p)
     for pr, result in zip(probes, probe.run(probes, retry=retry), strict=False):
         out.total += 1
@@ -478,6 +503,23 @@ def npu_paths(p: Plan, retry: bool = True) -> Outcome:
             )
         else:
             out.proved += 1
+    return out
+
+
+def _nics(p: Plan) -> list[tuple[str, str, str, str]]:
+    """Every cabled NPU NIC: (namespace, interface, address, the device at its cable's far end),
+    in name order."""
+    far_of = {}
+    for link in p.links:
+        far_of[link.a], far_of[link.b] = link.b, link.a
+    out = []
+    for (host, port), end in sorted(p.ports.items()):
+        if host not in p.groups.get("npu_servers", ()) or not port.startswith("npu"):
+            continue
+        ip = next((str(a) for a, at in p.addresses.items() if at == end), None)
+        far = far_of.get(end)
+        if ip and far:
+            out.append((end[0], end[1], ip, p.namespaces[far[0]].device))
     return out
 
 

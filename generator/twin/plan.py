@@ -503,7 +503,9 @@ def _device(p: Plan, dev: vrp.Device) -> None:
 
 def _ports(p: Plan, dev: vrp.Device) -> None:
     """Cabled ports: addresses, and access ports (or an Eth-Trunk's member) into their VLAN (a
-    VLAN without a Vlanif gets its bridge here: the loop runs over the ports it started with)."""
+    VLAN without a Vlanif gets its bridge here: the loop runs over the ports it started with); a
+    port with `shutdown` is down ("The shutdown command shuts down an interface": CE6800
+    V300R023C00 shutdown.json), so its cable carries nothing."""
     for iface in list(dev.interfaces.values()):
         if (dev.name, iface.name) not in p.ports:
             continue
@@ -525,6 +527,8 @@ def _ports(p: Plan, dev: vrp.Device) -> None:
                 ns.commands.append(f"link set {name} type bridge_slave isolated on")
         for a in iface.addresses:
             p.address(ns, a, name)
+        if iface.shutdown:  # after the cable ends come up (run.configure): the port stays down
+            ns.commands.append(f"link set {name} down")
 
 
 def _first_member(p: Plan, dev: vrp.Device, trunk: int) -> str:

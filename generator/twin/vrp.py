@@ -2,8 +2,9 @@
 
 The twin reads the text a device would receive, never the model: every fact here comes from a
 line of `files/switches/*.cfg` or `files/border/*.cfg`, and keeps that line's number so that a
-failure names the file and line behind it. Each line is read through the command table
-(generator/catalog/commands.yaml, generator.analysis.command_table.walk): the view it is typed
+failure names the file and line behind it. Each line is read by the one VRP reader verify also
+uses (generator.verify.vrp.tree, through the command table generator/catalog/commands.yaml):
+the view it is typed
 in (VRP nests by one space per level under a view: `interface X`, `bgp N`, `ospf 1`,
 `acl number N`, `security-policy` > `rule name R`), the form it is (its keywords read as the
 device reads them: any case, incomplete but unique, any run of whitespace) and what the twin does
@@ -19,65 +20,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.analysis.command_table import (
-    TRANSLATED,
-    interface_kind,
-    load_table,
-    walk,
-)
-from generator.catalog import shipped_data
+from generator.analysis.command_table import interface_kind
 from generator.verify.read import ROUTE
-from generator.verify.safe import Damaged, file_text, listing, rel
+from generator.verify.safe import listing
+from generator.verify.vrp import Line, Unreadable, read
 
 PUBLIC = ""  # the public network instance (no vpn-instance)
 Net = ipaddress.IPv4Network
 Addr = ipaddress.IPv4Address
-
-
-class Unreadable(Damaged):
-    """A configuration line that is no form of the command table for its view: file:line, the
-    line and why (the twin stops; it never reads past a line it does not know)."""
-
-
-@dataclass(slots=True)
-class Line:
-    number: int
-    text: str  # as the device reads it: keywords in full, one space between words
-    children: list[Line] = field(default_factory=list)
-
-    def words(self) -> list[str]:
-        return self.text.split()
-
-
-def tree(text: str, platform: str, where: str, counts: Counter[str] | None = None) -> list[Line]:
-    """The views of a VRP script: each top-level line with the lines indented under it, every
-    line as the command table reads it; the framing lines (system-view, commit, quit, return,
-    comments) move between views and are left out. `counts` gets one per line under its form's
-    twin disposition. Unreadable at a line the table does not know in its view (a blank line is
-    skipped: the CLI takes an empty line as nothing)."""
-    table = load_table()
-    top: list[Line] = []
-    stack: list[tuple[int, Line]] = []
-    raws = text.splitlines()
-    for read in walk(text, platform, table):
-        raw = raws[read.number - 1]
-        if not read.text:
-            continue
-        if read.command is None:
-            raise Unreadable(f"{where}:{read.number}: {read.text!r}: {read.problem}")
-        if counts is not None:
-            counts[read.command.twin or TRANSLATED] += 1
-        if read.command.twin == "framing":
-            if not raw.startswith(" "):
-                stack.clear()
-            continue
-        depth = len(raw) - len(raw.lstrip(" "))
-        line = Line(read.number, read.canonical)
-        while stack and stack[-1][0] >= depth:
-            stack.pop()
-        (stack[-1][1].children if stack else top).append(line)
-        stack.append((depth, line))
-    return top
 
 
 @dataclass(slots=True)
@@ -95,6 +45,7 @@ class Interface:
     relay_selected: bool = False  # `dhcp select relay`
     service_manage: list[str] = field(default_factory=list)  # USG `service-manage X permit`
     isolate_group: int | None = None  # `port-isolate enable group N`
+    shutdown: int = 0  # the line of its `shutdown` (0: up, the default; `undo shutdown` clears it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +206,8 @@ def _interface(line: Line, where: str, platform: str, vpns: set[str]) -> Interfa
             iface.isolate_group = int(w[3]) if len(w) > 3 else 1
         elif w[0] == "service-manage" and w[-1] == "permit":
             iface.service_manage.append(w[1])
+        elif w == ["shutdown"] or w == ["undo", "shutdown"]:
+            iface.shutdown = child.number if w[0] == "shutdown" else 0
         elif w == ["dhcp", "select", "relay"]:
             iface.relay_selected = True
         elif (m := _RELAY_SERVER.match(child.text)) and "relay" in w:
@@ -319,7 +272,8 @@ def _acl(line: Line) -> list[AclRule]:
             continue
         action = w[2]
         vpn = w[w.index("vpn-instance") + 1] if "vpn-instance" in w else None
-        source = _net(w[w.index("source") + 1], w[w.index("source") + 2]) if "source" in w else None
+        at = w.index("source") + 1 if "source" in w else 0
+        source = _net(w[at], w[at + 1]) if at and w[at] != "any" else None  # `source any`
         rules.append((int(w[1]), AclRule(action, vpn, source)))
     return [rule for _, rule in sorted(rules, key=lambda r: r[0])]
 
@@ -376,34 +330,15 @@ def _policies(line: Line, where: str) -> list[Policy]:
     return out
 
 
-_PLATFORM = re.compile(r'^(platform|model): "?([\w.-]+)"?$', re.M)
-
-
-def platform(folder: Path, path: Path) -> str:
-    """A rendered configuration's platform (huawei-ce, huawei-ne, huawei-usg), from the
-    structured config beside it: a switch's `platform`, a border device's catalog `model`."""
-    beside = path.with_suffix(".yml")
-    m = _PLATFORM.search(file_text(folder, beside))
-    if m is None:
-        raise Damaged(f"{rel(folder, beside)}: no `platform:` or `model:` line")
-    key, value = m.groups()
-    if key == "platform":
-        return value
-    model = shipped_data()["switches"].get(value)
-    if model is None:
-        raise Damaged(f"{rel(folder, beside)}: model {value!r} is not in the catalog")
-    return model["platform"]
-
-
 def device(folder: Path, path: Path) -> Device:
     """One rendered configuration, read into a Device; Unreadable at a line the command table
     does not know."""
-    text = file_text(folder, path)
-    kind = platform(folder, path)
-    dev = Device(path.stem, path.relative_to(folder).as_posix(), platform=kind)
+    counts: Counter[str] = Counter()
+    kind, lines = read(folder, path, counts)
+    dev = Device(path.stem, path.relative_to(folder).as_posix(), platform=kind, lines=counts)
     vpns: set[str] = set()
     splits: dict[str, int] = {}  # split port -> its number of sub-ports
-    for line in tree(text, kind, dev.path, dev.lines):
+    for line in lines:
         w = line.words()
         if w[0] == "interface":
             _exists(dev.where(line.number), w[1], splits)

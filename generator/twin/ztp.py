@@ -16,11 +16,14 @@ import re
 import shutil
 import subprocess
 import sys
+from itertools import zip_longest
 from pathlib import Path
 
 from generator.twin import checks, explain, hosts, probe
 from generator.twin.plan import Plan, Refused, ns_name
 from generator.twin.run import STATE, ZTP_USER, background, claim, finish, reapply, sh
+from generator.verify import vrp
+from generator.verify.safe import file_text, rel
 
 USER = ZTP_USER  # the SFTP account the twin makes (per instance; twin down removes it)
 VAULT = {  # stand-ins for the site's Vault: the twin never sees real secrets
@@ -141,6 +144,36 @@ def _ztp_built(p: Plan) -> list[str]:
     return hosts.ztp_switches(p.folder)
 
 
+def _flat(lines: list[vrp.Line], depth: int = 0):
+    for line in lines:
+        yield depth, line
+        yield from _flat(line.children, depth + 1)
+
+
+def staged_differences(folder: Path, switches: list[str]) -> list[str]:
+    """Where a switch's staged startup configuration (files/ztp/configs, what ZTP boots it
+    with) does not read as the same lines, at the same depths, as its CLI script
+    (files/switches, what the twin runs): its framing (system-view, commit, return, comments)
+    aside, each line as the reader reads it. One failure per switch, at the first difference."""
+    out = []
+    for name in switches:
+        script = folder / "files" / "switches" / f"{name}.cfg"
+        staged = folder / "files" / "ztp" / "configs" / f"{name}.cfg"
+        kind, want = vrp.read(folder, script)
+        got = vrp.tree(file_text(folder, staged), kind, rel(folder, staged))
+        for g, w in zip_longest(_flat(got), _flat(want)):
+            if g is None or w is None or (g[0], g[1].text) != (w[0], w[1].text):
+                mine = f":{g[1].number}: {g[1].text!r}" if g else ": ends"
+                there = rel(folder, script)
+                theirs = f"{there}:{w[1].number} has {w[1].text!r}" if w else f"{there} has ended"
+                out.append(
+                    f"{rel(folder, staged)}{mine} where {theirs}: ZTP would boot {name} with "
+                    "another configuration"
+                )
+                break
+    return out
+
+
 def _meth(p: Plan, only: set[str] | None = None) -> dict[str, tuple[str, str]]:
     """Out-of-band gateway -> the MEth end (namespace, interface) of the first switch cabled to it
     (of `only`, when given: the switches ZTP builds, one of which stands in for a factory-default
@@ -202,6 +235,9 @@ def drill(p: Plan, collection: Path, rendered=None) -> list[checks.Outcome]:
     if rendered is None:
         out.note = "no controller in the inventory"
         return [out]
+    staged = _ztp_built(p)
+    out.failures += staged_differences(p.folder, staged)
+    out.total += len(staged)
     controllers = sorted(p.groups.get("controller", ()))
     base = STATE / "ztp"
     job, address = rendered

@@ -217,15 +217,16 @@ def switch(
 ) -> tuple[dict[str, str], Access]:
     """Add one device config (switch, router, or with `gateway` a firewall, whose interfaces
     are never joined) to the graph; returns physical port -> logical interface and how the
-    device restricts management access. Routes, peers, zones and policies go to `routing`."""
+    device restricts management access. Routes, peers, zones and policies go to `routing`.
+    Unreadable at a line that is no form of the command table (vrp.tree)."""
     device = _Device(g=g, where=rel(folder, path), name=path.stem, routing=routing, gateway=gateway)
-    for section in vrp.sections(file_text(folder, path), device.where):
-        device.read(section)
+    for line in vrp.read(folder, path)[1]:
+        device.read(line)
     return device.done()
 
 
 class _Device:
-    """One device config being read, section by section (vrp.sections)."""
+    """One device config being read, top-level line by top-level line (vrp.tree)."""
 
     def __init__(self, g: Graph, where: str, name: str, routing: Routing, gateway: bool) -> None:
         self.g, self.where, self.name, self.out, self.gateway = g, where, name, routing, gateway
@@ -238,22 +239,16 @@ class _Device:
         self.vrf = DEFAULT_VRF  # of the interface being read
         self.rule: dict | None = None  # the policy rule being read
 
-    def read(self, section: vrp.Section) -> None:
-        """A top-level command and the lines under it, read in the view it opens."""
-        parts = vrp.words(section.text)[0]
-        view, subject = self.command(" ".join(parts), section.n)
-        if parts[0] in vrp.BREACHES:
-            _breach(self.access, parts, section.n)
-        handle = getattr(self, view) if view else None  # a view's lines: its method
-        words, initials = vrp.words, vrp.BREACH_INITIALS
-        for n, raw in enumerate(section.body, section.n + 1):
-            parts, known = words(raw, view)
-            if not known and raw.lstrip()[:1] in initials:
-                # a system-view command indented under another view: flagged as if the switch
-                # ran it there [unconfirmed: whether the CE falls back to the system view for it]
-                _breach(self.access, words(raw)[0], n)
-            if handle is not None and parts:
-                handle(subject, " ".join(parts), n)
+    def read(self, line: vrp.Line) -> None:
+        """A top-level command and the lines under it (at any depth, in file order), read in
+        the view it opens."""
+        view, subject = self.command(line.text, line.number)
+        if line.text.startswith(BREACHES):
+            _breach(self.access, tuple(line.words()), line.number)
+        if view:
+            handle = getattr(self, view)  # a view's lines: its method
+            for child in line.descendants():
+                handle(subject, child.text, child.number)
         if self.rule is not None:
             subject.append(rule_of(self.rule))
             self.rule = None
@@ -374,6 +369,10 @@ class _Device:
             for v in sorted(self.vlans):
                 self.g.edge(("if", self.name, name), ("vlan", self.name, v), (self.where, n))
         return self.fold, self.access
+
+
+# the first words of the lines _breach judges (vrp.telnet_on, vrp.clear_snmp)
+BREACHES = ("telnet ", "undo telnet ", "snmp-agent ")
 
 
 def _breach(access: Access, parts: tuple[str, ...], n: int) -> None:

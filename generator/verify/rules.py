@@ -16,23 +16,17 @@ from collections import deque
 
 from generator.verify import read, safe
 from generator.verify.report import Problem, Report
+from generator.verify.vrp import CLEAR, KNOWN_DEFAULTS, SECRET, VAULT, masked
 from generator.vocab import Plane
 
 GATEWAY_PLANES = frozenset({Plane.BUSINESS, Plane.INBAND, Plane.OOB, Plane.BORDER})
 HOST_GROUPS = ("npu_servers", "storage_nodes", "management_nodes")
-VAULT = re.compile(r"\{\{ vault_[a-z0-9_]+ \}\}")
 REFERENCE = re.compile(r"\{\{ vault_[a-z0-9_]+ \}\}|\$\{[A-Z0-9_]+\}")  # vault or environment
-SECRET = re.compile(
-    r"\b(?:password|cipher)\s+(?!irreversible-cipher\b|cipher\b)(\{\{ [^}]* \}\}|\S+)"
-)
 SECRET_KEY = re.compile(r"password|secret|_key$|^key$|community")
 # a YAML key that holds a secret, and its value (block or flow style, quoted or not)
 SECRET_ITEM = re.compile(
     r"""["']?([\w-]*(?:password|passwd|secret|community|_key))["']?\s*[:=]\s*("[^"]*"|'[^']*'|\$\{\w+\}|\{\{[^}]*\}\}|[^,}\n]*)"""
 )
-# VRP keywords after which a secret follows in clear (`simple`, `plain`), or a community
-CLEAR = re.compile(r"\b(?:simple|plain)\s+\S+|\bcommunity\s+(?:read|write)?\s*\S+")
-KNOWN_DEFAULTS = ("Admin@123", "Huawei@123", "Changeme_123", "Huawei12#$", "admin123")
 NFS = re.compile(
     r"(?i)(\bmount\b[^\n]*\bnfs4?\b|\bfstype\W*\s*[:=]\s*\W*nfs4?\b|\btype\W*\s*[:=]\s*\W*nfs4?\b"
     r"|/etc/exports\b|\bexportfs\b|\bnfs-(?:server|kernel-server|utils)\b"
@@ -383,7 +377,7 @@ def secrets_in(rel: str, text: str, report: Report) -> None:
                 continue
             found = [v for v in SECRET.findall(s) if not VAULT.fullmatch(v)]
             if found or CLEAR.search(s) or any(d in s for d in KNOWN_DEFAULTS):
-                report.problems.append(Problem(rel, n, f"secret in clear: {_masked(s)!r}"))
+                report.problems.append(Problem(rel, n, f"secret in clear: {masked(s)!r}"))
             continue
         if NFS.search(line):
             report.problems.append(Problem(rel, n, f"NFS mount or export: {line.strip()!r}"))
@@ -391,20 +385,6 @@ def secrets_in(rel: str, text: str, report: Report) -> None:
             value = value.split(" #")[0].strip().strip("\"'")
             if value and value not in ("null", "~") and not REFERENCE.fullmatch(value):
                 report.problems.append(Problem(rel, n, f"{key} in clear"))
-
-
-def _masked(line: str) -> str:
-    """The line with each secret it holds replaced by ********, so that the finding, printed
-    into a CI log, does not carry the secret on."""
-    line = SECRET.sub(
-        lambda m: m[0] if VAULT.fullmatch(m[1]) else m[0][: m.start(1) - m.start()] + "********",
-        line,
-    )
-    if m := CLEAR.search(line):  # the keyword kept, the rest of the line hidden
-        line = f"{line[: m.start()]}{m[0].split()[0]} ********"
-    for default in KNOWN_DEFAULTS:
-        line = line.replace(default, "********")
-    return line
 
 
 TEMPLATE = ("{{", "{%", "{#")  # what starts Jinja2 (an expression, a statement, a comment)

@@ -87,7 +87,7 @@ def test_the_firewall_management_port_and_isolated_ports_are_emulated():
     assert 'iifname "gi0-0-0" drop' in local and 'oifname "gi0-0-0" drop' in local
     oob = p.namespaces[plan.ns_name("oob-access-0001")].commands
     assert any(c.endswith("type bridge_slave isolated on") for c in oob)
-    assert len(list(checks.isolated_pairs(p))) == 3  # one pair per out-of-band access switch
+    assert len(list(checks.isolated_pairs(p))) == 51  # every isolated port of the 3 switches
 
 
 def _grown(tmp_path: Path) -> tuple[Path, Path]:
@@ -240,9 +240,10 @@ def test_the_pre_fix_output_is_refused_at_the_first_line_a_device_would_refuse(t
 
 
 def _faulted(tmp_path: Path) -> Path:
-    """pod-128 with four faults on four devices (tests/faults/test_twin_faults.py has them at
+    """pod-128 with five faults on five devices (tests/faults/test_twin_faults.py has them at
     plan level): an ECMP width lost, two uplink cables swapped on the spine side, an out-of-band
-    gateway's DHCP relay not selected, the firewall's NAT rule for another zone."""
+    gateway's DHCP relay not selected, the firewall's NAT rule for another zone, a leaf uplink
+    shut down."""
     folder = tmp_path / "pod-128"
     shutil.copytree(POD, folder)
 
@@ -259,6 +260,11 @@ def _faulted(tmp_path: Path) -> Path:
         "  maximum load-balancing 1",
     )
     edit("files/switches/oob-access-0001.cfg", " dhcp select relay", None)
+    leaf = (folder / "files/switches/par-leaf-0002.cfg").read_text().splitlines()
+    uplink = leaf.index("interface 400GE1/3/1")
+    at = leaf.index(" undo shutdown", uplink)
+    leaf[at] = " shutdown"
+    (folder / "files/switches/par-leaf-0002.cfg").write_text("\n".join(leaf) + "\n")
     edit("files/border/fw-01.cfg", "  source-zone business", "  source-zone management")
     cabling = folder / "files" / "cabling.csv"
     rows = cabling.read_text().splitlines()
@@ -273,10 +279,12 @@ def _faulted(tmp_path: Path) -> Path:
 @real
 @pytest.mark.slow
 def test_a_faulted_build_fails_naming_each_fault(clean, tmp_path):
-    """Real packets on pod-128 with four faults: exit 1, each named at its file and line (the
+    """Real packets on pod-128 with five faults: exit 1, each named at its file and line (the
     cabling rows for the swapped cables, the `maximum load-balancing` line for the width the
-    design gives, the relay's gateway, the firewall rule that no longer translates)."""
+    design gives, the relay's gateway, the firewall rule that no longer translates, the
+    `shutdown` line of the leaf whose session is down)."""
     folder = _faulted(tmp_path)
+    shut = (folder / "files/switches/par-leaf-0002.cfg").read_text().splitlines().index(" shutdown")
     done = _twin("test", str(folder), "--no-drills", "--report", str(tmp_path / "r.md"))
     assert done.returncode == 1, done.stdout + done.stderr
     report = (tmp_path / "r.md").read_text()
@@ -286,6 +294,7 @@ def test_a_faulted_build_fails_naming_each_fault(clean, tmp_path):
     assert "the design gives 16" in report
     assert "relays no DHCP" in report or "oob-access-0001" in report
     assert "no source NAT toward the provider" in report or "fw-01.cfg" in report
+    assert f"par-leaf-0002.cfg:{shut + 1}: 400GE1/3/1 is shut down" in report
 
 
 @real

@@ -305,11 +305,12 @@ def test_verify_never_hangs_on_fifos_or_alias_bombs(tmp_path, capsys, generated,
 
 
 def test_verify_does_not_parse_structured_switch_configs(tmp_path, capsys, generated):
-    """files/switches/*.yml are for people and tools; verify proves the .cfg files and only scans
-    the .yml text for secrets, so an alias bomb there costs nothing (and proves nothing)."""
+    """files/switches/*.yml are for people and tools; verify proves the .cfg files, takes the
+    platform from the `platform:` line of the .yml beside each (a line, not a YAML parse) and
+    scans the .yml text for secrets, so an alias bomb there costs nothing (and proves nothing)."""
     folder = tmp_path / "damaged"
     shutil.copytree(generated, folder, symlinks=True)
-    _switch(folder, ".yml").write_text(BOMB)
+    _switch(folder, ".yml").write_text("platform: huawei-ce\n" + BOMB)
     with deadline(60):
         code, _, err = run(capsys, "verify", folder)
     assert code == 0, err[-2000:]

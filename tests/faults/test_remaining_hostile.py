@@ -387,8 +387,11 @@ def findings(tmp_path: Path, kind: str) -> list[tuple[str, int, str]]:
         " rule 10 permit vpn-instance _management_vpn_ source 10.102.0.0 0.0.15.255",
         " rule 10 permit vpn-instance _management_vpn_ source any",
     )
-    text += "local-user admin password simple Hunter2Secret\n"
-    text += "header login information \"{{ lookup('pipe', 'id') }}\"\nreturn\n"
+    # before the closing `return`: an AAA user with a password in clear, and a description
+    # holding template syntax (lines the switch takes)
+    body, end = text.rsplit("return\n", 1)
+    text = body + "aaa\n local-user admin password irreversible-cipher Hunter2Secret\n"
+    text += "interface MEth0/0/0\n description {{ lookup('pipe', 'id') }}\nreturn\n" + end
     cfg.write_bytes(endings(text, kind).encode())
     host = sorted((folder / "host_vars").iterdir())[0]
     host.write_bytes(endings(host.read_text() + "bmc_password: hunter2\n", kind).encode())
@@ -405,7 +408,7 @@ def test_verify_reads_cr_only_and_mixed_line_endings_as_the_device_does(tmp_path
     shipped = (ROOT / "inventories" / "pod-128" / cfg).read_text().splitlines()
     rule = 1 + next(n for n, line in enumerate(shipped) if line.startswith(" rule 10 permit"))
     where = {(file, line) for file, line, _ in lf}
-    assert {(cfg, rule), (cfg, len(shipped) + 1), (cfg, len(shipped) + 2)} <= where, lf
+    assert {(cfg, rule), (cfg, len(shipped) + 1), (cfg, len(shipped) + 3)} <= where, lf
     assert any(reason == "bmc_password in clear" for _, _, reason in lf), lf
     assert findings(tmp_path, "cr") == lf
     assert findings(tmp_path, "mixed") == lf

@@ -228,9 +228,16 @@ def test_verify_reports_template_syntax_ansible_would_run_with_its_line(hostile,
     target = folder / path
     assert target.is_file(), f"pod-128 writes {path}"
     text = target.read_text()
-    target.write_text(text + line + "\n")
+    lines = text.splitlines()
+    # where the device takes the line: an indented one in an interface view, a configuration's
+    # other line before its closing `return`, a YAML one at the end
+    if line.startswith(" "):
+        at = 1 + next(n for n, x in enumerate(lines) if x.startswith("interface "))
+    else:
+        at = len(lines) - 1 if lines[-1] == "return" else len(lines)
+    target.write_text("\n".join([*lines[:at], line, *lines[at:]]) + "\n")
     problems = [p.render() for p in verify(folder).problems]
-    where = f"{path}:{text.count(chr(10)) + 1}: template syntax Ansible would evaluate"
+    where = f"{path}:{at + 1}: template syntax Ansible would evaluate"
     assert [p for p in problems if "template syntax" in p] == [f"{where}: `{line.strip()}`"]
     target.write_text(text)
     assert not verify(folder).problems

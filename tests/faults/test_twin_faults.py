@@ -1,14 +1,14 @@
 """A corpus of realistic configuration faults, each applied to a generated pod-128 (issue #39
 item 6): the twin refuses the folder at the changed file:line where a real device would refuse
 the line (a typo, a line in the wrong view, a value out of range, a command of the other
-Layer-2/Layer-3 mode, a sub-port of a port not split, a VPN not created, a `shutdown` no form of
-the table knows), and otherwise what it builds changes on the changed device (its FRR, nftables,
-addresses, bridges or DHCP relays), so that its sessions, flows and drills judge the fault with
-real packets. No root needed: these build the twin's plan; the real twin runs in
+Layer-2/Layer-3 mode, a sub-port of a port not split, a VPN not created), and otherwise what it
+builds changes on the changed device (its FRR, nftables, addresses, bridges, port states or DHCP
+relays), so that its sessions, flows and drills judge the fault with real packets. No root needed: these build the twin's plan; the real twin runs in
 tests/consumers/test_twin.py.
 
-Faults the twin does not see are listed in NOT_SEEN with the item of the command table's
-`twin:` mapping that says why (shown in twin-report.md)."""
+Faults the twin reads but does not emulate (Telnet and SNMPv1/v2c turned on: the command table's
+`twin:` item `clear-text`, counted in twin-report.md) are judged by `wanka verify`, which must name
+the changed line."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.twin import checks, plan, routing
+from generator import cli
+from generator.twin import checks, hosts, plan, routing, ztp
 from generator.verify.report import NotAnOutput
 from tests.support.examples import ROOT
 
@@ -36,7 +37,10 @@ LEAF, OOB, CORE, FW = (
 class Fault:
     """In `file`, the first line equal to `old` after the first line starting with `after`
     becomes `new` (None: deleted; `old` None: `new` inserted after that line). `refused`: the
-    text of the line the twin names (the changed line, or the first line it makes unreadable)."""
+    text of the line the twin names (the changed line, or the first line it makes unreadable).
+    `verify`: what `wanka verify` says at the changed line, for a fault the twin reads but does
+    not emulate (the table's `twin:` item `clear-text`): verify fails it, the twin's plan is
+    unchanged."""
 
     name: str
     file: str
@@ -44,6 +48,7 @@ class Fault:
     old: str | None
     new: str | None
     refused: str | None = None
+    verify: str | None = None
 
 
 FAULTS = [
@@ -63,9 +68,6 @@ FAULTS = [
         "  maximum load-balancing 16",
         "  maximum load-balance 16",
         "  maximum load-balance 16",
-    ),
-    Fault(
-        "uplink shutdown", LEAF, "interface 400GE1/3/1", " undo shutdown", " shutdown", " shutdown"
     ),
     Fault(
         "port split lost",
@@ -113,7 +115,7 @@ FAULTS = [
         "",
         "snmp-agent sys-info version v3",
         "snmp-agent sys-info version v2c v3",
-        "snmp-agent sys-info version v2c v3",
+        verify="SNMP v1/v2c",
     ),
     Fault(
         "telnet turned on",
@@ -121,7 +123,15 @@ FAULTS = [
         "",
         "telnet server disable",
         "undo telnet server disable",
-        "undo telnet server disable",
+        verify="telnet server enabled",
+    ),
+    Fault(
+        "telnet in the router's form on a switch",
+        LEAF,
+        "",
+        "telnet server disable",
+        "telnet server enable",
+        "telnet server enable",
     ),
     Fault("MTU out of range", LEAF, "interface 400GE1/3/1", " mtu 9000", " mtu 9700", " mtu 9700"),
     Fault(
@@ -166,6 +176,7 @@ FAULTS = [
         "security rule denied", FW, " rule name ssh-switches", "  action permit", "  action deny"
     ),
     Fault("firewall default permit", FW, "security-policy", None, " default action permit"),
+    Fault("uplink shutdown", LEAF, "interface 400GE1/3/1", " undo shutdown", " shutdown"),
     Fault("DHCP off on a relay", OOB, "", "dhcp enable", None),
     Fault("relay not selected", OOB, "", " dhcp select relay", None),
     Fault(
@@ -226,13 +237,18 @@ def base() -> plan.Plan:
 
 @pytest.mark.parametrize("fault", FAULTS, ids=lambda f: f.name)
 def test_the_twin_refuses_or_acts_on_each_fault(
-    fault: Fault, base: plan.Plan, tmp_path: Path
+    fault: Fault, base: plan.Plan, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder = tmp_path / "pod-128"
     shutil.copytree(POD, folder)
-    _, changed = _apply(folder, fault)
+    at, changed = _apply(folder, fault)
     device = Path(fault.file).stem
-    if fault.refused is not None:
+    if fault.verify is not None:
+        assert _device_digest(_plan(folder), device) == _device_digest(base, device)
+        code = cli.main(["verify", str(folder)])
+        out = capsys.readouterr().out
+        assert code == 1 and f"{fault.file}:{at}: {fault.verify}" in out, out
+    elif fault.refused is not None:
         lines = (folder / fault.file).read_text().splitlines()
         named = lines.index(fault.refused) + 1
         with pytest.raises(NotAnOutput) as caught:
@@ -247,3 +263,29 @@ def test_the_corpus_is_realistic_in_number() -> None:
     assert len(FAULTS) >= 25
     assert sum(f.refused is not None for f in FAULTS) >= 10
     assert sum(f.refused is None for f in FAULTS) >= 10
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "says"),
+    [
+        (" undo portswitch", " portswitch", "' portswitch' where"),  # the line, not its indent
+        (" mtu 9000", None, "'ip address"),  # a line lost: the next one differs
+    ],
+)
+def test_a_staged_config_that_diverges_from_the_script_is_named(
+    old: str, new: str | None, says: str, tmp_path: Path
+) -> None:
+    """What ZTP boots a switch with (files/ztp/configs) must read as its CLI script does: the
+    ZTP drill fails at the first staged line that differs, naming both files and lines."""
+    folder = tmp_path / "pod-128"
+    shutil.copytree(POD, folder)
+    name = hosts.ztp_switches(folder)[0]
+    assert ztp.staged_differences(folder, [name]) == []
+    staged = folder / "files" / "ztp" / "configs" / f"{name}.cfg"
+    lines = staged.read_text().splitlines()
+    at = lines.index(old)
+    lines[at : at + 1] = [] if new is None else [new]
+    staged.write_text("\n".join(lines) + "\n")
+    (found,) = ztp.staged_differences(folder, [name])
+    assert found.startswith(f"files/ztp/configs/{name}.cfg:{at + 1}: "), found
+    assert f"files/switches/{name}.cfg:" in found and "ZTP would boot" in found

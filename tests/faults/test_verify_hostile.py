@@ -55,12 +55,14 @@ def _insert_after(path: Path, anchor: str, new: list[str]) -> list[int]:
 
 # (system-view lines, what verify says of each): every spelling the CLI takes for the command
 SPELLED = {
+    # CE V300R023C00 telnet_server_disable.json: "The undo telnet server disable command enables
+    # the Telnet service"
     "telnet on": (
         [
-            "telnet \t server   enable",
-            "TELNET Server ENABLE",
-            "tel ser en",
-            "Undo  TELNET  serv  DIS",
+            "undo telnet \t server   disable",
+            "UNDO TELNET Server DISABLE",
+            "un tel ser dis",
+            "Undo  TELNET  server  DIS",
         ],
         "telnet server enabled",
     ),
@@ -68,7 +70,7 @@ SPELLED = {
         [
             "snmp-agent sys-info version \t v2c",
             "SNMP-AGENT SYS-INFO VERSION V1",
-            "snmp s v v3 v2",
+            "snmp s v v3 v2",  # several versions: [unconfirmed] on the CE, see commands.yaml
             "snmp-agent sys-i ver ALL",
             "snmp-agent COMM read wanka",
         ],
@@ -101,12 +103,30 @@ def test_acl_rules_in_any_spelling_are_judged(pod, capsys):
 
 
 @pytest.mark.parametrize(
+    "line,why",
+    [
+        # VRP8's form (NE40E telnet-server-enable(TELNETS).json); the CE V300 has none
+        ("telnet server enable", "not a huawei-ce form of view system"),
+        # `serv` is `server` and `server-source` (CE ssh_server-source.json): ambiguous
+        ("ssh serv acl 2000", "not a huawei-ce form of view system"),
+        # a system-view command typed in an interface view
+        (" telnet server disable", "not a huawei-ce form of view interface"),
+    ],
+)
+def test_a_line_the_switch_refuses_stops_verify_at_its_line(line, why, pod, capsys):
+    at = _insert_after(pod / LEAF, "interface MEth0/0/0", [line])[0]
+    code, text = _verify(capsys, str(pod))
+    assert code == 2
+    assert f"wanka: {LEAF}:{at}: {line.strip()!r}: {why}" in text, text
+
+
+@pytest.mark.parametrize(
     "old,new",
     [
         (" acl 2000 inbound", " ACL 2000 IN"),  # the VTY ACL, abbreviated: still restricted
-        ("ssh server acl 2000", "SSH  Serv  ACL 2000"),
+        ("ssh server acl 2000", "SSH  SERVER  ac 2000"),
         ("snmp-agent acl 2000", "snmp acl 2000"),
-        ("snmp-agent sys-info version v3", "snmp-agent sys-info version v2c v1 DISABLE"),
+        ("snmp-agent sys-info version v3", "snmp-agent sys-info version V2C Disable"),
         ("telnet server disable", "teln SERVER dis"),
     ],
 )
@@ -142,7 +162,8 @@ def test_control_characters_in_names_come_out_escaped(pod, tmp_path, capsys):
     # a config named with a CSI sequence that enables telnet, a cabled device named with a
     # bidi override and an OSC title sequence, and a link named with a C1 CSI
     evil = pod / "files/switches/sw\x1b[2J\u202e.cfg"
-    evil.write_text("sysname x\ntelnet server enable\n")
+    evil.write_text("sysname x\nundo telnet server disable\n")
+    evil.with_suffix(".yml").write_text("platform: huawei-ce\n")
     cabling = pod / "files/cabling.csv"
     row = cabling.read_text().splitlines()[1].split(",")
     row[0], row[2], row[3] = "X-1", "fw\u202egnp.\x1b]0;owned\x07", "eth9"
@@ -158,6 +179,10 @@ def test_control_characters_in_names_come_out_escaped(pod, tmp_path, capsys):
     assert code == 2 and "files/switches/x\\x9b31m.cfg: it is a symbolic link" in text
     for raw in ("\x1b", "\x07", "\x9b", "\u202e"):
         assert raw not in text
+    evil.with_suffix(".yml").unlink()  # no platform beside it: the config cannot be read
+    code, text = _verify(capsys, str(pod))
+    assert code == 2 and "sw\\x1b[2J\\u202e.yml" in text, text
+    assert "\x1b" not in text
 
 
 # Runs the command in a grandchild and prints its CPU seconds and its own peak RSS. Linux keeps a

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from generator.twin import vrp
+from generator.verify import vrp as reader
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(p for p in (ROOT / "inventories").iterdir() if (p / "files" / "border").is_dir())
@@ -21,7 +22,7 @@ def _configs(kind: str):
     for folder in EXAMPLES:
         for path in sorted((folder / "files" / "border").glob(f"{kind}-*.cfg")):
             text = path.read_text(encoding="utf-8")
-            yield path, vrp.tree(text, vrp.platform(folder, path), path.name)
+            yield path, reader.tree(text, reader.platform(folder, path), path.name)
 
 
 FIREWALLS = list(_configs("fw"))

@@ -1,8 +1,9 @@
 """Switch configurations read back and checked against the cabling plan and the host side.
 
-The rendered .cfg files are parsed with verify's VRP parser (generator/verify/vrp.py: hier_config's
-tree under its Huawei VRP driver): a top-level command opens a block, indented lines nest under
-it, `#` lines are comments. Every example blueprint is checked: every cabled switch port exists,
+The rendered .cfg files are read with the one VRP reader of verify and the twin
+(generator/verify/vrp.py, through the command table): a top-level command opens a block, indented
+lines nest under it, `#` lines are comments; its nesting is checked against hier_config's loader
+under its Huawei VRP driver. Every example blueprint is checked: every cabled switch port exists,
 is split as planned, is up and names its far end; no other port is configured; BGP peers are
 cabled far ends with their ASNs; the lossless class on the switches is the one the NICs and HCCL
 use; secrets never appear in clear.
@@ -33,8 +34,8 @@ LOGICAL = re.compile(r"^(Vlanif|Eth-Trunk|LoopBack)\d+$")
 
 
 # ---------------------------------------------------------------------------------------------
-# The configuration text read by verify's VRP parser (generator/verify/vrp.py): hier_config's
-# tree under its Huawei VRP driver, seen here as blocks of flattened lines
+# The configuration text read by the VRP reader (generator/verify/vrp.py), seen here as blocks of
+# flattened lines
 
 
 @dataclass
@@ -43,9 +44,16 @@ class Block:
     children: list[str] = field(default_factory=list)  # one level of indentation removed
 
 
-def _block(node) -> Block:
-    """A top-level command of the tree and every line under it, one space per level deeper."""
-    return Block(node.text, [" " * (c.depth() - 2) + c.text for c in node.all_children()])
+def _under(line: vrp.Line, depth: int = 0):
+    """Every line under `line`, one space per level deeper than its children."""
+    for child in line.children:
+        yield " " * depth + child.text
+        yield from _under(child, depth + 1)
+
+
+def _block(line: vrp.Line) -> Block:
+    """A top-level command and every line under it, one space per level deeper."""
+    return Block(line.text, list(_under(line)))
 
 
 @dataclass
@@ -70,64 +78,80 @@ class Parsed:
         return self._interfaces
 
 
-def parse(text: str) -> Parsed:
-    return Parsed([_block(node) for node in vrp.tree(text).children])
+def parse(text: str, platform: str = "huawei-ce") -> Parsed:
+    return Parsed([_block(line) for line in vrp.tree(text, platform, "config")])
 
 
 SAMPLE = (
     "system-view\n#\nbgp 1\n peer 10.0.0.1  as-number 2\n ipv4-family unicast\n"
-    "  network 1.1.1.1 32\n  #\n! a comment\n#\nreturn\n"
+    "  network 1.1.1.1 32\n  #\n#\nreturn\n"
 )
 
 
 def test_parser_reads_nested_blocks():
-    tree = vrp.tree(SAMPLE)
-    assert [c.text for c in tree.children] == ["system-view", "bgp 1", "return"]
-    bgp = tree.get_child(equals="bgp 1")
-    assert [c.text for c in bgp.children] == ["peer 10.0.0.1 as-number 2", "ipv4-family unicast"]
-    network = bgp.get_child(equals="ipv4-family unicast").get_child(startswith="network ")
-    assert (network.text, network.facts["line"]) == ("network 1.1.1.1 32", 6)
+    tree = vrp.tree(SAMPLE, "huawei-ce", "sample")
+    assert [c.text for c in tree] == ["bgp 1"]  # system-view, return, `#`: framing
+    assert [c.text for c in tree[0].children] == [
+        "peer 10.0.0.1 as-number 2",
+        "ipv4-family unicast",
+    ]
+    network = tree[0].children[1].children[0]
+    assert (network.text, network.number) == ("network 1.1.1.1 32", 6)
     assert parse(SAMPLE).find("bgp")[0].children == [
         "peer 10.0.0.1 as-number 2",
         "ipv4-family unicast",
         " network 1.1.1.1 32",
     ]
-    assert tree.driver.negation_prefix == "undo "  # the Huawei VRP driver
 
 
-def test_comment_lines_are_the_ones_the_huawei_driver_empties():
+@pytest.mark.parametrize(
+    "line,text",
+    [
+        ("#", None),
+        (" #", None),
+        (" #x", None),
+        (" de #1", "description #1"),
+        (" DESC a!", "description a!"),
+    ],
+)
+def test_comment_lines_are_the_ones_the_huawei_driver_empties(line, text):
     rules = get_hconfig_driver(Platform.HUAWEI_VRP).rules.per_line_sub
-    for line in ("#", " #", "! x", "  !", "#x", "", "  ", "x", " ip address 1 2", " de #1", " a!"):
-        emptied = line
-        for rule in rules:
-            emptied = re.sub(rule.search, rule.replace, emptied)
-        assert vrp.comment(line) == (not emptied.strip()), line
-        assert (vrp.words(line)[0] == ()) == vrp.comment(line), line
+    emptied = line
+    for rule in rules:
+        emptied = re.sub(rule.search, rule.replace, emptied)
+    assert (not emptied.strip()) == (text is None)
+    read = vrp.tree(f"interface MEth0/0/0\n{line}\n", "huawei-ce", "t")[0].children
+    assert [c.text for c in read] == ([] if text is None else [text])
 
 
 def test_each_section_nests_as_hier_configs_own_loader_nests_it(example_name):
-    """verify reads sections (vrp.sections); the tree the tests read is built from them: each
-    section loaded alone by hier_config's own loader (get_hconfig, Huawei VRP) gives the same
-    lines at the same depths (a whole config it refuses: `system-view` comes twice). One config
-    of each shape: configs that differ only in numbers (names, addresses, VLANs) nest alike, so
-    wanka-10k's 1,000-odd switches are a few dozen shapes."""
+    """The reader's nesting, checked against hier_config's own loader (get_hconfig, Huawei VRP)
+    on each top-level command with the lines under it (a whole config it refuses: `system-view`
+    comes twice). One config of each shape: configs that differ only in numbers (names,
+    addresses, VLANs) nest alike, so wanka-10k's 1,000-odd switches are a few dozen shapes."""
     shapes = {
         re.sub(r"\d+", "0", text): name for name, (_, text) in configs_of(example_name).items()
     }
     for name in sorted(shapes.values()):
         text = configs_of(example_name)[name][1]
-        sections = vrp.sections(text, name)
-        tree = vrp.tree(text)
-        assert [(c.facts["line"], c.text) for c in tree.children] == [
-            (s.n, " ".join(s.text.split())) for s in sections
-        ], name
-        for section, node in zip(sections, tree.children, strict=True):
-            if not section.body:
+        raws = text.splitlines()
+        tree = vrp.tree(text, "huawei-ce", name)
+        for top in tree:
+            if not top.children:
                 continue
-            own = get_hconfig(Platform.HUAWEI_VRP, "\n".join([section.text, *section.body]))
-            assert [(c.depth(), c.text) for c in own.all_children()] == [
-                (c.depth(), c.text) for c in (node, *node.all_children())
-            ], (name, section.n)
+            after = range(top.number, len(raws))  # the next top-level line ends the section
+            end = next((i for i in after if raws[i][:1] not in ("", " ")), len(raws))
+            own = get_hconfig(Platform.HUAWEI_VRP, "\n".join(raws[top.number - 1 : end]))
+            assert [(c.depth(), c.text) for c in own.all_children()] == list(_depths(top)), (
+                name,
+                top.number,
+            )
+
+
+def _depths(line: vrp.Line, depth: int = 1):
+    yield depth, line.text
+    for child in line.children:
+        yield from _depths(child, depth + 1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -263,8 +287,9 @@ def test_structured_config_names_the_far_end_of_every_cabled_port(example_name):
 
 
 def test_each_system_view_session_ends_with_commit(example_name):
-    for name, (parsed, _) in configs_of(example_name).items():
-        top = parsed.top()
+    for name, (_, text) in configs_of(example_name).items():
+        # the framing lines too, which the reader moves between views by and leaves out
+        top = [s.strip() for s in text.splitlines() if s[:1] not in ("", " ", "#")]
         sessions = 0
         open_session = False
         for line in top:

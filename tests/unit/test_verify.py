@@ -124,11 +124,30 @@ def test_a_clear_password_is_refused(copy, capsys):
     line = _edit(
         cfg,
         "password irreversible-cipher {{ vault_switch_admin_password }}",
-        "password cipher secret123",
+        "password irreversible-cipher secret123",
     )
     code, text = _verify(capsys, copy)
     assert code == 1
     assert f"files/switches/par-leaf-0002.cfg:{line}: secret in clear" in text
+    assert "secret123" not in text
+
+
+def test_a_password_in_a_form_the_switch_refuses_stops_verify_masked(copy, capsys):
+    # CE V300R023C00 local-user.json has `password irreversible-cipher` only: the switch refuses
+    # `password cipher`, and verify stops at the line without printing the secret
+    cfg = copy / "files" / "switches" / "par-leaf-0002.cfg"
+    line = _edit(
+        cfg,
+        "password irreversible-cipher {{ vault_switch_admin_password }}",
+        "password cipher secret123",
+    )
+    code, text = _verify(capsys, copy)
+    assert code == 2
+    assert (
+        f"files/switches/par-leaf-0002.cfg:{line}: 'local-user admin password cipher ********'"
+        in text
+    )
+    assert "secret123" not in text
 
 
 def test_an_nfs_mount_is_refused(copy, capsys):
