@@ -387,3 +387,16 @@ class Cluster:
         if cls.ecn == "ai-ecn" and facts is not None and facts.ecn != "ai-ecn":
             return "static"
         return cls.ecn
+
+    def isolated(self, link: Link) -> bool:
+        """The out-of-band access port of `link` is in the layer 2 isolation group: a host's BMC
+        port only. Switch, router and firewall management ports stay outside it, so the M-LAG
+        pairs' dual-active detection between their MEth ports passes (CE V300R023C00, Example for
+        Enabling Layer 2 Port Isolation: isolated PC1 and PC2 still reach PC3, which is not in
+        the group; Configuring a DAD Link: the DAD link "can be set up between Ethernet
+        management interfaces" and the two devices must reach each other)."""
+        return (
+            link.kind == LinkKind.MGMT
+            and link.plane == Plane.OOB
+            and self.device_by_name[link.a_device].role.is_host
+        )

@@ -48,9 +48,11 @@ Config = dict[str, Any]
 # Management: ACL on the VTY/SNMP, local users; the VRF and addresses come from the model.
 MGMT_ACL = 2000
 USERS = (("admin", 3, "vault_switch_admin_password"),)  # (name, privilege level, vault variable)
-# Out-of-band access ports isolated from each other at layer 2, one group per switch (CE V300R023C00
-# configuration guide, port isolation example: `port-isolate enable group 1` in the interface view
-# of a portswitch port; ports of one group do not exchange frames, each still reaches the Vlanif).
+# Out-of-band access ports of BMCs isolated from each other at layer 2, one group per switch (CE
+# V300R023C00 configuration guide, port isolation example: `port-isolate enable group 1` in the
+# interface view of a portswitch port; ports of one group do not exchange frames, each still reaches
+# the Vlanif and the ports outside the group). Which ports: Cluster.isolated (switch management
+# ports stay outside, the M-LAG dual-active detection runs between them).
 ISOLATE_GROUP = 1
 # M-LAG peers authenticate their DFS packets (CE V300R023C00 M-LAG configuration examples, DFS group
 # view: `authentication-mode hmac-sha256 password <password>` in plaintext, as typed there)
@@ -206,8 +208,6 @@ def port_profiles(dev: Device, cx: Context) -> dict[str, Config]:
     lossless_plane = cx.cluster.lossless_of(plane) is not None
     subnet = cx.subnet.get(dev.name)
     host: Config = {"mode": "access", "vlan": subnet.vlan if subnet else 0, "edge": True}
-    if plane == Plane.OOB:  # BMCs and switch management ports share the VLAN: each reaches only the
-        host["isolate_group"] = ISOLATE_GROUP  # gateway (review 1 finding 16)
     fabric: Config = {"mode": "routed"}
     if jumbo:
         fabric["mtu"] = jumbo.ip_mtu
@@ -229,6 +229,9 @@ def port_profiles(dev: Device, cx: Context) -> dict[str, Config]:
         extra = {_host_profile(s, subnet): {**host, "vlan": s.vlan} for s in cx.subnets[dev.name]}
         others = {k: v for k, v in extra.items() if k != "host"}  # vocabulary: output key
         out = {"host": host, **others, **out}  # vocabulary: output key
+        if plane == Plane.OOB:  # BMCs share the VLAN with the management ports: each BMC reaches
+            # the gateway and the switches, never another BMC (review 1 finding 16, review 3 #2)
+            out["bmc"] = {**host, "isolate_group": ISOLATE_GROUP}  # vocabulary: output key
     return out
 
 
@@ -275,7 +278,8 @@ def interfaces(dev: Device, cx: Context) -> Config:
             trunk_hosts.append(e)
         elif kind != uplink and subnet is not None:
             sn = cx.host_subnet.get((e.far, e.far_port), subnet)
-            ports.append({"name": e.port, "peer": peer, "profile": _host_profile(sn, subnet)})
+            profile = "bmc" if cx.cluster.isolated(link) else _host_profile(sn, subnet)
+            ports.append({"name": e.port, "peer": peer, "profile": profile})
         elif e.local_ip and link.plane == border:  # toward a firewall, statically routed
             ports.append(
                 {

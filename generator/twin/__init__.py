@@ -21,7 +21,7 @@ from pathlib import Path
 
 from generator.analysis.command_table import TRANSLATED, load_table
 from generator.collection import ansible_collection
-from generator.twin import checks, drills, grow, hosts, plan, routing, run, ztp
+from generator.twin import checks, drills, grow, hosts, mlag, plan, routing, run, ztp
 from generator.twin import pod as pods
 from generator.verify.report import NotAnOutput
 
@@ -191,7 +191,7 @@ def _test(args, folder: Path) -> int:
     # what needs no host first, while the host_network role still runs; reported in this order
     steps = [("ecmp", checks.ecmp), ("npu", partial(checks.npu_paths, every=True))]
     steps[1:1] = [("boundary", checks.pod_boundary)] if args.pod else [
-        ("flows", checks.flows), ("forbidden", checks.forbidden)]  # fmt: skip
+        ("flows", checks.flows), ("forbidden", checks.forbidden), ("dad", mlag.check)]  # fmt: skip
     done = {}
     for name, check in sorted(steps, key=lambda step: step[0] in ("flows", "forbidden")):
         if name == "flows":

@@ -122,12 +122,14 @@ def provider_route_tracked(folder: Path, tmp: Path) -> list[str]:
 
 
 def oob_ports_isolated(folder: Path, tmp: Path) -> list[str]:
-    """First review 16: every BMC or MEth access port of an out-of-band switch is isolated."""
+    """First review 16: every BMC access port of an out-of-band switch is isolated (third review
+    2: a switch's MEth port is not, its M-LAG dual-active detection crosses it)."""
     return [
         f"{path.name}: {b[0]}"
         for path, text in _cfgs(folder, "switches/oob-access-*.cfg")
         for b in _blocks(text, "interface ")
-        if " port link-type access" in b and not any("port-isolate enable" in x for x in b)
+        if " port link-type access" in b
+        and any(x.endswith(" bmc") for x in b) != any("port-isolate enable" in x for x in b)
     ]
 
 

@@ -606,10 +606,12 @@ def test_mlag_members_agree(example_name):
 # Management and security
 
 
-def test_out_of_band_access_ports_are_isolated_from_each_other(example_name):
-    """BMCs and switch management ports share the out-of-band VLAN: every access port of an
-    out-of-band switch is in isolation group 1, so each reaches only its gateway (first review
-    finding 16; CE port isolation example `port-isolate enable group 1`)."""
+def test_out_of_band_bmc_ports_are_isolated_from_each_other(example_name):
+    """BMCs and switch management ports share the out-of-band VLAN: every access port to a BMC
+    is in isolation group 1, so a BMC reaches its gateway and the switches but no other BMC
+    (first review finding 16; CE port isolation example `port-isolate enable group 1`); a switch
+    management port is not, or the M-LAG dual-active detection between two of them is dropped
+    (third review finding 2)."""
     cfgs = configs_of(example_name)
     oob = [
         d for d in generated(example_name).cluster.devices if d.plane == "oob" and d.name in cfgs
@@ -617,8 +619,11 @@ def test_out_of_band_access_ports_are_isolated_from_each_other(example_name):
     access = [(d, b) for d in oob for b in cfgs[d.name][0].interfaces().values()
               if "port link-type access" in b.children]  # fmt: skip
     assert access
+    bmcs = [(d, b) for d, b in access if any(c.endswith(" bmc") for c in b.children)]
+    assert bmcs
     for d, b in access:
-        assert "port-isolate enable group 1" in b.children, f"{d.name} {b.line}"
+        isolated = "port-isolate enable group 1" in b.children
+        assert isolated == ((d, b) in bmcs), f"{d.name} {b.line}"
 
 
 def test_management_address_vrf_and_services(example_name):

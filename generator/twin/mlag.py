@@ -1,0 +1,116 @@
+"""M-LAG dual-active detection (DAD) on the twin: each DFS group's `dual-active detection source
+ip S [vpn-instance V] peer P` must reach P from S, or a peer-link failure leaves two masters.
+
+What the twin emulates: the path (the management VRF namespace, the cable to the out-of-band
+access switch, its bridge with its isolated ports, the gateway). What it does not: the DFS
+protocol itself; the probe is a UDP exchange between the two addresses on the port the CE picks
+by default, "the smallest idle port number between 1025 and 2048" (CE V300R023C00
+dual-active_detection_source_ip_vpn-instance.json, udp-port) when it is idle, 1025.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from ipaddress import IPv4Address as Addr
+
+from generator.twin import checks, probe
+from generator.twin.plan import Plan, ifname
+
+DAD_PORT = 1025
+_DAD = re.compile(
+    r"^ dual-active detection source ip (\S+)(?: vpn-instance (\S+))? peer (\S+)(?: udp-port (\d+))?"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Dad:
+    device: str
+    where: str  # files/switches/<device>.cfg:LINE
+    source: str
+    peer: str
+    port: int
+
+
+def ends(p: Plan) -> list[Dad]:
+    """Every DFS group's detection line, as the device's configuration has it (the twin reads
+    the line as a layer-2 command and keeps nothing of it: commands.yaml `twin: layer2`)."""
+    out = []
+    for name, dev in sorted(p.devices.items()):
+        if dev.platform != "huawei-ce":
+            continue
+        text = (p.folder / dev.path).read_text(encoding="utf-8")
+        for number, line in enumerate(text.splitlines(), 1):
+            if m := _DAD.match(line):
+                port = int(m.group(4) or DAD_PORT)
+                out.append(
+                    Dad(
+                        device=name,
+                        where=dev.where(number),
+                        source=m.group(1),
+                        peer=m.group(3),
+                        port=port,
+                    )
+                )
+    return out
+
+
+def _access_port(p: Plan, at: tuple[str, str]) -> tuple[str, str] | None:
+    """(access switch, its port) an interface is cabled to."""
+    for link in p.links:
+        for mine, far in ((link.a, link.b), (link.b, link.a)):
+            if mine == at:
+                return p.namespaces[far[0]].device, far[1]
+    return None
+
+
+def blocked(p: Plan) -> list[str]:
+    """Plan level, no packet sent: every detection pair whose two ends are cabled to isolated
+    ports of one switch (its bridge drops frames between them: plan._ports), or not addressed."""
+    out = []
+    for dad in ends(p):
+        at = [p.addresses.get(Addr(a)) for a in (dad.source, dad.peer)]
+        if None in at:
+            out.append(f"{dad.where}: dual-active detection {dad.source} -> {dad.peer}: "
+                       "an address no interface of the output has")  # fmt: skip
+            continue
+        ports = [_access_port(p, end) for end in at if end]
+        if None in ports or ports[0][0] != ports[1][0]:
+            continue
+        switch = p.devices.get(ports[0][0])
+        if switch is None:
+            continue
+        groups = [
+            next((i.isolate_group for i in switch.interfaces.values()
+                  if ifname(i.name) == port), None)
+            for _, port in ports
+        ]  # fmt: skip
+        if groups[0] is not None and groups[0] == groups[1]:
+            out.append(
+                f"{dad.where}: dual-active detection {dad.source} -> {dad.peer} crosses "
+                f"{switch.name}, which isolates both ends in port isolation group {groups[0]}"
+            )
+    return out
+
+
+def check(p: Plan) -> checks.Outcome:
+    """A UDP exchange from each detection source to its peer, in the management VRF where the
+    configuration binds it."""
+    out = checks.Outcome("M-LAG dual-active detection reaches the peer (UDP, both directions)")
+    found = [d for d in ends(p) if {Addr(d.source), Addr(d.peer)} <= p.addresses.keys()]
+    out.failures += [f for f in blocked(p) if "no interface" in f]
+    probes = []
+    for dad in found:
+        src = p.addresses[Addr(dad.source)][0]
+        dst = p.addresses[Addr(dad.peer)][0]
+        probes.append(probe.Probe(src, dad.source, dst, dad.peer, proto="udp", port=dad.port))
+    for dad, result in zip(found, probe.run(probes), strict=True):
+        out.total += 1
+        if result.ok:
+            out.proved += 1
+        else:
+            out.failures.append(
+                f"{dad.where}: dual-active detection {dad.source} -> {dad.peer} "
+                f"udp/{dad.port}: {result.error or 'no answer'}"
+            )
+    return out

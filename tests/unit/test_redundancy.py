@@ -1,0 +1,61 @@
+"""generator/analysis/redundancy.py: the rules for redundancy that works when one part fails."""
+
+from __future__ import annotations
+
+import pytest
+
+from generator.analysis.redundancy import dad_path
+from generator.artifacts import switches
+from generator.model import Cluster
+from generator.vocab import LinkKind, Plane
+from tests.support.examples import expanded
+
+EXAMPLES = ("pod-128.yaml", "wanka-10k.yaml", "supernode-768.yaml", "legacy-100card.yaml")
+
+
+def _pairs(cluster: Cluster) -> set[tuple[str, str]]:
+    return {tuple(sorted((d.name, d.mlag_peer))) for d in cluster.devices if d.mlag_peer}
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_every_mlag_pair_detects_dual_active_outside_port_isolation(name):
+    """Review 3 finding 2: both MEth ports of every pair were in one isolation group (pod-128
+    2/2, wanka-10k 54/54). Now no DAD end is isolated and the design check finds nothing."""
+    cluster = expanded(name).cluster
+    assert _pairs(cluster), name
+    mgmt = {lk.a_device: lk for lk in cluster.links if lk.kind == LinkKind.MGMT}
+    for a, b in _pairs(cluster):
+        assert not cluster.isolated(mgmt[a]) and not cluster.isolated(mgmt[b]), (a, b)
+    assert [f for f in expanded(name).findings if f.code == "mlag-dad"] == []
+
+
+def test_bmc_ports_stay_isolated_from_each_other():
+    """Every host BMC port on an out-of-band access switch is isolated, and only those."""
+    cluster = expanded("pod-128.yaml").cluster
+    oob = [lk for lk in cluster.links if lk.kind == LinkKind.MGMT and lk.plane == Plane.OOB]
+    bmcs = {lk.a_device for lk in oob if lk.a_port == "bmc"}
+    assert len(bmcs) == 22
+    assert {lk.a_device for lk in oob if cluster.isolated(lk)} == bmcs
+    files = {f.path: f.data for f in switches.emit(cluster)}
+    text = files["files/switches/oob-access-0001.cfg"].decode()
+    blocks = text.split("\ninterface ")
+    isolated = [b.splitlines()[0] for b in blocks if "port-isolate enable group 1" in b]
+    described = [b for b in blocks if "port-isolate enable group 1" in b]
+    assert len(isolated) == 16 and all(" bmc" in b for b in described)
+    assert not any("MEth0/0/0" in b and "port-isolate" in b for b in blocks)
+
+
+def test_the_old_rule_isolating_every_management_port_is_refused(monkeypatch):
+    """The rule stated: with every out-of-band management port isolated (the design before the
+    fix), each pair's detection path is blocked and the check names the pair and the ports."""
+    monkeypatch.setattr(
+        Cluster, "isolated", lambda self, lk: lk.kind == LinkKind.MGMT and lk.plane == Plane.OOB
+    )
+    big = expanded("wanka-10k.yaml").cluster
+    assert len(list(dad_path(big))) == len(_pairs(big)) == 27  # the review's 54/54 ends
+    cluster = expanded("pod-128.yaml").cluster
+    found = list(dad_path(cluster))
+    assert len(found) == len(_pairs(cluster)) == 1  # the review's 2/2 ends
+    assert all(f.severity == "error" and "isolates" in f.message for f in found)
+    assert any("biz-leaf-0001/biz-leaf-0002" in f.message for f in found)
+    assert found[0].where == ("networks", "business", "leaf", "mlag")
