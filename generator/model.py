@@ -78,6 +78,9 @@ def netmask(prefix: int) -> str:
     return ip((0xFFFFFFFF << (32 - prefix)) & 0xFFFFFFFF)
 
 
+FIREWALL_LINK_GROUP = 1  # the link-group id on each firewall of a pair (Cluster.link_group)
+
+
 class Rack(Record, kw_only=True):
     name: str  # e.g. T01-05
     zone: Zone
@@ -400,3 +403,13 @@ class Cluster:
             and link.plane == Plane.OOB
             and self.device_by_name[link.a_device].role.is_host
         )
+
+    def link_group(self, dev: Device) -> int:
+        """The USG link-group a firewall of a pair binds its border links into (0: none). "If one
+        interface in the logical group is faulty, the system changes the status of the other
+        interfaces to Down" (USG admin guide, Configuring Link-Group Using the CLI,
+        usg.zrnko.cz/resources/admin/sec_admin_linkgroup_0003.html): one core-to-firewall link
+        down takes the whole firewall off every plane's routes, so both directions of a flow
+        float to the partner together instead of crossing two stateful firewalls."""
+        pair = sum(1 for d in self.devices if d.role == Role.FIREWALL) > 1
+        return FIREWALL_LINK_GROUP if pair and dev.role == Role.FIREWALL else 0

@@ -23,7 +23,7 @@ from generator.analysis.hardware import (
     switch_capabilities,
     switch_mtu,
 )
-from generator.analysis.redundancy import dad_path
+from generator.analysis.redundancy import dad_path, firewall_paths
 from generator.errors import YamlPath
 from generator.expand.fabric import parse_ratio
 from generator.expand.racks import budget_remedy, rack_budget
@@ -43,6 +43,7 @@ def check(cluster: Cluster, failures: Review | None = None) -> list[Finding]:
         *power_and_cooling(cluster),
         *business_spof(cluster),
         *dad_path(cluster),
+        *firewall_paths(cluster),
         *legacy_design(cluster),
         *lossless_class(cluster),
         *lossless_commands(cluster),

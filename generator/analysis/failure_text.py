@@ -115,8 +115,11 @@ def _effect(cluster: Cluster, rev: Review, row: ClassRow) -> str:
         if row.kind in ("border router", "firewall"):
             role = cluster.device_by_name[row.worst].role
             pair = sum(1 for d in cluster.devices if d.role == role) > 1
+            cost = BORDER_COST[row.kind]
+            if cluster.link_group(cluster.device_by_name[row.worst]):  # a firewall of a pair
+                cost = FIREWALL_LINK_COST
             parts.append(
-                ("its pair partner carries the traffic" + BORDER_COST[row.kind])
+                ("its pair partner carries the traffic" + cost)
                 if pair
                 else "the way in from outside is lost"
             )
@@ -125,6 +128,13 @@ def _effect(cluster: Cluster, rev: Review, row: ClassRow) -> str:
     return "; ".join(parts) + _contents(cluster, row)
 
 
+# A firewall of a pair with its border links in one USG link-group (Cluster.link_group): one of its
+# links down takes all of them down, so a single cable fails as the whole firewall does.
+FIREWALL_LINK_COST = (
+    " (active/standby by routing, no HRP: the sessions through it are lost; one of its border"
+    " links down sets the others down too (link-group), so both directions of every flow move"
+    " to the partner together)"
+)
 BORDER_COST = {  # what a border failure costs beyond capacity (docs "The way out")
     "firewall": " (active/standby by routing, no HRP: the sessions through it are lost)",
     "border router": " (OSPF withdraws its default; NQA does the same when its provider stops answering)",

@@ -3,6 +3,9 @@
 - dad_path: an M-LAG pair detects a dead peer-link over its dual-active detection (DAD) path; the
   path must carry the DAD packets, so the pair's management ports are never isolated from each
   other at layer 2.
+- firewall_paths: a pair of stateful firewalls reached by per-device floating static routes keeps
+  both directions of every flow on one firewall after any single link failure: each firewall's
+  border links fail together (USG link-group), so every device floats to the partner at once.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from collections.abc import Iterator
 
 from generator.analysis.finding import ERROR, Finding
 from generator.model import Cluster, Link
-from generator.vocab import LinkKind
+from generator.vocab import LinkKind, Plane, Role
 
 # CE6800/8800 V300R023C00 configuration guide, M-LAG > Configuring an M-LAG > Configuring a DAD
 # Link: "DAD packets are UDP packets forwarded at Layer 3"; the prerequisite is that the two
@@ -54,3 +57,45 @@ def dad_path(cluster: Cluster) -> Iterator[Finding]:
                 f"packets never pass and a peer-link failure leaves two masters ({DAD_PAGE})",
                 ("networks", str(plane), "leaf", "mlag"),
             )
+
+
+# USG admin guide: Overview of Stateful Inspection (resources/admin/sec_admin_session_0002.html),
+# Table 1: a first packet that is not a SYN "does not create sessions and discards packets";
+# Configuring Link-Group Using the CLI (resources/admin/sec_admin_linkgroup_0003.html): one member
+# faulty sets the others Down, "avoiding the inconsistency of upstream and downstream paths".
+STATEFUL_PAGES = (
+    "USG 'Overview of Stateful Inspection' Table 1: a reply with no session is discarded; "
+    "'Configuring Link-Group Using the CLI': one member faulty sets the others Down"
+)
+
+
+def firewall_paths(cluster: Cluster) -> Iterator[Finding]:
+    """ERROR when devices reach a pair of firewalls by floating static routes (each decides on its
+    own link alone) and a firewall's border links do not fail together: one link down sends a
+    flow out through one firewall and its reply back through the other, which drops it."""
+    firewalls = {d.name for d in cluster.devices if d.role == Role.FIREWALL}
+    if len(firewalls) < 2:
+        return
+    behind: dict[int, str] = {}  # a firewall's address on a border link -> the firewall
+    for lk in cluster.links:
+        if lk.plane == Plane.BORDER:
+            for dev, address in ((lk.a_device, lk.a_ip), (lk.b_device, lk.b_ip)):
+                if dev in firewalls and address:
+                    behind[address] = dev
+    via: dict[tuple[str, str, int, int], set[str]] = {}
+    for r in cluster.routes:
+        if r.next_hop in behind:
+            via.setdefault((r.device, r.vrf, r.network, r.prefix), set()).add(behind[r.next_hop])
+    floating = sorted({key[0] for key, fws in via.items() if len(fws) > 1})
+    alone = sorted(f for f in firewalls if not cluster.link_group(cluster.device_by_name[f]))
+    if floating and alone:
+        yield Finding(
+            ERROR,
+            "firewall-symmetry",
+            f"{len(floating)} devices ({', '.join(floating[:3])}{', ...' if len(floating) > 3 else ''}) "
+            f"float their routes between the stateful firewalls link by link, and "
+            f"{', '.join(alone)} keep their other links up when one fails: one core-to-firewall "
+            "link down sends a flow out through one firewall and its reply through the other, "
+            f"which drops it ({STATEFUL_PAGES})",
+            ("zones", "border", "firewall", "pair"),
+        )

@@ -150,6 +150,7 @@ def structured_config(dev: Device, cluster: Cluster, links: list[Link], rules: l
     interfaces = []
     ospf = next((x for x in cluster.border_ospf if x.device == dev.name), None)
     p2p = set(ospf.networks if ospf else ())
+    group = cluster.link_group(dev)  # a firewall of a pair: every border link fails together
     for link in links:
         mine = link.a_device == dev.name
         far, far_port = (link.b_device, link.b_port) if mine else (link.a_device, link.a_port)
@@ -163,6 +164,7 @@ def structured_config(dev: Device, cluster: Cluster, links: list[Link], rules: l
                 "prefix": link.prefix,
                 # the OSPF links are point-to-point /31s, as on the switches
                 "ospf_p2p": (network_of(address, link.prefix), link.prefix) in p2p,
+                "link_group": group,
             }
         )
         faces.setdefault(_zone(plane), []).append(interfaces[-1]["name"])
@@ -179,6 +181,7 @@ def structured_config(dev: Device, cluster: Cluster, links: list[Link], rules: l
                     "address": ip(u.ip),
                     "prefix": u.prefix,
                     "ospf_p2p": False,
+                    "link_group": 0,
                 }
             )
     svc = cluster.services

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from generator.twin import checks
+from generator.twin import checks, linkgroup
 from generator.twin.plan import PREFIX, Plan, ns_name
 from generator.twin.run import Clock, reapply, sh
 from generator.vocab import Plane
@@ -45,11 +45,29 @@ def _targets(p: Plan) -> list[tuple[str, list[tuple[str, str]], str]]:
     firewalls = sorted(d for d, dev in p.devices.items() if dev.zones)
     if firewalls:
         out.append((f"firewall {firewalls[0]}", _ends_of(p, firewalls[0]), "flows"))
+        core = _core_link(p, firewalls[0])
+        if core is not None:  # one link of the pair's stateful path (issue #41 item 2)
+            far, link = core
+            what = f"core-to-firewall link {p.namespaces[far[0]].device}-{firewalls[0]}"
+            out.append((f"{what} cable {link.cable}", [far], "link"))
     provider = [link for link in p.links if link.plane == Plane.PROVIDER]
     if provider:
         near = p.namespaces[provider[0].a[0]].device
         out.append((f"provider link of {near}", [provider[0].a], "internet"))
     return out
+
+
+def _core_link(p: Plan, firewall: str):
+    """The first cable from `firewall` to an in-band core (else an out-of-band one): its core
+    end, the one a pulled cable or a dead core port takes down, and the link."""
+    mine = {n for n in p.namespaces if n == ns_name(firewall)}
+    planes = checks.planes(p)
+    for plane in (Plane.INBAND, Plane.OOB):
+        for link in p.links:
+            for near, far in ((link.a, link.b), (link.b, link.a)):
+                if near[0] in mine and planes.get(far[0]) == {plane, Plane.BORDER}:
+                    return far, link
+    return None
 
 
 def _check(p: Plan, kind: str, flows: set[str], cut: set[str]) -> checks.Outcome:
@@ -70,6 +88,11 @@ def run(
 ) -> list[checks.Outcome]:
     """Each drill: the flows (or NPU paths) that worked before must work again after the cut."""
     clock = clock or Clock()
+    with linkgroup.emulated(p):
+        return _run(p, working_flows, progress, clock)
+
+
+def _run(p: Plan, working_flows: set[str], progress, clock: Clock) -> list[checks.Outcome]:
     out = []
     for what, ends, kind in _targets(p):
         flows = working_flows if kind != "internet" else working_flows & {"internet"}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.twin import mlag, plan
+from generator.twin import drills, linkgroup, mlag, plan
 from tests.support.examples import render_example
 
 
@@ -60,3 +60,18 @@ def test_isolated_detection_ends_are_named_with_their_lines(pod, tmp_path):
         "files/switches/biz-leaf-0002.cfg:29: dual-active detection 10.102.0.26 -> 10.102.0.23 "
         "crosses oob-access-0001, which isolates both ends in port isolation group 1",
     ]
+
+
+def test_the_firewalls_link_groups_and_the_core_link_drill_are_planned(pod):
+    """Each firewall's eight border ports are one link-group as the twin reads the config, and the
+    drills cut one core-to-firewall cable at its core end (the firewall must notice it)."""
+    p = plan.plan(pod, {})
+    found = linkgroup.groups(p)
+    assert sorted(found) == ["fw-01 link-group 1", "fw-02 link-group 1"]
+    for group, members in found.items():
+        assert len(members) == 8 and {ns for ns, _ in members} == {plan.ns_name(group[:5])}
+    cuts = {what: (ends, kind) for what, ends, kind in drills._targets(p)}
+    what = next(w for w in cuts if w.startswith("core-to-firewall link"))
+    ends, kind = cuts[what]
+    assert what.startswith("core-to-firewall link inb-core-001-fw-01 cable BRD-")
+    assert kind == "link" and ends == [(plan.ns_name("inb-core-001"), ends[0][1])]
