@@ -292,7 +292,15 @@ def sftp_get(url: str, interface: str | None, timeout: float, step: str) -> byte
         sock.close()
 
 
-def parse_intermediate(text: str) -> tuple[dict[str, str], list[dict[str, str]]]:
+# Every field of [CE Example]'s intermediate file, "_n" for the numbered ones; one beyond them
+# (SHA256_n: the role's opt-in, [unconfirmed] on a CE) is read only when asked (`beyond`).
+EXAMPLE = {"*FILESERVER", "*TIME_SN", "*DEVICE_TYPE_NUM", "SET_MASTER", "CLEAR_MASTER", "EXPORTCFG",
+           "DEVICE_TYPE", "ESN", "MAC", "VRPVER", "SYSLOG_INFO", "SPACE_CLEAR", "DIRECTORY",
+           "ACTIVE_DELAYTIME", "ACTIVE_INTIME", "*FILETYPENUM", "*FILENAME_n", "*TYPE_n",
+           "*EFFECTIVE_MODE_n"}  # fmt: skip
+
+
+def parse_intermediate(text: str, beyond: bool = False) -> tuple[dict, list[dict[str, str]]]:
     """The CE .ini intermediate file [CE Example] (Configuration Scripts > Intermediate file):
     ;BEGIN ZTP CONFIG, [GLOBAL CONFIG] with *FILESERVER, *TIME_SN, *DEVICE_TYPE_NUM, then
     [DEVICE_TYPE_n DESCRIPTION] sections, ;END ZTP CONFIG. -> (global fields, device sections)."""
@@ -317,11 +325,20 @@ def parse_intermediate(text: str) -> tuple[dict[str, str], list[dict[str, str]]]
     for key in ("*FILESERVER", "*TIME_SN", "*DEVICE_TYPE_NUM"):  # '*': mandatory in the example
         if not glob.get(key):
             raise ZtpError("intermediate-file", f"[GLOBAL CONFIG] has no {key}")
+    try:  # a time, yyyymmddhhmmss: 20200526120159 [CE Example]
+        time.strptime(glob["*TIME_SN"] if len(glob["*TIME_SN"]) == 14 else "", "%Y%m%d%H%M%S")
+    except ValueError:
+        raise ZtpError(
+            "intermediate-file", f"*TIME_SN={glob['*TIME_SN']}: no yyyymmddhhmmss"
+        ) from None
     devices = []
     for n, (head, fields) in enumerate(sections[1:], 1):
         if head != f"[DEVICE_TYPE_{n} DESCRIPTION]":
             raise ZtpError("intermediate-file", f"section {head!r}, expected DEVICE_TYPE_{n}")
         devices.append(fields)
+    extra = {re.sub(r"_\d+$", "_n", k) for f in [glob, *devices] for k in f} - EXAMPLE
+    if extra and not beyond:
+        raise ZtpError("intermediate-file", f"{sorted(extra)}: no field of the CE example")
     if glob["*DEVICE_TYPE_NUM"] != str(len(devices)):
         raise ZtpError(
             "intermediate-file",
@@ -376,7 +393,8 @@ def run(
     timeout: float = 10.0,
     *,
     configure_address: bool = True,
-    require_sha256: bool = True,
+    require_sha256: bool = False,
+    beyond: bool = False,
 ) -> ZtpResult:
     """The whole ZTP file path of one switch: DHCP, intermediate file, startup configuration."""
     deadline = time.monotonic() + timeout
@@ -387,7 +405,7 @@ def run(
     left = lambda: max(0.5, deadline - time.monotonic())  # noqa: E731
     url = intermediate_url(lease)
     ini = sftp_get(url, interface, left(), "intermediate-file-fetch").decode("utf-8", "replace")
-    glob, devices = parse_intermediate(ini)
+    glob, devices = parse_intermediate(ini, beyond)
     name, digest = config_file(own_entry(devices, esn, mac), require_sha256)
     # "downloads deployment files based on the deployment file server address and deployment
     # file names contained in the intermediate file" [CE Understanding] step 4
@@ -408,10 +426,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=10.0)
     ap.add_argument("--out", help="write the startup configuration here")
     ap.add_argument("--no-configure", action="store_true", help="do not assign the lease")
+    ap.add_argument("--beyond-example", action="store_true",
+                    help="read fields beyond the CE example (SHA256_n) instead of refusing them")  # fmt: skip
     args = ap.parse_args(argv)
     try:
         res = run(args.interface, args.esn, args.mac, args.timeout,
-                  configure_address=not args.no_configure)  # fmt: skip
+                  configure_address=not args.no_configure, beyond=args.beyond_example)  # fmt: skip
     except ZtpError as err:
         print(json.dumps({"error": str(err), "step": err.step}), file=sys.stderr)
         return 2

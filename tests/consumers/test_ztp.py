@@ -3,15 +3,18 @@ and the rolling order of day-2 changes."""
 
 from __future__ import annotations
 
+import calendar
 import hashlib
 import re
 import sys
+import time
 
 import pytest
 import yaml
 
 from generator.cli import main
 from generator.model import ip
+from generator.twin.ztp_client import parse_intermediate
 from tests.support.ansible_run import ROOT, VAULT, Runner, recap
 
 INTERACTIVE = re.compile(r"^(system-view|commit|quit)\s*$", re.M)
@@ -216,7 +219,11 @@ def test_ztp_server_stages_rendered_configs_and_an_intermediate_file_that_lists_
     )
     fileserver = re.search(r"^\*FILESERVER=(\S+)$", ini, re.M).group(1)
     assert fileserver.startswith(url) and "/" not in fileserver.removeprefix("sftp://")
-    assert re.search(r"^\*TIME_SN=\d{14}$", ini, re.M)
+    # *TIME_SN a time, yyyymmddhhmmss as the CE example's 20200526120159 (the staging time)
+    stamp = re.search(r"^\*TIME_SN=(\d{14})$", ini, re.M).group(1)
+    assert abs(calendar.timegm(time.strptime(stamp, "%Y%m%d%H%M%S")) - time.time()) < 3600
+    # the CE example's fields only (ztp_client.EXAMPLE); SHA256_n is opt-in
+    assert len(parse_intermediate(ini)[1]) == len(staged)  # refuses a field beyond them
     sections = _ini_sections(ini, "DEVICE_TYPE_")
     assert [int(n) for n, _ in sections] == list(range(1, len(staged) + 1))
     assert int(re.search(r"\*DEVICE_TYPE_NUM=(\d+)", ini).group(1)) == len(sections)
@@ -232,7 +239,7 @@ def test_ztp_server_stages_rendered_configs_and_an_intermediate_file_that_lists_
         )
         assert (fields["*TYPE_1"], fields["*EFFECTIVE_MODE_1"]) == ("CFG", "0")
         data = (root / config).read_bytes()
-        assert fields["SHA256_1"] == sums[config] == hashlib.sha256(data).hexdigest()
+        assert "SHA256_1" not in fields and sums[config] == hashlib.sha256(data).hexdigest()
     assert listed == set(ztp["names"])
 
     # DHCP only, options 66 (SFTP URL) and 67 as the CE guide's Table 2 gives them
@@ -262,6 +269,7 @@ def test_ztp_server_stages_rendered_configs_and_an_intermediate_file_that_lists_
     second = ztp["runner"].play("playbooks/ztp.yml")
     assert second.returncode == 0
     assert {h: c for h, (_, c, _) in recap(second).items() if c} == {}
+    assert f"*TIME_SN={stamp}\n" in (root / "ztp_script.ini").read_text()  # same set, same stamp
 
     # the VRP8 guide's form: #sha256sum over everything after the first line
     third = ztp["runner"].play(

@@ -1,7 +1,8 @@
 """The day-0 path end to end with real daemons: the ztp_server role (real ansible-playbook) writes
 into one folder, the real dnsmasq and sshd run from what it wrote in one network namespace, and
 the CloudEngine ZTP test double (generator/twin/ztp_client.py) in another, across a veth pair,
-ends with exactly the staged startup configuration; a wrong sha256 is refused."""
+ends with exactly the staged startup configuration; the intermediate file has the CE example's
+fields only unless the SHA256_n opt-in is asked for, and then a wrong sha256 is refused."""
 
 from __future__ import annotations
 
@@ -116,7 +117,8 @@ def ztp(tmp_path_factory):
                 }
             }
         }
-        played = Runner(tmp, folder / "hosts.yml", overrides).play("playbooks/ztp.yml")
+        runner = Runner(tmp, folder / "hosts.yml", overrides)
+        played = runner.play("playbooks/ztp.yml")
         assert played.returncode == 0, played.stdout[-3000:] + played.stderr[-2000:]
         root, etc = base / "srv/ztp", base / "etc"
 
@@ -149,7 +151,7 @@ def ztp(tmp_path_factory):
         sh("ip", "netns", "exec", SRV, SSHD, "-t", "-f", str(run / "sshd_config"))
         procs.append(subprocess.Popen(sshd, stderr=subprocess.PIPE, text=True))
         _wait_for(run / "sshd.pid", procs[-1], "sshd")
-        yield {"root": root, "ids": ids, "procs": procs, "folder": folder}
+        yield {"root": root, "ids": ids, "procs": procs, "folder": folder, "runner": runner}
     finally:
         for proc in procs:
             _stop(proc)
@@ -161,7 +163,7 @@ def ztp(tmp_path_factory):
         shutil.rmtree(base, ignore_errors=True)
 
 
-def _switch(name: str, ids: dict, tmp: Path) -> subprocess.CompletedProcess:
+def _switch(name: str, ids: dict, tmp: Path, *more: str) -> subprocess.CompletedProcess:
     """The double, in the switch's namespace, as factory-default switch `name`."""
     ident = ids[name]
     mac = ident.get("mac", "00e0-fc12-3456")
@@ -170,7 +172,7 @@ def _switch(name: str, ids: dict, tmp: Path) -> subprocess.CompletedProcess:
        ":".join(mac.replace("-", "")[i : i + 2] for i in range(0, 12, 2)))  # fmt: skip
     cmd = ["ip", "netns", "exec", SW, sys.executable, str(CLIENT), "--interface", SW_IF,
            "--esn", ident.get("esn", "2102311LDL0000009999"), "--mac", mac, "--timeout", "15",
-           "--out", str(tmp / f"{name}.cfg")]  # fmt: skip
+           "--out", str(tmp / f"{name}.cfg"), *more]  # fmt: skip
     return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
 
 
@@ -204,10 +206,22 @@ def test_a_factory_switch_ends_with_exactly_its_staged_config(ztp, name, tmp_pat
 
 
 def test_a_config_whose_sha256_differs_from_the_intermediate_file_is_refused(ztp, tmp_path):
+    """SHA256_n is the role's opt-in, beyond the CE example: the double refuses it unless asked to
+    read it (--beyond-example), and then checks the configuration against it."""
+    ini = ztp["root"] / "ztp_script.ini"
+    assert "SHA256_" not in ini.read_text()  # the default: the example's fields only
+    stamp = [ln for ln in ini.read_text().splitlines() if ln.startswith("*TIME_SN=")]
+    again = ztp["runner"].play("playbooks/ztp.yml", "--tags", "ztp_ini",
+                               "-e", "ztp_server_ini_sha256=true")  # fmt: skip
+    assert again.returncode == 0, again.stdout[-3000:]
+    assert "\nSHA256_1=" in ini.read_text()
+    assert [ln for ln in ini.read_text().splitlines() if ln.startswith("*TIME_SN=")] == stamp
     name = "par-leaf-0003"
+    strict = _switch(name, ztp["ids"], tmp_path)
+    assert strict.returncode == 2 and "['SHA256_n']: no field of the CE example" in strict.stderr
     staged = ztp["root"] / f"{name}.cfg"
     staged.write_bytes(staged.read_bytes() + b"#\n")  # changed after ztp.ini was written
-    res = _switch(name, ztp["ids"], tmp_path)
+    res = _switch(name, ztp["ids"], tmp_path, "--beyond-example")
     assert res.returncode == 2, res.stdout + res.stderr
     err = json.loads(res.stderr.strip().splitlines()[-1])
     assert err["step"] == "config-sha256" and "the intermediate file says" in err["error"]
