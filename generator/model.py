@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from generator.model_cabling import Trunk  # re-exported: one model namespace
 from generator.model_hardware import Hardware, Licence, Part  # noqa: F401  (re-exported)
 from generator.model_hosts import (  # noqa: F401  (re-exported: one model namespace)
+    NIC_COMMANDS,
     Domain,
     Lossless,
     NpuDevice,

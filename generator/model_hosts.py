@@ -57,6 +57,11 @@ class SwitchMtu(Record, kw_only=True):
         return min(SWITCH_MTU_MAX, JUMBO_FRAME_MAX - FRAME_OVERHEAD)
 
 
+# Every hccn_tool setting the NIC script knows (artifacts/hccn.py), in the order it sets them.
+NIC_COMMANDS = ("ip", "gateway", "netdetect", "mtu", "pfc", "prio_tc", "dscp_to_tc", "send_arp",
+                "dcqcn")  # fmt: skip
+
+
 class NpuNicLimits(Record, kw_only=True):
     """What the NPU NIC tool (hccn_tool) of a server model accepts, from the catalog (cited
     there): the highest MTU, and the networks it refuses as an NPU address (CIDR)."""
@@ -66,6 +71,10 @@ class NpuNicLimits(Record, kw_only=True):
     refused: tuple[str, ...]
     confirmed: bool
     source: str
+    # the hccn_tool settings a public source shows for the model (catalog `npu_nic.commands`);
+    # the NIC script and hccn.conf hold no other
+    commands: tuple[str, ...] = NIC_COMMANDS
+    commands_source: str = ""
 
 
 class Lossless(Record, kw_only=True):

@@ -13,7 +13,7 @@ from generator.analysis.command_table import load_table, supported
 from generator.analysis.finding import ERROR, INFO, WARNING, Finding
 from generator.catalog import standard_length
 from generator.expand.layout import RACK_WIDTH_M, ROW_PITCH_M, run_length
-from generator.model import Cluster, Link, Rack
+from generator.model import NIC_COMMANDS, Cluster, Link, Rack
 from generator.model_hosts import JUMBO_FRAME_MAX, SWITCH_MTU_MAX
 from generator.vocab import Plane, RackKind, Zone
 
@@ -212,6 +212,17 @@ def npu_nic(cluster: Cluster) -> Iterator[Finding]:
                 f"{nic.model}{unconfirmed} ({nic.source}): set networks.parameter.lossless.mtu "
                 f"to {nic.mtu_max} or less, or leave it out",
                 ("networks", "parameter", "lossless", "mtu"),
+            )
+        if left := [c for c in NIC_COMMANDS if c not in nic.commands]:
+            yield Finding(
+                INFO,
+                "npu-nic",
+                f"{nic.model}: files/hccn/*.sh and .conf set only "
+                f"{', '.join('-' + c for c in nic.commands)}, what a public source shows for it "
+                f"({nic.commands_source}); {', '.join('-' + c for c in left)} are left at the "
+                "driver's defaults [unconfirmed on this driver: `hccn_tool -i 0 -<setting> -g` on "
+                "a delivered server would settle each]",
+                ("compute", "server"),
             )
         if pool is None:
             continue

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from generator.artifacts import OutputFile
-from generator.model import Cluster, Lossless, NpuServer, ip, netmask
+from generator.model import NIC_COMMANDS, Cluster, Lossless, NpuServer, ip, netmask
 
 HCCN_TOOL = "/usr/local/Ascend/driver/tools/hccn_tool"
 # DCQCN: `-dcqcn -s enable <0|1> alg_mode <0|1>` takes exactly four words (hicann/driver
@@ -22,14 +22,20 @@ DCQCN_ALG_MODE = 0
 # Every command that reads or writes /etc/hccn.conf fails (exit 29, "The hccn.conf can't
 # access") when the file is missing (hccn_tool/tool.c), and a fresh host has none.
 HCCN_CONF = "/etc/hccn.conf"
-# Atlas 800 model 9000 (Ascend 910): hicann/driver holds hccn_tool source for ascend910B and
-# ascend950 only (src/custom/network/hccn/), none for the 910, so -prio_tc and -dcqcn (and their
-# hccn.conf keys) on the 910 driver are [unconfirmed]: `hccn_tool -i 0 -prio_tc -g` and
-# `hccn_tool -i 0 -dcqcn -g param` on a delivered 9000 would confirm them.
+# Which settings a server model gets: the model's NpuNicLimits.commands (catalog npu_nic.commands,
+# with the public source that shows them). Atlas 800 model 9000 (Ascend 910): hicann/driver holds
+# hccn_tool source for ascend910B and ascend950 only (src/custom/network/hccn/), none for the 910,
+# so -prio_tc, -send_arp and -dcqcn (and their hccn.conf keys) are not set there.
+ALL = NIC_COMMANDS
 
 
-def conf(server: NpuServer, lossless: Lossless) -> str:
-    """`/etc/hccn.conf`: `key_<device id>=value` lines, device by device."""
+def _commands(cluster: Cluster, server: NpuServer) -> tuple[str, ...]:
+    model = cluster.device_by_name[server.name].model
+    return next((n.commands for n in cluster.npu_nic_limits if n.model == model), ALL)
+
+
+def conf(server: NpuServer, lossless: Lossless, sets: tuple[str, ...] = ALL) -> str:
+    """`/etc/hccn.conf`: `key_<device id>=value` lines, device by device, of the settings `sets`."""
     mtu, bitmap, prio_tc, dscp_tc = (
         lossless.mtu,
         lossless.pfc_bitmap,
@@ -39,24 +45,26 @@ def conf(server: NpuServer, lossless: Lossless) -> str:
     lines = []
     for d in server.devices:
         n, gateway = d.device_id, ip(d.gateway)
-        lines += [
-            f"address_{n}={ip(d.ip)}",
-            f"netmask_{n}={netmask(d.prefix)}",
-            f"gateway_{n}={gateway}",
-            f"netdetect_{n}={gateway}",
-            f"mtu_{n}={mtu}",
-            f"bitmap_{n}={bitmap}",
-            f"prio_tc_{n}={prio_tc}",
-            f"dscp_tc_{n}={dscp_tc}",
-            f"send_arp_status_{n}=1",
-            f"dcqcn_en_enable_{n}=1",
-            f"dcqcn_en_alg_mode_{n}={DCQCN_ALG_MODE}",
-            f"dcqcn_cnp_dscp_{n}={lossless.cnp_dscp}",
-        ]
+        keys = {
+            "ip": [f"address_{n}={ip(d.ip)}", f"netmask_{n}={netmask(d.prefix)}"],
+            "gateway": [f"gateway_{n}={gateway}"],
+            "netdetect": [f"netdetect_{n}={gateway}"],
+            "mtu": [f"mtu_{n}={mtu}"],
+            "pfc": [f"bitmap_{n}={bitmap}"],
+            "prio_tc": [f"prio_tc_{n}={prio_tc}"],
+            "dscp_to_tc": [f"dscp_tc_{n}={dscp_tc}"],
+            "send_arp": [f"send_arp_status_{n}=1"],
+            "dcqcn": [
+                f"dcqcn_en_enable_{n}=1",
+                f"dcqcn_en_alg_mode_{n}={DCQCN_ALG_MODE}",
+                f"dcqcn_cnp_dscp_{n}={lossless.cnp_dscp}",
+            ],
+        }
+        lines += [line for key in ALL if key in sets for line in keys[key]]
     return "\n".join(lines) + "\n"
 
 
-def commands(server: NpuServer, lossless: Lossless) -> str:
+def commands(server: NpuServer, lossless: Lossless, sets: tuple[str, ...] = ALL) -> str:
     """The same settings as hccn_tool calls; each call sets an absolute value, so re-running is safe."""
     out = [
         "#!/bin/sh",
@@ -70,23 +78,27 @@ def commands(server: NpuServer, lossless: Lossless) -> str:
     bitmap, prio_tc = lossless.pfc_bitmap, lossless.prio_tc
     for d in server.devices:
         i, gateway = d.device_id, ip(d.gateway)
-        out += [
-            f'"$HCCN_TOOL" -i {i} -ip -s address {ip(d.ip)} netmask {netmask(d.prefix)}',
-            f'"$HCCN_TOOL" -i {i} -gateway -s gateway {gateway}',
-            f'"$HCCN_TOOL" -i {i} -netdetect -s address {gateway}',
-            f'"$HCCN_TOOL" -i {i} -mtu -s size {lossless.mtu}',
-            f'"$HCCN_TOOL" -i {i} -pfc -s bitmap {bitmap}',
-            f'"$HCCN_TOOL" -i {i} -prio_tc -s map {prio_tc}',
-            f'"$HCCN_TOOL" -i {i} -dscp_to_tc -s dscp {lossless.dscp} tc {lossless.tc}',
-            f'"$HCCN_TOOL" -i {i} -send_arp -s enable 1',
-            f'"$HCCN_TOOL" -i {i} -dcqcn -s enable 1 alg_mode {DCQCN_ALG_MODE}',
-            f'"$HCCN_TOOL" -i {i} -dcqcn -s cnp_dscp {lossless.cnp_dscp}',
-        ]
+        calls = {
+            "ip": [f"-ip -s address {ip(d.ip)} netmask {netmask(d.prefix)}"],
+            "gateway": [f"-gateway -s gateway {gateway}"],
+            "netdetect": [f"-netdetect -s address {gateway}"],
+            "mtu": [f"-mtu -s size {lossless.mtu}"],
+            "pfc": [f"-pfc -s bitmap {bitmap}"],
+            "prio_tc": [f"-prio_tc -s map {prio_tc}"],
+            "dscp_to_tc": [f"-dscp_to_tc -s dscp {lossless.dscp} tc {lossless.tc}"],
+            "send_arp": ["-send_arp -s enable 1"],
+            "dcqcn": [
+                f"-dcqcn -s enable 1 alg_mode {DCQCN_ALG_MODE}",
+                f"-dcqcn -s cnp_dscp {lossless.cnp_dscp}",
+            ],
+        }
+        out += [f'"$HCCN_TOOL" -i {i} {c}' for key in ALL if key in sets for c in calls[key]]
     return "\n".join(out) + "\n"
 
 
 def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
     lossless = cluster.lossless_of("parameter")
     for s in cluster.npu_servers:
-        yield OutputFile(f"files/hccn/{s.name}.conf", conf(s, lossless).encode())
-        yield OutputFile(f"files/hccn/{s.name}.sh", commands(s, lossless).encode())
+        sets = _commands(cluster, s)
+        yield OutputFile(f"files/hccn/{s.name}.conf", conf(s, lossless, sets).encode())
+        yield OutputFile(f"files/hccn/{s.name}.sh", commands(s, lossless, sets).encode())

@@ -11,6 +11,7 @@ from generator.catalog import HostModel
 from generator.expand.addressing import PlaneAddresses
 from generator.expand.planes import PLANE_CODE
 from generator.model import (
+    NIC_COMMANDS,
     Cdu,
     Device,
     Domain,
@@ -214,5 +215,7 @@ def npu_nic_limits(models: Iterable[HostModel]) -> tuple[NpuNicLimits, ...]:
                 refused=tuple(nic.get("refused_networks", ())),
                 confirmed=bool(nic.get("confirmed", True)),
                 source=str(nic.get("source", "")),
+                commands=tuple(c for c in NIC_COMMANDS if c in nic.get("commands", NIC_COMMANDS)),
+                commands_source=str(nic.get("commands_source", "")),
             )
     return tuple(out[name] for name in sorted(out))

@@ -124,3 +124,28 @@ def test_the_first_and_last_script_of_every_example_run_to_their_end(example, tm
         assert done.returncode == 0, (path, done.stdout + done.stderr)
         want = out[path.replace(".sh", ".conf")].decode().splitlines()
         assert set(want) <= _conf_at(root), path
+
+
+def test_an_ascend_910_server_gets_only_the_settings_a_public_source_shows(tmp_path):
+    """Review 3 finding 8: -prio_tc, -send_arp and -dcqcn come from the 910B driver source only.
+    The Atlas 800 model 9000's files hold the catalog's npu_nic.commands (MindCluster Ascend
+    Deployer's hccn variables), the module sets no DCQCN there, and the script still runs to its
+    end against the double."""
+    from tests.support.examples import generated
+
+    result = generated("legacy-100card.yaml")
+    out = {f.path: f.data.decode() for f in result.files}
+    script, conf = out["files/hccn/npu-0001.sh"], out["files/hccn/npu-0001.conf"]
+    for gone in ("-prio_tc", "-send_arp", "-dcqcn"):
+        assert gone not in script, gone
+    for gone in ("prio_tc_", "send_arp_status_", "dcqcn_"):
+        assert gone not in conf, gone
+    for kept in ("-ip -s", "-gateway -s", "-netdetect -s", "-mtu -s", "-pfc -s", "-dscp_to_tc -s"):
+        assert script.count(kept) == 8, kept
+    info = [f.message for f in result.findings if f.code == "npu-nic"]
+    assert any("atlas-800-9000" in m and "-prio_tc, -send_arp, -dcqcn are left" in m for m in info)
+    pod = {f.path: f.data.decode() for f in generated("pod-128.yaml").files}
+    assert "-dcqcn -s enable 1 alg_mode 0" in pod["files/hccn/npu-001.sh"]  # 910B: unchanged
+    applied = _module(tmp_path, conf, cnp_dscp=-1)  # the role passes -1 for a file without dcqcn_
+    assert not applied.get("failed"), applied
+    assert not any(line.startswith("dcqcn_") for line in _conf(tmp_path))
