@@ -15,7 +15,6 @@ is not emulated: the twin reacts within POLL seconds.
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -25,25 +24,18 @@ from generator.twin.plan import Plan
 from generator.twin.run import reapply, sh
 
 POLL = 0.2
-_INTERFACE = re.compile(r"^interface (\S+)")
-_MEMBER = re.compile(r"^ link-group (\d+)$")
 
 
 def groups(p: Plan) -> dict[str, list[tuple[str, str]]]:
-    """'<device> link-group <id>' -> its members as (namespace, interface), from each USG
-    configuration as the device reads it (the line's form: commands.yaml)."""
+    """'<device> link-group <id>' -> its cabled members as (namespace, interface), from each
+    USG's interfaces as the reader gives them (vrp.Interface.link_group)."""
     out: dict[str, list[tuple[str, str]]] = {}
     for name, dev in sorted(p.devices.items()):
-        if dev.platform != "huawei-usg":
-            continue
-        port = ""
-        for line in (p.folder / dev.path).read_text(encoding="utf-8").splitlines():
-            if m := _INTERFACE.match(line):
-                port = m.group(1)
-            elif not line.startswith(" "):
-                port = ""
-            elif (m := _MEMBER.match(line)) and port and (name, port) in p.ports:
-                out.setdefault(f"{name} link-group {m.group(1)}", []).append(p.ports[name, port])
+        for port, iface in dev.interfaces.items():
+            if iface.link_group is not None and (name, port) in p.ports:
+                out.setdefault(f"{name} link-group {iface.link_group}", []).append(
+                    p.ports[name, port]
+                )
     return out
 
 

@@ -10,7 +10,6 @@ dual-active_detection_source_ip_vpn-instance.json, udp-port) when it is idle, 10
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from ipaddress import IPv4Address as Addr
 
@@ -18,9 +17,6 @@ from generator.twin import checks, probe
 from generator.twin.plan import Plan, ifname
 
 DAD_PORT = 1025
-_DAD = re.compile(
-    r"^ dual-active detection source ip (\S+)(?: vpn-instance (\S+))? peer (\S+)(?: udp-port (\d+))?"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,26 +29,13 @@ class Dad:
 
 
 def ends(p: Plan) -> list[Dad]:
-    """Every DFS group's detection line, as the device's configuration has it (the twin reads
-    the line as a layer-2 command and keeps nothing of it: commands.yaml `twin: layer2`)."""
-    out = []
-    for name, dev in sorted(p.devices.items()):
-        if dev.platform != "huawei-ce":
-            continue
-        text = (p.folder / dev.path).read_text(encoding="utf-8")
-        for number, line in enumerate(text.splitlines(), 1):
-            if m := _DAD.match(line):
-                port = int(m.group(4) or DAD_PORT)
-                out.append(
-                    Dad(
-                        device=name,
-                        where=dev.where(number),
-                        source=m.group(1),
-                        peer=m.group(3),
-                        port=port,
-                    )
-                )
-    return out
+    """Every DFS group's detection line, as the reader gives it (vrp.Device.dad; the line's form
+    is in commands.yaml, `twin: layer2`)."""
+    return [
+        Dad(device=name, where=dev.where(number), source=source, peer=peer, port=DAD_PORT)
+        for name, dev in sorted(p.devices.items())
+        for number, source, peer in dev.dad
+    ]
 
 
 def _access_port(p: Plan, at: tuple[str, str]) -> tuple[str, str] | None:

@@ -46,6 +46,7 @@ class Interface:
     service_manage: list[str] = field(default_factory=list)  # USG `service-manage X permit`
     isolate_group: int | None = None  # `port-isolate enable group N`
     shutdown: int = 0  # the line of its `shutdown` (0: up, the default; `undo shutdown` clears it)
+    link_group: int | None = None  # USG `link-group N` (twin.linkgroup)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +125,9 @@ class Device:
     nat: list[Policy] = field(default_factory=list)
     address_groups: dict[str, list[Addr]] = field(default_factory=dict)
     dhcp_enabled: bool = False
+    # M-LAG `dual-active detection source ip S [vpn-instance V] peer P` (DFS group view): (line,
+    # source, peer); its UDP port is the device's default (twin.mlag.DAD_PORT)
+    dad: list[tuple[int, str, str]] = field(default_factory=list)
     lines: Counter[str] = field(default_factory=Counter)  # lines per twin disposition
 
     @property
@@ -208,6 +212,8 @@ def _interface(line: Line, where: str, platform: str, vpns: set[str]) -> Interfa
             iface.service_manage.append(w[1])
         elif w == ["shutdown"] or w == ["undo", "shutdown"]:
             iface.shutdown = child.number if w[0] == "shutdown" else 0
+        elif w[0] == "link-group":
+            iface.link_group = int(w[1])
         elif w == ["dhcp", "select", "relay"]:
             iface.relay_selected = True
         elif (m := _RELAY_SERVER.match(child.text)) and "relay" in w:
@@ -398,6 +404,11 @@ def device(folder: Path, path: Path) -> Device:
                     group += [Addr(a) for a in range(first, last + 1)]
         elif w[:2] == ["dhcp", "enable"]:
             dev.dhcp_enabled = True
+        elif w[0] == "dfs-group":
+            for child in line.children:
+                c = child.words()
+                if c[:2] == ["dual-active", "detection"]:
+                    dev.dad.append((child.number, c[4], c[-1]))
     for rule in dev.nat:
         if rule.nat != "easy-ip" and not dev.address_groups.get(rule.nat):
             raise Unreadable(
