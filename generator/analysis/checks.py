@@ -23,6 +23,7 @@ from generator.analysis.hardware import (
     switch_capabilities,
     switch_mtu,
 )
+from generator.analysis.physical import split_ports
 from generator.analysis.redundancy import dad_path, firewall_paths
 from generator.errors import YamlPath
 from generator.expand.fabric import parse_ratio
@@ -53,6 +54,7 @@ def check(cluster: Cluster, failures: Review | None = None) -> list[Finding]:
         *npu_nic(cluster),
         *switch_mtu(cluster),
         *optic_reach(cluster),
+        *split_ports(cluster),
         *parallel_placement(cluster),
         *growth(cluster),
         *failure_domains(cluster, failures or review(cluster)),

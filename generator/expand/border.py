@@ -59,8 +59,15 @@ def border_devices(bp: Blueprint) -> list[tuple[str, str, str]]:
 
 class FreePorts:
     """Ports no plane has cabled yet on `devices`, handed out one at a time (a free port at the
-    speed, else a free lane of a port split to that speed). Only these devices' cabled ports are
-    indexed: a few switches and the border devices, of the hundreds of thousands of wire ends."""
+    speed, else a free lane of a port this class split to that speed). Only these devices' cabled
+    ports are indexed: a few switches and the border devices, of the hundreds of thousands of
+    wire ends.
+
+    A split port is one cage holding one module: its lanes leave on one breakout cable, or on one
+    optic whose lanes run through one trunk and cassette (generator.expand.links). So a lane is
+    only handed out of a port split here, never the free lanes of a port a plane split for its
+    own breakout or trunk (those would be a second cable in the same cage), and the wires on the
+    lanes of one port share the cable `cable_of` names: one breakout of their own."""
 
     def __init__(
         self,
@@ -79,8 +86,13 @@ class FreePorts:
                     z.add(w.b_port)
         self.switch_model = switch_model
         self.splits = splits
+        # (device, port) split here -> the wire set its lanes are for: one breakout per set,
+        # since each set numbers its own cables (generator.expand.links.cable)
+        self.own: dict[tuple[str, str], str] = {}
 
-    def take(self, dev: str, speed: int, where: YamlPath) -> str:
+    def take(self, dev: str, speed: int, where: YamlPath, owner: str, whole=False) -> str:
+        """A free port of `dev` at `speed`, else (unless `whole`) a free lane of a port split
+        here to that speed for the same `owner` (wire set), else a free port split here to it."""
         model = self.switch_model[dev]
         taken = self.used[dev]  # a device not given to __init__ is a bug, not a free switch
         dev_splits = self.splits.setdefault(dev, {})
@@ -90,19 +102,21 @@ class FreePorts:
             if p.speed == speed and p.name not in taken and p.name not in dev_splits:
                 taken.add(p.name)
                 return p.name
-            whole_in_use = p.name in taken and p.name not in dev_splits
+            ours = self.own.get((dev, p.name)) == owner
+            free = p.name not in taken and p.name not in dev_splits
             if (
-                k > 1
+                not whole
+                and k > 1
                 and p.speed == k * speed
                 and want in p.splits
-                and not whole_in_use
-                and dev_splits.get(p.name, want) == want
+                and (free or (ours and dev_splits.get(p.name) == want))
             ):
                 lane = next(
                     (f"{p.name}:{i}" for i in range(1, k + 1) if f"{p.name}:{i}" not in taken), None
                 )
                 if lane:
                     dev_splits[p.name] = want
+                    self.own[(dev, p.name)] = owner
                     taken.update((lane, p.name))
                     return lane
         raise BlueprintError(
@@ -138,7 +152,9 @@ def attach(
     ports = FreePorts(builds, switch_model, splits, [*faces, *firewalls])
 
     def uplink(a: str, b: str, where: YamlPath) -> Wire:
-        pa, pb = ports.take(a, BORDER_SPEED, where), ports.take(b, BORDER_SPEED, where)
+        # the firewall end is a whole port: a cable's split end is its far (b) end
+        pa = ports.take(a, BORDER_SPEED, where, "border", whole=True)
+        pb = ports.take(b, BORDER_SPEED, where, "border")
         return Wire(
             kind=LinkKind.UPLINK,
             a_device=a,
@@ -146,12 +162,12 @@ def attach(
             b_device=b,
             b_port=pb,
             speed=BORDER_SPEED,
-            cable=(a, pa),
+            cable=cable_of(a, pa, b, pb),
         )
 
     where = ("zones", "border")
     wires = [uplink(fw, t, where) for fw in firewalls for t in faces]
-    uplinks = {r: ports.take(r, BORDER_SPEED, where) for r in routers}
+    uplinks = {r: ports.take(r, BORDER_SPEED, where, "provider") for r in routers}
     storage: list[Wire] = []
     if bp.networks.storage.mode == "shared":
         where = ("networks", "storage", "mode")
@@ -159,7 +175,7 @@ def attach(
             spec = hosts.model[node].port("storage")
             for p, port in enumerate(spec.names if spec else ()):
                 sp = biz_spines[p % len(biz_spines)]
-                pb = ports.take(sp, spec.speed, where)
+                pb = ports.take(sp, spec.speed, where, "storage")
                 storage.append(
                     Wire(
                         kind=LinkKind.HOST,
@@ -168,10 +184,18 @@ def attach(
                         b_device=sp,
                         b_port=pb,
                         speed=spec.speed,
-                        cable=(node, port),
+                        cable=cable_of(node, port, sp, pb),
                     )
                 )
     return Attached(wires, storage, faces, uplinks)
+
+
+def cable_of(a: str, a_port: str, b: str, b_port: str) -> tuple[str, str]:
+    """The cable a border or shared-storage wire is on: a lane of a split port is a leg of that
+    port's one breakout (keyed by the split port, as the planes key theirs), any other wire its
+    own cable."""
+    parent, split, _ = b_port.partition(":")
+    return (b, parent) if split else (a, a_port)
 
 
 @dataclass(frozen=True, slots=True)

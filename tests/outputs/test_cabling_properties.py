@@ -262,3 +262,42 @@ def test_bom_counts_the_trunks_cassettes_patch_cords_and_optics_of_the_cabling_p
     assert count("cassette") == len({r["cassette"] for r in cords}) == len(trunk_ids)
     assert count("cable", " patch cord") == len(cords)
     assert count("optic") == 2 * len(direct) + len(trunk_ids) + len(cords)
+
+
+def split_ports_on_two_cables(rows: list[dict[str, str]]) -> list[str]:
+    """Split ports of cabling.csv whose lanes are on more than one cable (a breakout cable is a
+    cable_id, a structured run its trunk_id), or that are also cabled whole: a cage holds one
+    module, so none of these can be plugged in."""
+    cables: dict[tuple[str, str], set[str]] = defaultdict(set)
+    whole = set()
+    for r in rows:
+        for end in "ab":
+            device, port = r[f"{end}_device"], r[f"{end}_port"]
+            parent, split, _ = port.partition(":")
+            if split:
+                cables[device, parent].add(r["trunk_id"] or r["cable_id"])
+            else:
+                whole.add((device, port))
+    return sorted(f"{d} {p}" for (d, p), c in cables.items() if len(c) > 1 or (d, p) in whole)
+
+
+def test_each_split_port_is_one_breakout_cable_or_one_trunk(example):
+    """wanka-10k had 4 such ports, all firewall hand-offs (issue 41): biz-spine-001 400GE2/0/4
+    :1/:2 on an MPO trunk and :3/:4 on two 100G cables to fw-01 and fw-02; inb-core-001
+    400GE1/0/7 on three 100G cables. The hand-offs are whole ports, or legs of a breakout of
+    their own, now."""
+    rows = _cabling_rows({f.path: f.data for f in example.files})
+    assert split_ports_on_two_cables(rows) == []
+    firewalls = {r["a_device"] for r in rows if r["plane"] == "border"}
+    for r in rows:
+        if r["a_device"] in firewalls and ":" in r["b_port"]:
+            parent = r["b_port"].partition(":")[0]
+            sharing = {
+                x["plane"]
+                for x in rows
+                if x["b_device"] == r["b_device"] and x["b_port"].startswith(parent + ":")
+            }
+            assert sharing == {"border"}, (r["cable_id"], sharing)
+    found = [f for f in example.findings if f.code == "split-ports"]
+    assert [f.severity for f in found] == ["info"], found
+    assert "each on one cable" in found[0].message

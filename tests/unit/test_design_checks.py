@@ -88,3 +88,22 @@ def test_every_roce_plane_needs_a_lossless_class(tmp_path, monkeypatch, emitters
         assert len(errors) == 1 and f"the {plane} plane carries RoCE" in errors[0].message
         assert errors[0].where == ("networks", plane, "lossless")
         assert result.files == [], "nothing is emitted when a design check fails"
+
+
+def test_a_split_port_on_two_cables_is_a_design_error():
+    """generator.analysis.physical: a cage holds one module, so the lanes of one split port on
+    two cables stop the run; the examples state the rule held (info)."""
+    from generator.analysis.physical import split_ports
+    from generator.records import replace
+
+    cluster = expanded("pod-128.yaml").cluster
+    [held] = split_ports(cluster)
+    assert (held.severity, held.code) == ("info", "split-ports")
+    assert "each on one cable" in held.message
+    k = next(i for i, x in enumerate(cluster.links) if x.b_port.endswith(":2"))
+    leg = cluster.links[k]
+    links = (*cluster.links[:k], replace(leg, cable_id="PAR-999999"), *cluster.links[k + 1 :])
+    [found] = split_ports(replace(cluster, links=links))
+    assert (found.severity, found.code) == ("error", "split-ports")
+    parent = leg.b_port.partition(":")[0]
+    assert f"{leg.b_device} {parent} ({leg.cable_id}, PAR-999999)" in found.message
