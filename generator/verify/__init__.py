@@ -23,7 +23,8 @@ component is a breach, reported with the path between them.
 
 Also: every switch restricts SSH/STelnet, SNMP and the VTY lines with an ACL that only permits
 the management pools (in-band and out-of-band); no secret is in clear in any file; nothing
-mounts or exports NFS.
+mounts or exports NFS. And what can be plugged in (physical.py): a split port's lanes are on one
+breakout cable or one trunk.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from pathlib import Path
 
 from generator import forking
 from generator.output import MARKER
-from generator.verify import adjacency, flows, inventory, read, rules, safe
+from generator.verify import adjacency, flows, inventory, physical, read, rules, safe
 from generator.verify.report import NotAnOutput, Problem, Report, printable
 
 __all__ = ["NotAnOutput", "Problem", "Report", "printable", "verify"]
@@ -109,6 +110,7 @@ def _verify(folder: Path) -> Report:
         cabled = read.cabling(g, folder, fold, budget)
         hosts = set().union(*(groups.get(name, set()) for name in rules.HOST_GROUPS))
         rules.completeness(cabled, configured, hosts, report)
+        physical.split_ports(cabled, report)
         rules.routing(routing, pools, g, report)
         shared = settings.get("storage_mode") == "shared"
         rules.border_cabling(

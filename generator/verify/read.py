@@ -418,6 +418,7 @@ class Cabling:
     devices: dict[str, int] = field(default_factory=dict)
     twice: list[tuple[str, str, int, int]] = field(default_factory=list)  # dev, port, line, first
     rows: list[tuple[str, str, int]] = field(default_factory=list)  # a device, b device, line
+    lanes: list[tuple[str, str, str, int]] = field(default_factory=list)  # verify/physical.py
 
 
 @located()
@@ -429,10 +430,13 @@ def cabling(g: Graph, folder: Path, fold: dict[str, str], limit: int | None = No
         rows = csv.reader(fh)
         header = next(rows, [])
         columns = [(header.index(f"{s}_device"), header.index(f"{s}_port")) for s in "ab"]
+        unit = [header.index(c) for c in ("trunk_id", "cable_id") if c in header]
         for n, row in enumerate(rows, 2):
             ends = []
             for di, pi in columns:
                 dev, port = row[di], row[pi]
+                if ":" in port:  # a lane: device, port, its trunk_id or else cable_id, line
+                    out.lanes.append((dev, port, next((row[i] for i in unit if row[i]), ""), n))
                 first = out.ports.setdefault((dev, port), n)
                 if first != n:
                     out.twice.append((dev, port, n, first))

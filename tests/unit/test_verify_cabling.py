@@ -86,3 +86,73 @@ def test_the_committed_examples_still_verify(name, capsys):
     code, text = _verify(capsys, ROOT / "inventories" / name)
     assert code == 0, text
     assert "required flows proven" in text
+
+
+def _rewrite(path: Path, edit) -> list[dict[str, str]]:
+    with path.open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        columns = reader.fieldnames
+        rows = list(reader)
+    edit(rows)
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, columns, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    return rows
+
+
+def test_a_split_port_on_two_cables_is_refused_naming_its_rows(tmp_path, capsys):
+    """A 400GE port split 2 x 200GE is one cage: its second lane given a cable of its own (as
+    wanka-10k's firewall hand-offs were, issue 41) cannot be plugged in."""
+    folder = tmp_path / "pod-128"
+    shutil.copytree(ROOT / "inventories" / "pod-128", folder)
+    lines = {}
+
+    def split_second_lane(rows: list[dict[str, str]]) -> None:
+        for n, r in enumerate(rows, 2):
+            if r["b_device"] == "par-leaf-0001" and r["b_port"].startswith("400GE1/1/1:"):
+                lines[r["b_port"]] = n
+                if r["b_port"].endswith(":2"):
+                    r["cable_id"] = "PAR-999999"
+
+    _rewrite(folder / "files" / "cabling.csv", split_second_lane)
+    assert set(lines) == {"400GE1/1/1:1", "400GE1/1/1:2"}
+    code, text = _verify(capsys, folder)
+    assert code == 1, text
+    expected = (
+        f"{folder}/files/cabling.csv:{lines['400GE1/1/1:2']}: par-leaf-0001 400GE1/1/1 is one cage "
+        f"for one module, but its lanes are on 2 cables: :1 on PAR-000001 (line "
+        f"{lines['400GE1/1/1:1']}); :2 on PAR-999999 (line {lines['400GE1/1/1:2']})"
+    )
+    assert expected in text, text
+    assert text.count("is one cage") == 1, text
+
+
+def test_a_port_cabled_whole_and_by_a_lane_is_refused(tmp_path, capsys):
+    folder = tmp_path / "pod-128"
+    shutil.copytree(ROOT / "inventories" / "pod-128", folder)
+    where = {}
+
+    def lane_on_a_whole_port(rows: list[dict[str, str]]) -> None:
+        for n, r in enumerate(rows, 2):
+            if (
+                r["plane"] == "border"
+                and ":" not in r["b_port"]
+                and r["b_device"].startswith("biz")
+            ):
+                where["whole"] = (n, r["b_device"], r["b_port"])
+                extra = dict(
+                    r, cable_id="BRD-999999", a_port="100GE1/0/9", b_port=r["b_port"] + ":2"
+                )
+                rows.append(extra)
+                where["lane"] = len(rows) + 1
+                return
+
+    _rewrite(folder / "files" / "cabling.csv", lane_on_a_whole_port)
+    n, device, port = where["whole"]
+    code, text = _verify(capsys, folder)
+    assert code == 1, text
+    assert (
+        f"cabling.csv:{n}: {device} {port} is one cage for one module, but its lanes are on 2 "
+        f"cables: :2 on BRD-999999 (line {where['lane']}); the whole port on line {n}"
+    ) in text, text
