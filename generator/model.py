@@ -124,6 +124,7 @@ class Device(Record, kw_only=True):
     mlag_peer: str | None = None
     configured: bool = False  # wanka renders its configuration (files/switches/<name>.cfg)
     licences: tuple[Licence, ...] = ()  # switches: what their configuration needs licensed
+    airflow: str = ""  # network devices: vocab.Airflow, as ordered and mounted; hosts ""
 
     @property
     def is_host(self) -> bool:

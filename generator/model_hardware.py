@@ -21,15 +21,28 @@ class Part(Record, kw_only=True):
     watts: int
     confirmed: bool
     source: str  # the page that gives it, or the note saying what would confirm it
+    part_number: str = ""  # Huawei's, where the page gives it
 
 
 class Hardware(Record, kw_only=True):
-    """A device model in use: its catalog source, whether that source confirms it, its parts."""
+    """A device model in use: its catalog source, whether that source confirms it, its parts,
+    and what to order (catalog `order`): Huawei part numbers by airflow ("" = the bare box
+    without fans and power modules), the page that gives them, or the note saying what would."""
 
     model: str
     confirmed: bool
     source: str
     parts: tuple[Part, ...] = ()
+    part_numbers: tuple[tuple[str, str], ...] = ()  # (airflow or "", part number)
+    order_name: str = ""  # what the order names when the catalog name is not a model (USG)
+    order_confirmed: bool = False
+    order_source: str = ""
+
+    def part_number(self, airflow: str) -> str:
+        """The part number of the box as ordered with `airflow` (fans and power modules
+        included), else of the bare box; "" when the catalog has none."""
+        numbers = dict(self.part_numbers)
+        return numbers.get(airflow) or numbers.get("", "")
 
 
 class Licence(Record, kw_only=True):

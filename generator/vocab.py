@@ -112,6 +112,16 @@ class RackKind(StrEnum):
     NETWORK = "network"  # switches, routers and firewalls, in any zone (A and B sides)
 
 
+class Airflow(StrEnum):
+    """Which way a network device moves air, as Huawei orders fixed-configuration switches
+    (`Device.airflow`; blueprint zones.training.airflow, `auto` from the rack: expand/hardware.py)."""
+
+    PORT_SIDE_INTAKE = "port-side-intake"  # cold air in at the port panel (ports to the cold aisle)
+    PORT_SIDE_EXHAUST = (
+        "port-side-exhaust"  # hot air out at the port panel (ports to the hot aisle)
+    )
+
+
 _MANAGEMENT = frozenset({Plane.INBAND, Plane.OOB})
 _HOST_PLANES = frozenset({Plane.PARAMETER, Plane.STORAGE, Plane.BUSINESS, Plane.INBAND, Plane.OOB})
 _JUMBO = frozenset({Plane.PARAMETER, Plane.STORAGE})

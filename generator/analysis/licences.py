@@ -30,4 +30,4 @@ def licence_rows(cluster: Cluster, needs: Iterable[Licence]) -> Iterator[BomRow]
         (licence, model_of[device], feature, source) for device, feature, licence, source in needs
     )
     for (licence, model, feature, source), n in sorted(counts.items()):
-        yield ("licence", licence, f"{model}: {feature}", n, 0, 0, "yes", source)
+        yield ("licence", licence, f"{model}: {feature}", n, 0, 0, "yes", source, "")

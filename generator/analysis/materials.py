@@ -32,8 +32,9 @@ CAGE = {
 }
 
 # category, item, detail, quantity, unit W, total W, confirmed (yes | no | - not a catalog
-# fact), source. Watts are integers (0: none drawn, or counted in the device row: see Part).
-BomRow = tuple[str, str, str, int, int, int, str, str]
+# fact), source, Huawei part number ("" where no public page gives one). Watts are integers
+# (0: none drawn, or counted in the device row: see Part).
+BomRow = tuple[str, str, str, int, int, int, str, str, str]
 IpEntry = tuple[int, int, int, int, str, str, str]  # address, prefix, network, gateway, device..
 IpRow = tuple[str, int, str, str, str, str, str]  # the same as written, addresses dotted
 ORDER = {
@@ -64,14 +65,12 @@ def bom_rows(cluster: Cluster) -> list[BomRow]:
     per device (Cluster.hardware), cables, breakouts, cassettes and optics by part and reach,
     racks and CDUs. Licence rows come from generator.analysis.licences."""
     rows: list[BomRow] = []
-    devices: Counter[tuple[str, str, float]] = Counter(
-        (d.role, d.model, d.power_w) for d in cluster.devices
+    devices: Counter[tuple[str, str, float, str]] = Counter(
+        (d.role, d.model, d.power_w, d.airflow) for d in cluster.devices
     )
     per_model: Counter[str] = Counter(d.model for d in cluster.devices)
-    for (role, model, power), n in devices.items():
-        hw = cluster.hardware_of(model)
-        ok, src = (_yes(hw.confirmed), hw.source) if hw else ("no", "")
-        rows.append(("device", model, role, n, round(power), round(power * n), ok, src))
+    for (role, model, power, airflow), n in devices.items():
+        rows.append(_device_row(cluster, role=role, model=model, power=power, airflow=airflow, n=n))
     for model, n in per_model.items():
         hw = cluster.hardware_of(model)
         for p in hw.parts if hw else ():
@@ -79,18 +78,39 @@ def bom_rows(cluster: Cluster) -> list[BomRow]:
             if p.kind == "psus":
                 detail = f"{p.count} per {model} x {n:,}; W = rated output"
             cat = PART_CATEGORY[p.kind]
-            rows.append((cat, p.name, detail, p.count * n, p.watts, 0, _yes(p.confirmed), p.source))
+            ok = _yes(p.confirmed)
+            rows.append((cat, p.name, detail, p.count * n, p.watts, 0, ok, p.source, p.part_number))
     rows.extend(cabling_rows(cluster))
     racks: Counter[tuple[str, int, float]] = Counter(
         (r.kind, r.height_u, r.power_kw) for r in cluster.racks
     )
     for (kind, height, power_kw), n in racks.items():
         detail = f"{kind}, {power_kw:g} kW budget"
-        rows.append(("rack", f"{height}U rack", detail, n, 0, 0, "-", "blueprint zones"))
+        rows.append(("rack", f"{height}U rack", detail, n, 0, 0, "-", "blueprint zones", ""))
     for cdu in cluster.cdus:
         detail = f"{cdu.name} {cdu.capacity_kw:g} kW"
-        rows.append(("cooling", "CDU", detail, 1, 0, 0, "-", "blueprint zones.training"))
+        rows.append(("cooling", "CDU", detail, 1, 0, 0, "-", "blueprint zones.training", ""))
     return sorted(rows, key=_order)
+
+
+def _device_row(
+    cluster: Cluster, *, role: str, model: str, power: float, airflow: str, n: int
+) -> BomRow:
+    """A device model in one role (and airflow): its part number as ordered with that airflow
+    where Huawei publishes one (catalog `order`), else the note saying what would give it."""
+    hw = cluster.hardware_of(model)
+    if hw is None:
+        return ("device", model, role, n, round(power), round(power * n), "no", "", "")
+    detail = f"{role}, {airflow}" if airflow else role
+    if hw.order_name:  # the catalog model is a series: the model the order names
+        detail += f", order as {hw.order_name}"
+    number = hw.part_number(airflow)
+    order = hw.order_source or "[unconfirmed] no part number in the catalog"
+    if number and airflow and number == hw.part_number(""):
+        order += f"; {airflow}: no variant part number [unconfirmed]"
+    ok = _yes(hw.confirmed and (hw.order_confirmed or not airflow))
+    src = f"{hw.source}; order: {order}"
+    return ("device", model, detail, n, round(power), round(power * n), ok, src, number)
 
 
 def _order(r: BomRow) -> tuple:
@@ -113,69 +133,105 @@ def _optic_sources() -> dict[str, tuple[str, str]]:
     return out
 
 
+@cache
+def _fibre() -> tuple[dict[str, tuple[str, str, str]], dict[str, tuple[str, str, str]]]:
+    """From catalog cables.yaml: medium -> (grade, confirmed, source), and optic -> (connector,
+    confirmed, source) of the direct fibre cable between two such optics."""
+    grades, connectors = {}, {}
+    for m in shipped_data()["cables"]["media"]:
+        if g := m.get("grade"):
+            grades[m["name"]] = (str(g["value"]), *_mark(g))
+        for e in (m.get("optics") or {}).values():
+            if c := e.get("connector"):
+                note = {"source": e.get("connector_source"), "note": e.get("connector_note")}
+                connectors[e["optic"]] = (str(c), *_mark(note))
+    return grades, connectors
+
+
 def _mark(e: Mapping[str, Any]) -> tuple[str, str]:
     if e.get("confirmed") is False or not e.get("source"):
-        return "no", f"[unconfirmed] {e.get('note', '')}".strip()
+        return "no", f"[unconfirmed] {e.get('note') or ''}".strip()
     return "yes", " ".join(str(e["source"]).split())
+
+
+NO_PART = "cable part number: none in the catalog [unconfirmed]"
+
+
+def _joined(*marks: tuple[str, str]) -> tuple[str, str]:
+    """(confirmed, source) of a row several sourced values name: yes only if each is ("-":
+    text that confirms nothing, such as the missing part number)."""
+    ok = "yes" if all(m[0] in ("yes", "-") for m in marks) else "no"
+    return ok, "; ".join(m[1] for m in marks if m[1])
 
 
 def cabling_rows(cluster: Cluster) -> Iterator[BomRow]:
     """Cables (a breakout is one cable, "400G QSFP-DD to 2 x 200G QSFP56"), structured runs
     (cluster.trunks: an MPO trunk, a breakout cassette and a patch cord per leg) and the
     transceivers they take, by part and reach: two per direct optical cable, one in the split
-    port per trunk and one at the device end of each patch cord."""
+    port per trunk and one at the device end of each patch cord. Fibre is ordered by grade and
+    connector (catalog cables.yaml): a direct cable by its optics' connector, e.g. an OM4 MPO-16
+    cable between two 400GBASE-SR8."""
+    grades, connectors = _fibre()
     trunk_by = {t.trunk_id: t for t in cluster.trunks}
     legs: dict[str, list[Link]] = {}
     for link in cluster.links:  # breakout legs share one physical cable
         legs.setdefault(link.cable_id, []).append(link)
-    # counted by what names the part (cord or legs, media, speed, length), named once per part
-    kinds: Counter[tuple[bool, str, int, str, int, int]] = Counter()
+    # counted by what names the part (cord or legs, media, speed, optic, length), once per part
+    kinds: Counter[tuple[bool, str, int, str, int, str, int]] = Counter()
     optics: Counter[tuple[str, int, str, int]] = Counter()
     for group in legs.values():
         x = group[0]
         trunk = trunk_by.get(x.trunk_id)
         cord = trunk.cord if trunk else ""
-        kinds[(trunk is not None, cord, len(group), x.media, x.speed, x.length_m)] += 1
+        kinds[(trunk is not None, cord, len(group), x.media, x.speed, x.optic, x.length_m)] += 1
         if x.media in OPTICAL:
             optics[(x.media, x.speed, x.optic, x.reach_m)] += 1 if trunk else 2
-    cables: Counter[tuple[str, str, int]] = Counter()
-    for (patched, cord, n, media, speed, length), count in kinds.items():
+    rule = ("no", "catalog cables.yaml media rule (speed, length) [unconfirmed: no vendor part]")
+    cables: Counter[tuple[str, str, int, tuple[str, str]]] = Counter()
+    for (patched, cord, n, media, speed, optic, length), count in kinds.items():
+        grade, *graded = grades.get(media, ("", "no", ""))
+        fibre = f"{media} {grade}".strip()
         if patched:
-            item, cat = f"{media} {cord} patch cord", "cable"
+            item, cat = f"{fibre} {cord} patch cord", "cable"
+            mark = _joined(tuple(graded), ("-", NO_PART))
         elif n > 1:
             port = speed * n
             item = f"{media} {port}G {cage(port)} to {n} x {speed}G {cage(speed)}"
-            cat = "breakout cable"
+            cat, mark = "breakout cable", rule
+        elif media in OPTICAL and optic in connectors:
+            connector, *sourced = connectors[optic]
+            item, cat = f"{fibre} {connector} fibre cable for {optic} ({cage(speed)})", "cable"
+            mark = _joined(tuple(graded), tuple(sourced), ("-", NO_PART))
         else:
-            item, cat = f"{media} {speed}G {cage(speed)}", "cable"
-        cables[(cat, item, length)] += count
-    cassettes: Counter[str] = Counter()
+            item, cat, mark = f"{media} {speed}G {cage(speed)}", "cable", rule
+        cables[(cat, item, length, mark)] += count
+    cassettes: Counter[tuple[str, tuple[str, str]]] = Counter()
     for t in cluster.trunks:
-        cables[("cable", f"{t.media} {t.connector or 'MPO'} trunk", t.length_m)] += 1
-        cassettes[f"{t.media} {t.connector or 'MPO'} to {t.lanes} x {t.cord or '?'}"] += 1
+        grade, *graded = grades.get(t.media, ("", "no", ""))
+        fibre = f"{t.media} {grade}".strip()
+        mark = _joined(tuple(graded), _optic_sources().get(t.optic, ("no", "")))
+        mark = _joined(mark, ("-", NO_PART))
+        cables[("cable", f"{fibre} {t.connector or 'MPO'} trunk", t.length_m, mark)] += 1
+        item = f"{fibre} {t.connector or 'MPO'} to {t.lanes} x {t.cord or '?'}"
+        cassettes[(item, mark)] += 1
         optics[(t.media, t.speed, t.optic, t.reach_m)] += 1
-    rule = "catalog cables.yaml media rule (speed, length) [unconfirmed: no vendor part]"
-    for (cat, item, length), n in cables.items():
-        yield (cat, item, f"{length} m", n, 0, 0, "no", rule)
-    for item, n in cassettes.items():
-        yield ("cassette", f"breakout cassette {item}", "", n, 0, 0, "no", rule)
+    for (cat, item, length, (ok, src)), n in cables.items():
+        yield (cat, item, f"{length} m", n, 0, 0, ok, src, "")
+    for (item, (ok, src)), n in cassettes.items():
+        yield ("cassette", f"breakout cassette {item}", "", n, 0, 0, ok, src, "")
     sources = _optic_sources()
     for (media, speed, optic, reach), n in optics.items():
+        grade = grades.get(media, ("",))[0]
+        on = f"{media} {grade}".strip()
         if optic:
             ok, src = sources.get(optic, ("no", "[unconfirmed] not in cables.yaml"))
-            yield ("optic", f"{optic} {cage(speed)} {reach} m", media, n, 0, 0, ok, src)
+            if optic in connectors:
+                src += f"; connector {connectors[optic][0]}: {connectors[optic][2]}"
+            yield ("optic", f"{optic} {cage(speed)} {reach} m", on, n, 0, 0, ok, src, "")
         else:
             src = "[unconfirmed] cables.yaml names no optic for this speed and fibre"
-            yield (
-                "optic",
-                f"{speed}G {media} {cage(speed)} transceiver",
-                media,
-                n,
-                0,
-                0,
-                "no",
-                src,
-            )
+            item = f"{speed}G {media} {cage(speed)} transceiver"
+            yield ("optic", item, on, n, 0, 0, "no", src, "")
 
 
 def ip_entries(cluster: Cluster) -> list[IpEntry]:

@@ -12,7 +12,8 @@ from generator.analysis import Analysis
 from generator.artifacts import OutputFile, csv_bytes
 from generator.model import Cluster
 
-# confirmed and source were appended (issue #32): readers of the first six columns keep working
+# confirmed and source were appended (issue #32), part_number after them (issue #41): readers
+# of the first columns keep working
 BOM_COLUMNS = (
     "category",
     "item",
@@ -22,6 +23,7 @@ BOM_COLUMNS = (
     "total_power_w",
     "confirmed",
     "source",
+    "part_number",  # appended (issue #41): Huawei's, where a public page gives it
 )
 IP_COLUMNS = ("address", "prefix", "subnet", "gateway", "device", "port", "plane")
 

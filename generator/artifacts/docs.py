@@ -54,7 +54,7 @@ def cdu_rows(cluster: Cluster) -> list[list[str]]:
 
 
 def bom_rows(analysis: Analysis) -> list[list[str]]:
-    return [[r[0], r[1], r[2], f"{r[3]:,}", f"{r[5]:,}", r[6]] for r in analysis.bom]
+    return [[r[0], r[1], r[2], f"{r[3]:,}", f"{r[5]:,}", r[6], r[8]] for r in analysis.bom]
 
 
 def switch_counts(cluster: Cluster) -> list[list[str]]:

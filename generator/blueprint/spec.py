@@ -78,6 +78,7 @@ class NetworkRack(Record):
 
 class Training(Record):
     cooling: Literal["liquid", "air"]
+    airflow: Literal["auto", "port-side-intake", "port-side-exhaust"]
     rack: TrainingRack
     row: Row
     cdu: CduSpec

@@ -50,6 +50,8 @@ PATTERN_MEANINGS: Mapping[str, str] = {
     "^(auto|none|[1-8]x[0-9]+GE)$": "use auto, none or a breakout such as 2x200GE",
     _RATIO: 'write a ratio such as "2:1", quoted',
     "^[A-Za-z0-9_.-]+$": "use letters, digits, '_', '.' and '-'",
+    "^[0-9A-Z][0-9A-Z-]*$": "a Huawei part number is digits, upper-case letters and '-', "
+    'as its Hardware Description writes it, e.g. "02353EGR"',
     "^/[A-Za-z0-9_./-]*$": "use an absolute path such as /data",
     "^[a-z][a-z0-9-]{0,30}$": "use a lower-case role name such as controller "
     "(letters, digits and '-', at most 31 characters)",

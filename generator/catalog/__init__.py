@@ -41,6 +41,9 @@ class SwitchModel:
     # What the BOM orders per box (generator.model_hardware.PART_KINDS: boards, line_cards,
     # psus, fans): kind -> entries {name, count, watts, source | confirmed: false, note}
     parts: Mapping[str, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
+    # What to order: {part_number (bare box), airflow: {port-side-intake: PN, port-side-exhaust:
+    # PN}, name (when the catalog name is a series), source | confirmed: false, note}
+    order: Mapping[str, Any] = field(default_factory=dict)
 
     def fact(self, name: str, default: Any = None) -> Any:
         entry = self.facts.get(name)
@@ -106,6 +109,7 @@ class Medium:
     max_m: float
     description: str
     optics: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)  # speed -> optic, reach
+    grade: Mapping[str, Any] = field(default_factory=dict)  # fibre grade {value, source | note}
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +201,7 @@ def _switch(name: str, d: Mapping[str, Any]) -> SwitchModel:
         failure_rate_per_year=float(d.get("failure_rate_per_year", 0.0)),
         facts={k: d[k] for k in SWITCH_FACTS if k in d},
         parts={k: tuple(d[k]) for k in PART_KINDS if d.get(k)},
+        order=d.get("order") or {},
     )
 
 

@@ -69,6 +69,11 @@ def _switch(m: SwitchModel) -> dict[str, Any]:
             {**_cited(f"{e['count']} x {e['name']}", e, ""), "watts": int(e.get("watts") or 0)}
             for e in m.parts.get(kind, ())
         ]
+    if m.order:
+        numbers = [f"{m.order['part_number']} (bare)"] if m.order.get("part_number") else []
+        numbers += [f"{pn} ({airflow})" for airflow, pn in (m.order.get("airflow") or {}).items()]
+        name = f"{m.order['name']}: " if m.order.get("name") else ""
+        out["order"] = _cited(name + (", ".join(numbers) or "no part number"), m.order, "")
     ecn = str(m.fact("ecn", "none"))
     need = licence_for(m.platform, ecn)
     out["licences"] = [{"value": f"{need.name} ({ecn})", "source": need.source}] if need else []

@@ -28,7 +28,7 @@ from generator.expand.devices import Placer, build, devices, host_endpoints, lin
 from generator.expand.ecmp import ecmp_paths, switch_facts
 from generator.expand.fabric import PlaneBuild, UpperTooSmall
 from generator.expand.flows import required_flows
-from generator.expand.hardware import hardware, with_licences
+from generator.expand.hardware import hardware, with_airflow, with_licences
 from generator.expand.host_nics import storage_nics
 from generator.expand.layout import Floor
 from generator.expand.links import WireSet, cable, fabric
@@ -308,6 +308,7 @@ def _expand(
     devs = devices(bp, specs, hosts, floor, builds, placer.placed, splits, addrs)
     racks = floor.freeze(ZONES)
     rack_by = {r.name: r for r in racks}
+    devs = with_airflow(devs, rack_by, bp.zones.training.airflow)
     wire_sets = [
         WireSet(p, PLANE_CODE[p].upper(), b.wires, addrs[p].p2p) for p, b in builds.items()
     ]

@@ -37,7 +37,15 @@ def check_orderable(folder: Path) -> list[dict[str, str]]:
     rows = bom(folder)
     assert list(rows[0])[:6] == ["category", "item", "detail", "quantity", "unit_power_w",
                                  "total_power_w"]  # fmt: skip
-    assert list(rows[0])[6:] == ["confirmed", "source"]  # appended: old readers keep working
+    # appended: old readers keep working
+    assert list(rows[0])[6:] == ["confirmed", "source", "part_number"]
+    assert all(re.fullmatch(r"[0-9A-Z][0-9A-Z-]*|", r["part_number"]) for r in rows)
+    assert "domain.md" not in text, "a source names a document outside the repository"
+    # every network device row says the airflow it is ordered with
+    for r in rows:
+        if r["category"] == "device" and not r["detail"].endswith(("server", "node")):
+            airflow = r["detail"].split(", ")[1]
+            assert airflow in ("port-side-intake", "port-side-exhaust"), r
     assert not re.search(r"\d[eE][+-]?\d", text), "no number in exponent form"
     # a spreadsheet's sum: every watt figure an integer; the total is the devices' power
     total = sum(int(r["total_power_w"]) for r in rows)
@@ -96,6 +104,47 @@ def test_pod_128_bom_orders_parts_breakouts_and_licences(pod):
     assert fans["CE8851-32CQ8DQ-P fan module"]["detail"].startswith("6 per ce8851-32cq8dq-p")
     assert _items(rows, "line card"), "the CE9860's subcards"
     assert _items(rows, "licence")["CE-LIC-AFRD"]["detail"] == "ce8851-32cq8dq-p: ai-ecn"
+    # orderable (issue 41): the part number of the CE8851-32CQ8DQ-P as ordered with its airflow,
+    # from its Hardware Description page; auto airflow from the hot/cold-aisle layout: the
+    # storage leaves and spines stand in network racks (ports to the cold aisle: intake), the
+    # parameter leaves in the compute racks (ports to the servers' rear, hot aisle: exhaust)
+    devices = {(r["item"], r["detail"]): r for r in rows if r["category"] == "device"}
+    for role in ("leaf", "spine"):
+        ce8851 = devices[("ce8851-32cq8dq-p", f"{role}, port-side-intake")]
+        assert ce8851["part_number"] == "02353EGQ" and ce8851["confirmed"] == "yes"
+        assert "EDOC1100369504/25c81995" in ce8851["source"]
+    assert ("ce9860-4c-ei", "leaf, port-side-exhaust") in devices
+    assert devices[("ce9860-4c-ei", "leaf, port-side-exhaust")]["part_number"] == ""
+    assert devices[("ce9860-4c-ei", "leaf, port-side-exhaust")]["confirmed"] == "no"
+    # the firewall's order names a model, marked unconfirmed
+    [fw] = [r for r in rows if r["detail"].startswith("firewall")]
+    assert fw["detail"].endswith(", order as USG6716E [unconfirmed]") and fw["confirmed"] == "no"
+
+
+def test_airflow_chosen_in_the_blueprint_orders_that_variant(tmp_path):
+    """zones.training.airflow: port-side-exhaust orders every switch so (02353EGR for the
+    CE8851-32CQ8DQ-P); a chassis has no airflow variant, so its row keeps its model's number."""
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "blueprints/pod-128.yaml").read_text()
+    assert "\nzones:\n  training:\n" in text
+    text = text.replace(
+        "\nzones:\n  training:\n", "\nzones:\n  training:\n    airflow: port-side-exhaust\n"
+    )
+    blueprint = tmp_path / "pod-128.yaml"
+    blueprint.write_text(text)
+    out = tmp_path / "out"
+    assert main(["generate", str(blueprint), "-o", str(out), "-q"]) == 0
+    rows = check_orderable(out)
+    devices = [r for r in rows if r["category"] == "device" and "," in r["detail"]]
+    assert devices and all(r["detail"].split(", ")[1] == "port-side-exhaust" for r in devices)
+    ce8851 = [r for r in devices if r["item"] == "ce8851-32cq8dq-p"]
+    assert ce8851 and {r["part_number"] for r in ce8851} == {"02353EGR"}
+
+
+def test_the_catalog_sends_no_reader_to_a_document_outside_the_repository():
+    catalog = Path(__file__).resolve().parents[2] / "generator" / "catalog"
+    for path in sorted(catalog.glob("*.yaml")):
+        assert "domain.md" not in path.read_text(), path.name
 
 
 @pytest.mark.slow  # wanka-10k generates for tens of seconds
@@ -117,6 +166,14 @@ def test_wanka_10k_bom_lists_chassis_parts_optics_by_reach_and_breakouts(tmp_pat
     optics = _items(rows, "optic")
     assert optics and all(re.fullmatch(r"\S+ \S+ \d+ m", item) for item in optics), optics
     assert _items(rows, "licence")
+    # fibre by grade and connector: 400GBASE-SR8 needs an MPO-16 cable of OM4 (issue 41)
+    sr8 = [r for r in rows if r["category"] == "cable" and "400GBASE-SR8" in r["item"]]
+    assert sr8 and all(r["item"].startswith("MMF OM4 MPO-16 (16 fibres) ") for r in sr8)
+    assert all("400gbase-sr8" in r["source"] and r["confirmed"] == "yes" for r in sr8)
+    assert all(r["detail"] in ("MMF OM4", "SMF OS2") for r in optics.values())
+    # the firewall hand-offs' breakouts are trunks: a cassette per trunk of the cabling plan
+    trunks = {r["trunk_id"] for r in cabling(out) if r["trunk_id"]}
+    assert sum(int(r["quantity"]) for r in rows if r["category"] == "cassette") == len(trunks)
 
 
 def test_catalog_ce16808_shows_the_values_in_use_with_their_sources(capsys):
