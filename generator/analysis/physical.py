@@ -43,10 +43,15 @@ def split_ports(cluster: Cluster) -> Iterator[Finding]:
         return
     trunked = {t.trunk_id for t in cluster.trunks}
     by_trunk = sum(1 for ids in cables.values() if ids <= trunked)
+    held = (
+        f"{len(cables)} split ports, each on one cable: {len(cables) - by_trunk} breakout "
+        f"cables and {by_trunk} optics with one trunk and cassette"
+        if cables
+        else "no split ports: every cable ends in whole ports"
+    )
     yield Finding(
         INFO,
         "split-ports",
-        f"{len(cables)} split ports, each on one cable: {len(cables) - by_trunk} breakout "
-        f"cables and {by_trunk} optics with one trunk and cassette; the border hand-offs take "
-        "whole ports or a breakout of their own (a cage holds one module)",
+        f"{held}; the border hand-offs take whole ports or a breakout of their own (a cage "
+        "holds one module)",
     )

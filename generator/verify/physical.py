@@ -4,7 +4,8 @@ A split port (`400GE2/0/4:1` .. `:4`) is one cage holding one module. Its lanes 
 breakout cable (the rows share a cable_id), or on one optic whose lanes run through one MPO trunk
 and breakout cassette (the rows share a trunk_id, each its own patch cord). Lanes of one port on
 two cables, or a port cabled whole and by a lane as well, cannot be installed: a second plug
-does not fit in the cage. The rule and the breakout model: generator/catalog/cables.yaml
+does not fit in the cage; nor can one breakout cable or trunk whose lanes end in two cages (it
+has one module end). The rule and the breakout model: generator/catalog/cables.yaml
 `breakouts` (its sources name the optics, trunks and cassettes)."""
 
 from __future__ import annotations
@@ -16,6 +17,37 @@ FILE = "files/cabling.csv"
 
 
 def split_ports(cabled: Cabling, report: Report) -> None:
+    """Both directions of the rule: a split port on one cable (`_one_cable_per_port`), and a
+    breakout cable or trunk in one split port (`_one_port_per_cable`)."""
+    _one_cable_per_port(cabled, report)
+    _one_port_per_cable(cabled, report)
+
+
+def _one_port_per_cable(cabled: Cabling, report: Report) -> None:
+    """A breakout cable or trunk has one module end: its lanes in the split ports of two cages
+    (or two switches) cannot be one cable. One problem per such cable, naming its rows."""
+    cages: dict[str, dict[tuple[str, str], list[int]]] = {}
+    for device, port, cable, line in cabled.lanes:
+        cages.setdefault(cable, {}).setdefault((device, port.partition(":")[0]), []).append(line)
+    for cable, ends in cages.items():
+        if len(ends) < 2 or not cable:
+            continue
+        said = "; ".join(
+            f"{device} {parent} (line{'s' if len(ns) > 1 else ''} {', '.join(map(str, ns))})"
+            for (device, parent), ns in ends.items()
+        )
+        report.problems.append(
+            Problem(
+                FILE,
+                min(n for ns in list(ends.values())[1:] for n in ns),
+                f"{cable} is one breakout cable or trunk, but its lanes end in {len(ends)} split "
+                f"ports: {said} (a breakout has one module end: give each split port a cable "
+                "of its own)",
+            )
+        )
+
+
+def _one_cable_per_port(cabled: Cabling, report: Report) -> None:
     """One problem per split port whose lanes are on more than one cable (or that is also cabled
     whole), at the first row that adds a second cable, naming every row of that port."""
     ports: dict[tuple[str, str], list[tuple[str, str, int]]] = {}

@@ -156,3 +156,30 @@ def test_a_port_cabled_whole_and_by_a_lane_is_refused(tmp_path, capsys):
         f"cabling.csv:{n}: {device} {port} is one cage for one module, but its lanes are on 2 "
         f"cables: :2 on BRD-999999 (line {where['lane']}); the whole port on line {n}"
     ) in text, text
+
+
+def test_one_breakout_cable_in_two_split_ports_is_refused(tmp_path, capsys):
+    """A breakout cable has one module end: the legs of par-leaf-0001 400GE1/1/2 given the cable
+    id of 400GE1/1/1's breakout make one cable in two cages."""
+    folder = tmp_path / "pod-128"
+    shutil.copytree(ROOT / "inventories" / "pod-128", folder)
+    lines: dict[str, list[int]] = {}
+
+    def one_cable_for_two_ports(rows: list[dict[str, str]]) -> None:
+        first = next(r["cable_id"] for r in rows if r["b_port"] == "400GE1/1/1:1")
+        for n, r in enumerate(rows, 2):
+            parent = r["b_port"].partition(":")[0]
+            if r["b_device"] == "par-leaf-0001" and parent in ("400GE1/1/1", "400GE1/1/2"):
+                lines.setdefault(parent, []).append(n)
+                r["cable_id"] = first
+
+    _rewrite(folder / "files" / "cabling.csv", one_cable_for_two_ports)
+    code, text = _verify(capsys, folder)
+    assert code == 1, text
+    one, two = lines["400GE1/1/1"], lines["400GE1/1/2"]
+    assert (
+        f"cabling.csv:{min(two)}: PAR-000001 is one breakout cable or trunk, but its lanes end in "
+        f"2 split ports: par-leaf-0001 400GE1/1/1 (lines {one[0]}, {one[1]}); par-leaf-0001 "
+        f"400GE1/1/2 (lines {two[0]}, {two[1]})"
+    ) in text, text
+    assert "is one cage" not in text, text
