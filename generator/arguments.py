@@ -191,6 +191,49 @@ def parser() -> argparse.ArgumentParser:
     )
     vf.add_argument("folders", nargs="+", metavar="folder", help="e.g. inventories/pod-128")
 
+    pr = sub.add_parser(
+        "predict",
+        help="the HCCL bandwidth a rendered cluster should reach, per acceptance scope",
+        description="Read a generated folder (cabling, switch ECMP widths, hccn files, rank "
+        "tables, the acceptance plan) and predict the bus bandwidth of HCCL AllReduce/AllGather "
+        "per acceptance scope, with no failure and under each single spine and uplink failure: "
+        "HCCL's hierarchical algorithm (mesh in the server, ring/NHR/HD across servers), every "
+        "flow hashed over the equal-cost paths (a distribution over hash seeds: Huawei's hash "
+        "is not public), links shared max-min fairly. Prints p5/p50/p95 in 10^9 bytes/s. "
+        "Flow level only: no PFC/DCQCN dynamics. Exit 2 for a folder wanka did not write.",
+        epilog="examples:\n"
+        "  wanka predict inventories/pod-128\n"
+        "  wanka predict inventories/pod-128 --scope cluster --format markdown\n"
+        "  wanka ranktable blueprints/pod-128.yaml --servers 4 -o job.json\n"
+        "  wanka predict inventories/pod-128 --ranktable job.json --scope none\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    pr.add_argument("folder", help="a generated folder, e.g. inventories/pod-128")
+    pr.add_argument(
+        "--scope",
+        action="append",
+        metavar="NAME",
+        help="an acceptance scope by name (cluster/all_reduce) or kind (leaf, pod, cluster, "
+        "leaf-pair, server); repeat for more; `none` for the rank table only (default: all)",
+    )
+    pr.add_argument("--ranktable", metavar="FILE", help="a job's rank table (wanka ranktable)")
+    pr.add_argument("--size", type=int, help="bytes per rank (default: the plan's judged size)")
+    pr.add_argument("--seeds", type=int, default=32, help="hash draws per scope (default 32)")
+    pr.add_argument(
+        "--qps",
+        type=int,
+        default=1,
+        help="QPs per rank pair, HCCL_RDMA_QPS_PER_CONNECTION (default 1, HCCL's default)",
+    )
+    pr.add_argument(
+        "--algo",
+        choices=("auto", "ring", "nhr", "hd"),
+        default="auto",
+        help="level1 algorithm as HCCL_ALGO would force it (default: HCCL's own choice)",
+    )
+    pr.add_argument("--no-failures", action="store_true", help="skip the single failures")
+    pr.add_argument("--format", choices=("yaml", "markdown"), default="yaml")
+
     st = sub.add_parser(
         "site",
         help="write the site overlay <folder>.site/: the variables a real run needs",

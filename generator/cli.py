@@ -437,4 +437,5 @@ _COMMANDS = {
     "catalog": _catalog,
     "ansible-path": _ansible_path,
     "twin": lambda args: __import__("generator.twin").twin.main(args),
+    "predict": lambda args: __import__("generator.predict.command").predict.command.main(args),
 }
