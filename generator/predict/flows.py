@@ -15,11 +15,27 @@ seeds advanced together with numpy. Flow level only: no PFC, DCQCN or buffer dyn
 
 from __future__ import annotations
 
-from collections import deque
-
 import numpy as np
 
 from generator.predict.fabric import Fabric
+
+
+def _hops(n: int, nb: list[np.ndarray]) -> np.ndarray:
+    """Switch-hop distance between every two switches (-1: unreachable), breadth-first from
+    all sources at once with boolean matrix products."""
+    adj = np.zeros((n, n), dtype=bool)
+    for u, near in enumerate(nb):
+        adj[u, near] = True
+    dist = np.where(np.eye(n, dtype=bool), 0, -1)
+    frontier = np.eye(n, dtype=bool)
+    seen = frontier.copy()
+    step = 0
+    while frontier.any():
+        step += 1
+        frontier = (frontier.astype(np.float32) @ adj.astype(np.float32) > 0) & ~seen
+        dist[frontier] = step
+        seen |= frontier
+    return dist
 
 
 class Unreachable(Exception):
@@ -30,94 +46,87 @@ class Router:
     """Equal-cost next hops toward each destination switch over the cables not `down`."""
 
     def __init__(self, fabric: Fabric, down: frozenset[int] = frozenset(), gone: int = -1):
-        self.adj = fabric.adjacency(down)
+        adj = fabric.adjacency(down)
         if gone >= 0:  # a failed switch: no link into or out of it
-            self.adj = [
+            adj = [
                 [] if i == gone else [(v, link) for v, link in near if v != gone]
-                for i, near in enumerate(self.adj)
+                for i, near in enumerate(adj)
             ]
+        n = self.n = len(adj)
+        self.nb = [np.array([v for v, _ in near], dtype=np.int64) for near in adj]
+        self.lk = [np.array([link for _, link in near], dtype=np.int64) for near in adj]
         self.width = [fabric.ecmp.get(name, 1) for name in fabric.switches]
-        self.dist: dict[int, np.ndarray] = {}
-        self.cand: dict[int, tuple[int, int]] = {}  # key -> (start, count) in the tables
+        self.hops = _hops(n, self.nb)
+        self.slot = np.full(n * n, -1, dtype=np.int64)  # key -> its row in start/count
+        self.start: list[int] = []
+        self.count: list[int] = []
         self.links: list[int] = []
         self.nexts: list[int] = []
+        self.arrays: tuple[np.ndarray, ...] = ()
 
-    def _distance(self, dst: int) -> np.ndarray:
-        d = self.dist.get(dst)
-        if d is None:
-            d = np.full(len(self.adj), -1, dtype=np.int64)
-            d[dst] = 0
-            queue = deque([dst])
-            while queue:
-                u = queue.popleft()
-                for v, _ in self.adj[u]:
-                    if d[v] < 0:
-                        d[v] = d[u] + 1
-                        queue.append(v)
-            self.dist[dst] = d
-        return d
+    def _add(self, keys: np.ndarray) -> None:
+        for key in np.unique(keys).tolist():
+            u, dst = divmod(key, self.n)
+            d = self.hops[dst]
+            nb, lk = self.nb[u], self.lk[u]
+            mask = (d[nb] == d[u] - 1) & (d[u] > 0)
+            nb, lk = nb[mask][: self.width[u]], lk[mask][: self.width[u]]  # first N [unconfirmed]
+            self.slot[key] = len(self.start)
+            self.start.append(len(self.links))
+            self.count.append(int(nb.size))
+            self.links += lk.tolist()
+            self.nexts += nb.tolist()
+        self.arrays = tuple(
+            np.asarray(a, dtype=np.int64) for a in (self.start, self.count, self.links, self.nexts)
+        )
 
-    def _candidates(self, key: int) -> tuple[int, int]:
-        got = self.cand.get(key)
-        if got is None:
-            u, dst = divmod(key, len(self.adj))
-            d = self._distance(dst)
-            near = [(v, link) for v, link in self.adj[u] if d[v] >= 0 and d[v] == d[u] - 1]
-            near = near[: self.width[u]]  # the first N equal links [unconfirmed]
-            got = (len(self.links), len(near))
-            self.links += [link for _, link in near]
-            self.nexts += [v for v, _ in near]
-            self.cand[key] = got
-        return got
+    def _table(self, keys: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(start, count) of each key's equal links, and the link and next-switch tables."""
+        slot = self.slot[keys]
+        if (slot < 0).any():
+            self._add(keys[slot < 0])
+            slot = self.slot[keys]
+        start, count, links, nexts = self.arrays
+        count = count[slot]
+        if not count.all():
+            raise Unreachable("a flow has no equal-cost path left")
+        return start[slot], count, links, nexts
 
     def hashed(self, src: np.ndarray, dst: np.ndarray, seeds: int, seed: int = 0):
-        """(row, directed link) incidences of every flow under `seeds` hash draws; rows are
+        """(row, directed link, 1) incidences of every flow under `seeds` hash draws; rows are
         seed-major (row = s * F + f). Unreachable when a flow has no path."""
-        n = len(self.adj)
         rng = np.random.default_rng(seed)
         cur = np.tile(src, seeds)
         dst_r = np.tile(dst, seeds)
-        rows, links = [], []
+        rows, out = [], []
         alive = np.flatnonzero(cur != dst_r)
         while alive.size:
-            keys = cur[alive] * n + dst_r[alive]
-            uniq, inv = np.unique(keys, return_inverse=True)
-            table = np.array([self._candidates(int(k)) for k in uniq], dtype=np.int64)
-            start, count = table[inv, 0], table[inv, 1]
-            if not count.all():
-                raise Unreachable("a flow has no equal-cost path left")
+            start, count, links, nexts = self._table(cur[alive] * self.n + dst_r[alive])
             pick = start + (rng.random(alive.size) * count).astype(np.int64)
-            all_links = np.asarray(self.links, dtype=np.int64)
             rows.append(alive)
-            links.append(all_links[pick])
-            cur[alive] = np.asarray(self.nexts, dtype=np.int64)[pick]
+            out.append(links[pick])
+            cur[alive] = nexts[pick]
             alive = alive[cur[alive] != dst_r[alive]]
         if not rows:
             return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
-        r, k = np.concatenate(rows), np.concatenate(links)
+        r, k = np.concatenate(rows), np.concatenate(out)
         return r, k, np.ones(r.size)
 
     def spread(self, src: np.ndarray, dst: np.ndarray):
         """(flow, directed link, share) incidences with every flow split evenly over its equal
         next hops at each switch (the fluid, collision-free ideal)."""
-        n = len(self.adj)
+        n = self.n
         flow = np.arange(src.size)
         cur, dst_f, share = src.copy(), dst.copy(), np.ones(src.size)
         out_f, out_l, out_w = [], [], []
         keep = cur != dst_f
         flow, cur, dst_f, share = flow[keep], cur[keep], dst_f[keep], share[keep]
         while flow.size:
-            keys = cur * n + dst_f
-            uniq, inv = np.unique(keys, return_inverse=True)
-            table = np.array([self._candidates(int(k)) for k in uniq], dtype=np.int64)
-            start, count = table[inv, 0], table[inv, 1]
-            if not count.all():
-                raise Unreachable("a flow has no equal-cost path left")
+            start, count, links, nexts = self._table(cur * n + dst_f)
             rep = np.repeat(np.arange(flow.size), count)
             offset = np.arange(rep.size) - np.repeat(np.cumsum(count) - count, count)
             pick = start[rep] + offset
-            link = np.asarray(self.links, dtype=np.int64)[pick]
-            nxt = np.asarray(self.nexts, dtype=np.int64)[pick]
+            link, nxt = links[pick], nexts[pick]
             w = share[rep] / count[rep]
             out_f.append(flow[rep])
             out_l.append(link)
@@ -130,6 +139,17 @@ class Router:
             keep = cur != dst_f
             flow, cur, dst_f, share = flow[keep], cur[keep], dst_f[keep], share[keep]
         return np.concatenate(out_f), np.concatenate(out_l), np.concatenate(out_w)
+
+
+def slowest(rows, links, weights, cap, flows: int, groups: int) -> np.ndarray:
+    """The slowest flow's max-min fair rate in each group: the first level of progressive
+    filling (every flow grows together until the first link fills; no flow ends below it, and
+    those crossing that link end at it), so exact without filling further."""
+    n_links = cap.size
+    key = rows // flows * n_links + links
+    load = np.bincount(key, weights, minlength=groups * n_links).reshape(groups, n_links)
+    with np.errstate(divide="ignore"):
+        return (cap / load).min(axis=1)
 
 
 def max_min(rows, links, weights, cap, flows: int, groups: int) -> np.ndarray:

@@ -143,7 +143,8 @@ def collective(
 
 
 def _rates(fabric: Fabric, router, pairs, *, draws: int, qps: int, spread: bool) -> np.ndarray:
-    """The slowest flow's max-min fair rate (10^9 bytes/s of line rate) per draw."""
+    """The slowest flow's max-min fair rate (10^9 bytes/s of line rate) per draw: a phase is
+    bulk-synchronous (each step waits for its slowest exchange), so that rate sets its time."""
     pairs = [pair for pair in pairs for _ in range(qps)]
     f = len(pairs)
     src = np.array([fabric.nic[a][0] for a, _ in pairs], dtype=np.int64)
@@ -158,5 +159,4 @@ def _rates(fabric: Fabric, router, pairs, *, draws: int, qps: int, spread: bool)
     rows = np.concatenate([rows, every, every])
     links = np.concatenate([links, np.tile(out_nic, draws), np.tile(in_nic, draws)])
     weights = np.concatenate([weights, np.ones(2 * f * draws)])
-    rate = flows.max_min(rows, links, weights, fabric.cap, flows=f, groups=draws)
-    return rate.reshape(draws, f).min(axis=1)
+    return flows.slowest(rows, links, weights, fabric.cap, flows=f, groups=draws)

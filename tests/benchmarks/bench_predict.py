@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Benchmark: `wanka predict` of the full-cluster AllReduce (the plan's `cluster` scope, no
+failures) at 10,240 cards, and optionally 102,400.
+
+Run: python tests/benchmarks/bench_predict.py [--scales 10240,102400] [--seeds 32]
+Each scale is generated into a temporary folder first (bench_generate's blueprint), then timed:
+reading the folder, and the prediction itself. Targets on a 2-core machine (issue #43): 10,240
+cards <= 60 s, 102,400 cards <= 10 min.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "benchmarks"))
+
+from bench_generate import blueprint_for  # noqa: E402
+
+from generator import cli  # noqa: E402
+from generator.predict import fabric, predict  # noqa: E402
+
+
+def one(cards: int, seeds: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out"
+        bp = blueprint_for(cards, Path(tmp))
+        assert cli.main(["generate", str(bp), "-o", str(out), "-q"]) == 0
+        t0 = time.perf_counter()
+        fab = fabric.load(out)
+        t1 = time.perf_counter()
+        p = predict(out, scopes=("cluster/all_reduce",), seeds=seeds, with_failures=False)
+        t2 = time.perf_counter()
+        r = p.results[0]
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(
+            f"{cards:>7} cards: {len(fab.switches)} switches, {r.ranks} ranks, {r.algo}, "
+            f"{seeds} seeds: read {t1 - t0:.2f} s, predict (read included) {t2 - t1:.2f} s, "
+            f"peak {peak:.0f} MiB; busbw p5/p50/p95 {r.busbw}, per-NIC network {r.network}"
+        )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--scales", default="10240")
+    ap.add_argument("--seeds", type=int, default=32)
+    args = ap.parse_args()
+    for cards in (int(s) for s in args.scales.split(",")):
+        one(cards, args.seeds)
+
+
+if __name__ == "__main__":
+    main()
