@@ -232,6 +232,13 @@ def parser() -> argparse.ArgumentParser:
         help="level1 algorithm as HCCL_ALGO would force it (default: HCCL's own choice)",
     )
     pr.add_argument("--no-failures", action="store_true", help="skip the single failures")
+    pr.add_argument(
+        "--placement",
+        type=int,
+        metavar="CARDS",
+        help="advise servers, rank order, level1 algorithm and QPs for a job of CARDS NPUs "
+        "(least predicted collision loss), beside plain rank order",
+    )
     pr.add_argument("--format", choices=("yaml", "markdown"), default="yaml")
 
     st = sub.add_parser(

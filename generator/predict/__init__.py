@@ -213,3 +213,27 @@ def predict(
             got = {"n": n, "size": size, "op": op, "secs": secs, "net": net, "algo": used}
             out.results.append(_result(name, cond, units=1, **got))
     return out
+
+
+def advise_placement(folder: Path, cards: int, *, size: int | None = None, seeds: int = 32):
+    """Placement advice for a job of `cards` NPUs (placement.py), plain rank order first."""
+    import generator.predict.placement as advice
+
+    folder = Path(folder)
+    with safe.opened(folder):
+        plan = _plan(folder)
+        fab = fabric_mod.load(folder)
+    leaves = plan.get("leaves", {})
+    hosts = {h for h, _ in fab.host_of.values()}
+    available = len(fab.nic) if hosts else 0
+    if cards <= 0 or cards > available:
+        raise safe.NotAnOutput(f"{folder}: --placement {cards}: the folder has {available} cards")
+    return advice.advise(
+        fab,
+        leaves,
+        lambda servers: _job(fab, servers),
+        cards=cards,
+        size=size or int(plan.get("judged_at_bytes") or 1 << 30),
+        hccs=_hccs(plan),
+        seeds=seeds,
+    )

@@ -6,13 +6,25 @@ import argparse
 import sys
 from pathlib import Path
 
-from generator.predict import predict, report
+from generator.predict import advise_placement, predict, report
 from generator.verify.report import NotAnOutput, printable
 
 EXIT_OK, EXIT_INVALID = 0, 2
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.placement:
+        try:
+            advice = advise_placement(
+                Path(args.folder), args.placement, size=args.size, seeds=args.seeds
+            )
+        except NotAnOutput as err:
+            print(f"wanka: {printable(str(err))}", file=sys.stderr)
+            return EXIT_INVALID
+        from generator.predict.placement import markdown
+
+        sys.stdout.write(markdown(args.placement, advice))
+        return EXIT_OK
     try:
         p = predict(
             Path(args.folder),

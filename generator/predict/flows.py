@@ -138,6 +138,8 @@ class Router:
             dst_f = dst[flow]
             keep = cur != dst_f
             flow, cur, dst_f, share = flow[keep], cur[keep], dst_f[keep], share[keep]
+        if not out_f:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
         return np.concatenate(out_f), np.concatenate(out_l), np.concatenate(out_w)
 
 

@@ -24,10 +24,10 @@ sys.path.insert(0, str(ROOT / "tests" / "benchmarks"))
 from bench_generate import blueprint_for  # noqa: E402
 
 from generator import cli  # noqa: E402
-from generator.predict import fabric, predict  # noqa: E402
+from generator.predict import advise_placement, fabric, predict  # noqa: E402
 
 
-def one(cards: int, seeds: int) -> None:
+def one(cards: int, seeds: int, placement: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out"
         bp = blueprint_for(cards, Path(tmp))
@@ -44,15 +44,26 @@ def one(cards: int, seeds: int) -> None:
             f"{seeds} seeds: read {t1 - t0:.2f} s, predict (read included) {t2 - t1:.2f} s, "
             f"peak {peak:.0f} MiB; busbw p5/p50/p95 {r.busbw}, per-NIC network {r.network}"
         )
+        if placement:
+            t3 = time.perf_counter()
+            advice = advise_placement(out, placement, seeds=seeds)
+            plain, best = advice[0], advice[1]
+            print(
+                f"{'':>7}        placement of {placement} cards ({len(advice)} candidates, "
+                f"{time.perf_counter() - t3:.1f} s): plain p5 {plain.p5} GB/s, loss "
+                f"{plain.loss:.1%}; best {best.servers}/{best.order}/{best.algo}/{best.qps} QPs "
+                f"p5 {best.p5} GB/s, loss {best.loss:.1%} ({1 - best.loss / plain.loss:.0%} less)"
+            )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--scales", default="10240")
     ap.add_argument("--seeds", type=int, default=32)
+    ap.add_argument("--placement", type=int, default=512, help="job size to advise (0: none)")
     args = ap.parse_args()
     for cards in (int(s) for s in args.scales.split(",")):
-        one(cards, args.seeds)
+        one(cards, args.seeds, args.placement)
 
 
 if __name__ == "__main__":

@@ -121,3 +121,37 @@ def test_the_slowest_rate_is_the_first_level_of_max_min(tmp_path):
     first = flows.slowest(rows, links, weights, fab.cap, flows=src.size, groups=16)
     assert first == pytest.approx(full.reshape(16, -1).min(axis=1))
     assert first.min() < 50  # some seed collides on a 400GE link
+
+
+def test_placement_advice_puts_plain_rank_order_first_and_beats_it(capsys):
+    assert cli.main(["predict", str(POD), "--placement", "64", "--seeds", "16"]) == 0
+    text = capsys.readouterr().out
+    rows = [
+        line.split(" | ") for line in text.splitlines() if line.startswith("| ") and "%" in line
+    ]
+    plain, best = rows[0], rows[1]
+    assert plain[:4] == ["| fewest leaves", "leaf by leaf", "nhr", "1"]
+    loss = [float(r[-1].rstrip("% |")) for r in rows]
+    assert loss[1] < loss[0] and loss[0] == max(loss[:2])
+    assert float(best[4]) >= float(plain[4])  # p5 busbw
+
+
+def test_placement_of_more_cards_than_the_folder_has_exits_2(capsys):
+    assert cli.main(["predict", str(POD), "--placement", "4096"]) == 2
+    assert "has 128 cards" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_placement_cuts_the_worst_case_loss_of_512_cards_on_wanka_10k(tmp_path):
+    """Issue #43: >= 30 % less predicted worst-case collision loss than rank order."""
+    from generator.predict import advise_placement
+
+    out = tmp_path / "out"
+    assert (
+        cli.main(["generate", str(ROOT / "blueprints" / "wanka-10k.yaml"), "-o", str(out), "-q"])
+        == 0
+    )
+    advice = advise_placement(out, 512, seeds=32)
+    plain, best = advice[0], advice[1]
+    assert plain.servers == "fewest leaves" and plain.qps == 1
+    assert best.loss <= 0.7 * plain.loss, (plain, best)
