@@ -90,11 +90,14 @@ def _job(fab: fabric_mod.Fabric, servers: list[str]) -> hccl.Job:
     )
 
 
-def _ranktable_job(fab: fabric_mod.Fabric, ips: list[str]) -> hccl.Job:
+def _ranktable_job(fab: fabric_mod.Fabric, ips: list[tuple[str, str]], folder) -> hccl.Job:
     order: dict[str, list[str]] = {}
-    for ip in ips:
+    for ip, where in ips:
         if ip not in fab.host_of or ip not in fab.nic:
-            raise safe.Damaged(f"rank table: device_ip {ip} is no cabled NPU port of the folder")
+            raise fabric_mod.RankTableError(
+                f"{where}: {ip} is no cabled NPU port of {folder} (hint: a rank table of this"
+                f" cluster: `wanka ranktable` of its blueprint, or files/hccl/rank_table.json)"
+            )
         order.setdefault(fab.host_of[ip][0], []).append(ip)
     return hccl.Job(tuple(tuple(v) for v in order.values()))
 
@@ -175,7 +178,7 @@ def predict(
     leaves = plan.get("leaves", {})
     work: list[tuple[str, str, list[hccl.Job], int]] = []
     if job_ips is not None:
-        work.append(("job", "all_reduce", [_ranktable_job(fab, job_ips)], 1))
+        work.append(("job", "all_reduce", [_ranktable_job(fab, job_ips, folder)], 1))
     for scope in plan.get("scopes", []):
         name = scope["name"]
         if scopes and name not in scopes and scope["kind"] not in scopes:
@@ -192,8 +195,8 @@ def predict(
         work.append((name, scope["op"], [j for j in jobs if j.servers], count))
     base = flows.Router(fab)
     for name, op, jobs, count in work:
-        if not jobs:
-            continue
+        if not jobs or (len(jobs[0].servers) < 2 and not hccs):
+            continue  # one server and no HCCS figure: measured, not predicted (as the plan)
         n = jobs[0].ranks
         common = {"size": size, "op": op, "hccs": hccs, "algo": algo, "qps": qps}
         secs, net, used = _measure(fab, jobs, seeds=seeds, router=base, **common)

@@ -193,23 +193,39 @@ def _ecmp(folder: Path, switch: str) -> int:
     return max((int(v) for v in found), default=1)
 
 
-@safe.located()
-def ranks(folder: Path, path: Path) -> list[str]:
-    """device_ip of each rank in rank_id order, from a rank table (1.0 or 1.2: both list
-    server_list[].device[] with device_ip and rank_id; HCCL rank table docs, domain.md §2)."""
-    where = safe.rel(folder, path) if path.is_relative_to(folder) else str(path)
-    if path.is_relative_to(folder):
-        text = safe.file_text(folder, path)
-    else:
-        text = path.read_text(encoding="utf-8")
+class RankTableError(safe.Damaged):
+    """A job rank table that does not fit the folder: located, with a hint."""
+
+
+def ranks(folder: Path, path: Path) -> list[tuple[str, str]]:
+    """(device_ip, where) of each rank in rank_id order, from a rank table (1.0 or 1.2: both
+    list server_list[].device[] with device_ip and rank_id; domain.md §2), `where` its
+    FILE:LINE: JSON path for messages. RankTableError when it cannot be read as one."""
+    inside = path.is_relative_to(folder)
+    name = safe.rel(folder, path) if inside else str(path)
+    try:
+        text = safe.file_text(folder, path) if inside else path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise RankTableError(f"{name}: cannot read the rank table: {error}") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
-        raise safe.Damaged(f"{where}:{error.lineno}: invalid JSON: {error.msg}") from None
-    out: dict[int, str] = {}
-    for server in data["server_list"]:
-        for device in server["device"]:
-            out[int(device["rank_id"])] = device["device_ip"]
-    if sorted(out) != list(range(len(out))):
-        raise safe.Damaged(f"{where}: rank_id values are not 0..{len(out) - 1}")
+        raise RankTableError(f"{name}:{error.lineno}: invalid JSON: {error.msg}") from None
+    out: dict[int, tuple[str, str]] = {}
+    servers = data.get("server_list") if isinstance(data, dict) else None
+    if not isinstance(servers, list):
+        raise RankTableError(f"{name}:1: server_list: missing (hint: `wanka ranktable` writes one)")
+    for i, server in enumerate(servers):
+        for j, device in enumerate(server.get("device", []) if isinstance(server, dict) else []):
+            at = f"server_list[{i}].device[{j}]"
+            ip, rank = device.get("device_ip"), device.get("rank_id")
+            line = text.count("\n", 0, max(0, text.find(f'"{ip}"'))) + 1
+            where = f"{name}:{line}: {at}"
+            if not isinstance(ip, str) or not str(rank).isdigit():
+                raise RankTableError(f"{where}: needs device_ip and a decimal rank_id string")
+            if int(rank) in out:
+                raise RankTableError(f"{where}.rank_id: rank {rank} twice (ranks are 0..N-1)")
+            out[int(rank)] = (ip, f"{where}.device_ip")
+    if sorted(out) != list(range(len(out))) or not out:
+        raise RankTableError(f"{name}: rank_id values are not 0..{len(out) - 1}")
     return [out[r] for r in range(len(out))]

@@ -20,7 +20,7 @@ POD = ROOT / "inventories" / "pod-128"
 
 def _job(fab: fabric.Fabric, folder: Path) -> hccl.Job:
     servers: dict[str, list[str]] = {}
-    for ip in fabric.ranks(folder, folder / "files" / "hccl" / "rank_table.json"):
+    for ip, _ in fabric.ranks(folder, folder / "files" / "hccl" / "rank_table.json"):
         servers.setdefault(fab.host_of[ip][0], []).append(ip)
     return hccl.Job(tuple(tuple(v) for v in servers.values()))
 
@@ -155,3 +155,18 @@ def test_placement_cuts_the_worst_case_loss_of_512_cards_on_wanka_10k(tmp_path):
     plain, best = advice[0], advice[1]
     assert plain.servers == "fewest leaves" and plain.qps == 1
     assert best.loss <= 0.7 * plain.loss, (plain, best)
+
+
+def test_a_rank_table_of_another_cluster_is_located(tmp_path, capsys):
+    table = tmp_path / "job.json"
+    text = (POD / "files" / "hccl" / "rank_table.json").read_text()
+    table.write_text(text.replace('"10.64.0.5"', '"10.99.0.5"'))
+    line = text[: text.find('"10.64.0.5"')].count("\n") + 1
+    argv = ["predict", str(POD), "--ranktable", str(table), "--scope", "none"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"job.json:{line}: server_list[0].device[3].device_ip: 10.99.0.5 is no cabled" in err
+    assert "hint:" in err
+    table.write_text("{")
+    assert cli.main(argv) == 2
+    assert "job.json:1: invalid JSON" in capsys.readouterr().err
