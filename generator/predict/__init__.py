@@ -47,6 +47,7 @@ class Prediction:
     goodput: float
     hccs: float
     results: list[Result] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 def _pct(values: np.ndarray) -> tuple[float, float, float]:
@@ -183,6 +184,9 @@ def predict(
         name = scope["name"]
         if scopes and name not in scopes and scope["kind"] not in scopes:
             continue
+        if scope["kind"] == "supernode":  # the plan's own reason: HCCS across the SuperPoD
+            out.notes.append(f"{name}: not predicted: its NPUs talk over the supernode's HCCS")
+            continue
         units = scope["units"]
         if not isinstance(units, list):  # `every server`: one stands for all (same cabling)
             first = next(iter(leaves.values()))[0]
@@ -193,6 +197,11 @@ def predict(
             count = len(jobs)
             jobs = jobs[:max_units]
         work.append((name, scope["op"], [j for j in jobs if j.servers], count))
+    if not hccs:
+        out.notes.append(
+            "no intra-server busbw in the plan: level0 (inside a server) costs nothing here, so"
+            " every figure is an upper bound"
+        )
     base = flows.Router(fab)
     for name, op, jobs, count in work:
         if not jobs or (len(jobs[0].servers) < 2 and not hccs):

@@ -40,6 +40,8 @@ def yaml(p: Prediction) -> str:
         f"step_latency_us: {hccl.LATENCY_S * 1e6:g}",
         "limits:",
         *(f"- {json.dumps(text, ensure_ascii=False)}" for text in LIMITS),
+        "notes:" if p.notes else "notes: []",
+        *(f"- {json.dumps(text, ensure_ascii=False)}" for text in p.notes),
         "results:",
     ]
     for r in p.results:
@@ -67,5 +69,5 @@ def markdown(p: Prediction) -> str:
             f" {r.busbw[0]:g} / {r.busbw[1]:g} / {r.busbw[2]:g} |"
             f" {r.network[0]:g} / {r.network[1]:g} |"
         )
-    out += ["", "Limits:", "", *(f"- {text}" for text in LIMITS), ""]
+    out += ["", "Limits:", "", *(f"- {text}" for text in (*p.notes, *LIMITS)), ""]
     return "\n".join(out)
