@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import textwrap
 from pathlib import Path
 
 from generator import __version__
@@ -194,18 +195,22 @@ def parser() -> argparse.ArgumentParser:
     pr = sub.add_parser(
         "predict",
         help="the HCCL bandwidth a rendered cluster should reach, per acceptance scope",
-        description="Read a generated folder (cabling, switch ECMP widths, hccn files, rank "
-        "tables, the acceptance plan) and predict the bus bandwidth of HCCL AllReduce/AllGather "
-        "per acceptance scope, with no failure and under each single spine and uplink failure: "
-        "HCCL's hierarchical algorithm (mesh in the server, ring/NHR/HD across servers), every "
-        "flow hashed over the equal-cost paths (a distribution over hash seeds: Huawei's hash "
-        "is not public), links shared max-min fairly. Prints p5/p50/p95 in 10^9 bytes/s. "
-        "Flow level only: no PFC/DCQCN dynamics. Exit 2 for a folder wanka did not write.",
+        description=textwrap.fill(
+            "Read a generated folder (cabling, switch ECMP widths, hccn files, rank "
+            "tables, the acceptance plan) and predict the bus bandwidth of HCCL AllReduce/AllGather "
+            "per acceptance scope, with no failure and under each single spine and uplink failure: "
+            "HCCL's hierarchical algorithm (mesh in the server, ring/NHR/HD across servers), every "
+            "flow hashed over the equal-cost paths (a distribution over hash seeds: Huawei's hash "
+            "is not public), links shared max-min fairly. Prints p5/p50/p95 in 10^9 bytes/s. "
+            "Flow level only: no PFC/DCQCN dynamics. Exit 2 for a folder wanka did not write.",
+            width=78,
+        ),
         epilog="examples:\n"
         "  wanka predict inventories/pod-128\n"
         "  wanka predict inventories/pod-128 --scope cluster --format markdown\n"
         "  wanka ranktable blueprints/pod-128.yaml --servers 4 -o job.json\n"
-        "  wanka predict inventories/pod-128 --ranktable job.json --scope none\n",
+        "  wanka predict inventories/pod-128 --ranktable job.json --scope none\n"
+        "  wanka predict inventories/pod-128 --placement 64\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     pr.add_argument("folder", help="a generated folder, e.g. inventories/pod-128")
