@@ -70,17 +70,6 @@ def gbytes(speed: str) -> float:
     return int(m.group(1)) / 8
 
 
-@safe.located("files/cabling.csv")
-def _speeds(folder: Path) -> list[tuple[str, str]]:
-    """(plane, speed) of each row in order (verify's reader keeps ends, not these); wanka
-    writes no quoted field in these columns' rows before them."""
-    text = safe.file_text(folder, folder / "files" / "cabling.csv")
-    lines = text.splitlines()
-    header = lines[0].split(",") if lines else []
-    plane, speed = header.index("plane"), header.index("speed")
-    return [(row[plane], row[speed]) for row in (line.split(",") for line in lines[1:] if line)]
-
-
 @safe.located()
 def _hccn(folder: Path, path: Path) -> tuple[dict[int, str], dict[int, int]]:
     where = safe.rel(folder, path)  # noqa: F841  (named for located's message)
@@ -111,10 +100,7 @@ def load(folder: Path) -> Fabric:
             ports[(path.stem, f"npu{i}")] = ip
         mtu = max([mtu, *mtus.values()])
     ends = _Ends()
-    read.cabling(ends, folder, {})
-    speeds = _speeds(folder)
-    if len(speeds) != len(ends):
-        raise safe.Damaged("files/cabling.csv: rows and speeds disagree; damaged or not ours")
+    speeds = read.cabling(ends, folder, {}, keep=("plane", "speed")).kept
     hosts = {h for h, _ in host_of.values()}
     planes = {speeds[i][0] for i, (a, pa, b, pb, _) in enumerate(ends) if (a, pa) in ports}
     planes |= {speeds[i][0] for i, (a, pa, b, pb, _) in enumerate(ends) if (b, pb) in ports}
@@ -152,7 +138,6 @@ def load(folder: Path) -> Fabric:
     nic: dict[str, tuple[int, int, int]] = {}
     for j, i in enumerate(keep):
         a, pa, b, pb, n = ends[i]
-        where = ("files/cabling.csv", n)  # noqa: F841
         cap[2 * j] = cap[2 * j + 1] = _rate(speeds[i][1], n)
         kept_ends.append((a, pa, b, pb))
         if a in index and b in index:

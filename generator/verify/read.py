@@ -419,10 +419,15 @@ class Cabling:
     twice: list[tuple[str, str, int, int]] = field(default_factory=list)  # dev, port, line, first
     rows: list[tuple[str, str, int]] = field(default_factory=list)  # a device, b device, line
     lanes: list[tuple[str, str, str, int]] = field(default_factory=list)  # verify/physical.py
+    kept: list[tuple[str, ...]] = field(default_factory=list)  # the `keep` columns of each row
 
 
 @located()
-def cabling(g: Graph, folder: Path, fold: dict[str, str], limit: int | None = None) -> Cabling:
+def cabling(
+    g: Graph, folder: Path, fold: dict[str, str], limit: int | None = None, keep: tuple = ()
+) -> Cabling:
+    """Every cable as an edge of `g`; `keep` names columns whose values each row also keeps
+    (predict reads plane and speed)."""
     path = folder / "files" / "cabling.csv"
     where = rel(folder, path)
     out = Cabling()
@@ -431,7 +436,10 @@ def cabling(g: Graph, folder: Path, fold: dict[str, str], limit: int | None = No
         header = next(rows, [])
         columns = [(header.index(f"{s}_device"), header.index(f"{s}_port")) for s in "ab"]
         unit = [header.index(c) for c in ("trunk_id", "cable_id") if c in header]
+        extra = [header.index(name) for name in keep]
         for n, row in enumerate(rows, 2):
+            if extra:
+                out.kept.append(tuple(row[i] for i in extra))
             ends = []
             for di, pi in columns:
                 dev, port = row[di], row[pi]
