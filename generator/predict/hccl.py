@@ -30,9 +30,10 @@ from generator.predict import flows
 from generator.predict.fabric import Fabric
 
 LATENCY_S = 60e-6  # coll_alg_operator.cc LATENCY: HCCL's own per-step estimate
-# RoCEv2 bytes on the wire per packet beyond its payload: preamble+SFD 8, Ethernet 14, FCS 4,
-# inter-frame gap 12 (IEEE 802.3), IPv4 20, UDP 8, InfiniBand BTH 12, ICRC 4 (IBTA RoCEv2,
-# Annex A17) = 82 [unconfirmed: no page in the corpus; standard header sizes]
+# RoCEv2 bytes on the wire per packet beyond its payload: inter-frame gap 12, preamble+SFD 8,
+# Ethernet 14, IPv4 20, UDP 8, InfiniBand BTH 12, ICRC 4 + FCS 4 = 82 (the table of
+# https://pingdo.net/ai-infrastructure/roce-v2-header-overhead/, a third-party page; IBTA's
+# RoCEv2 annex itself is not in the corpus). RETH (16, first packet of a WRITE) left out.
 WIRE_OVERHEAD = 82
 IB_MTUS = (256, 512, 1024, 2048, 4096)  # InfiniBand path MTUs a RoCE QP may use
 

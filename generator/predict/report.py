@@ -15,7 +15,8 @@ LIMITS = (
     " NHR above); the pipeline algorithm is not modelled (it overlaps level0 and level1)",
     "NHR exchange partners modelled as distance doubling [unconfirmed]",
     "AllGather level1 as half of AllReduce's [unconfirmed]",
-    "RoCEv2 goodput = IB MTU / (IB MTU + 82 bytes of headers, preamble and gap) [unconfirmed]",
+    "RoCEv2 goodput = IB MTU / (IB MTU + 82 bytes of headers, preamble and gap; pingdo.net"
+    " roce-v2-header-overhead table)",
     "intra-server HCCS busbw from the plan's server scope (catalog value, [unconfirmed] there)",
     "failures: each spine above, and each uplink of, the scope's first leaf (leaves are alike)",
 )
