@@ -170,3 +170,26 @@ def test_a_rank_table_of_another_cluster_is_located(tmp_path, capsys):
     table.write_text("{")
     assert cli.main(argv) == 2
     assert "job.json:1: invalid JSON" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("m", [2, 3, 16, 80])
+def test_each_level1_algorithm_moves_what_hccl_s_cost_model_says(m):
+    """coll_alg_operator.cc: ring, NHR and power-of-two HD move 2(m-1)/m of the slice per NPU,
+    RHD off a power of two 2(2m-1)/m; HCCL picks ring for 2 servers and NHR above (large data)."""
+    assert hccl.algorithm(m) == ("ring" if m == 2 else "nhr")
+    for algo in ("ring", "nhr", "hd"):
+        moved = sum(share for _, share, _ in hccl.phases(m, algo))
+        want = 2 * (2 * m - 1) / m if algo == "hd" and m & (m - 1) else 2 * (m - 1) / m
+        assert moved == pytest.approx(want), algo
+
+
+def test_a_damaged_cable_speed_is_located(tmp_path, capsys):
+    folder = tolly.write(tmp_path / "out")
+    (folder / "files" / "acceptance").mkdir()
+    (folder / "files" / "acceptance" / "plan.yml").write_text("scopes: []\nleaves: {}\n")
+    csv_path = folder / "files" / "cabling.csv"
+    lines = csv_path.read_text().splitlines()
+    lines[3] = lines[3].replace(",400GE,", ",fastGE,")
+    csv_path.write_text("\n".join(lines) + "\n")
+    assert cli.main(["predict", str(folder)]) == 2
+    assert "files/cabling.csv:4: not a port speed: 'fastGE'" in capsys.readouterr().err
