@@ -423,11 +423,8 @@ class Cabling:
 
 
 @located()
-def cabling(
-    g: Graph, folder: Path, fold: dict[str, str], limit: int | None = None, keep: tuple = ()
-) -> Cabling:
-    """Every cable as an edge of `g`; `keep` names columns whose values each row also keeps
-    (predict reads plane and speed)."""
+def cabling(g: Graph, folder: Path, fold: dict[str, str], limit=None, keep=()) -> Cabling:
+    """Every cable an edge of `g`; `keep`: columns each row also keeps (predict: plane, speed)."""
     path = folder / "files" / "cabling.csv"
     where = rel(folder, path)
     out = Cabling()
@@ -438,8 +435,7 @@ def cabling(
         unit = [header.index(c) for c in ("trunk_id", "cable_id") if c in header]
         extra = [header.index(name) for name in keep]
         for n, row in enumerate(rows, 2):
-            if extra:
-                out.kept.append(tuple(row[i] for i in extra))
+            out.kept += [tuple(row[i] for i in extra)] if extra else []
             ends = []
             for di, pi in columns:
                 dev, port = row[di], row[pi]
