@@ -10,78 +10,46 @@ HCCN_CONF="${HCCN_CONF:-/etc/hccn.conf}"
 "$HCCN_TOOL" -i 0 -netdetect -s address 10.64.0.1
 "$HCCN_TOOL" -i 0 -mtu -s size 4200
 "$HCCN_TOOL" -i 0 -pfc -s bitmap 0,0,0,0,1,0,0,0
-"$HCCN_TOOL" -i 0 -prio_tc -s map 0,0,0,0,3,0,0,0
 "$HCCN_TOOL" -i 0 -dscp_to_tc -s dscp 33 tc 3
-"$HCCN_TOOL" -i 0 -send_arp -s enable 1
-"$HCCN_TOOL" -i 0 -dcqcn -s enable 1 alg_mode 0
-"$HCCN_TOOL" -i 0 -dcqcn -s cnp_dscp 48
 "$HCCN_TOOL" -i 1 -ip -s address 10.64.0.86 netmask 255.255.255.192
 "$HCCN_TOOL" -i 1 -gateway -s gateway 10.64.0.65
 "$HCCN_TOOL" -i 1 -netdetect -s address 10.64.0.65
 "$HCCN_TOOL" -i 1 -mtu -s size 4200
 "$HCCN_TOOL" -i 1 -pfc -s bitmap 0,0,0,0,1,0,0,0
-"$HCCN_TOOL" -i 1 -prio_tc -s map 0,0,0,0,3,0,0,0
 "$HCCN_TOOL" -i 1 -dscp_to_tc -s dscp 33 tc 3
-"$HCCN_TOOL" -i 1 -send_arp -s enable 1
-"$HCCN_TOOL" -i 1 -dcqcn -s enable 1 alg_mode 0
-"$HCCN_TOOL" -i 1 -dcqcn -s cnp_dscp 48
 "$HCCN_TOOL" -i 2 -ip -s address 10.64.0.150 netmask 255.255.255.192
 "$HCCN_TOOL" -i 2 -gateway -s gateway 10.64.0.129
 "$HCCN_TOOL" -i 2 -netdetect -s address 10.64.0.129
 "$HCCN_TOOL" -i 2 -mtu -s size 4200
 "$HCCN_TOOL" -i 2 -pfc -s bitmap 0,0,0,0,1,0,0,0
-"$HCCN_TOOL" -i 2 -prio_tc -s map 0,0,0,0,3,0,0,0
 "$HCCN_TOOL" -i 2 -dscp_to_tc -s dscp 33 tc 3
-"$HCCN_TOOL" -i 2 -send_arp -s enable 1
-"$HCCN_TOOL" -i 2 -dcqcn -s enable 1 alg_mode 0
-"$HCCN_TOOL" -i 2 -dcqcn -s cnp_dscp 48
 "$HCCN_TOOL" -i 3 -ip -s address 10.64.0.214 netmask 255.255.255.192
 "$HCCN_TOOL" -i 3 -gateway -s gateway 10.64.0.193
 "$HCCN_TOOL" -i 3 -netdetect -s address 10.64.0.193
 "$HCCN_TOOL" -i 3 -mtu -s size 4200
 "$HCCN_TOOL" -i 3 -pfc -s bitmap 0,0,0,0,1,0,0,0
-"$HCCN_TOOL" -i 3 -prio_tc -s map 0,0,0,0,3,0,0,0
 "$HCCN_TOOL" -i 3 -dscp_to_tc -s dscp 33 tc 3
-"$HCCN_TOOL" -i 3 -send_arp -s enable 1
-"$HCCN_TOOL" -i 3 -dcqcn -s enable 1 alg_mode 0
-"$HCCN_TOOL" -i 3 -dcqcn -s cnp_dscp 48
 "$HCCN_TOOL" -i 4 -ip -s address 10.64.0.23 netmask 255.255.255.192
 "$HCCN_TOOL" -i 4 -gateway -s gateway 10.64.0.1
 "$HCCN_TOOL" -i 4 -netdetect -s address 10.64.0.1
 "$HCCN_TOOL" -i 4 -mtu -s size 4200
 "$HCCN_TOOL" -i 4 -pfc -s bitmap 0,0,0,0,1,0,0,0
-"$HCCN_TOOL" -i 4 -prio_tc -s map 0,0,0,0,3,0,0,0
 "$HCCN_TOOL" -i 4 -dscp_to_tc -s dscp 33 tc 3
-"$HCCN_TOOL" -i 4 -send_arp -s enable 1
-"$HCCN_TOOL" -i 4 -dcqcn -s enable 1 alg_mode 0
-"$HCCN_TOOL" -i 4 -dcqcn -s cnp_dscp 48
 "$HCCN_TOOL" -i 5 -ip -s address 10.64.0.87 netmask 255.255.255.192
 "$HCCN_TOOL" -i 5 -gateway -s gateway 10.64.0.65
 "$HCCN_TOOL" -i 5 -netdetect -s address 10.64.0.65
 "$HCCN_TOOL" -i 5 -mtu -s size 4200
 "$HCCN_TOOL" -i 5 -pfc -s bitmap 0,0,0,0,1,0,0,0
-"$HCCN_TOOL" -i 5 -prio_tc -s map 0,0,0,0,3,0,0,0
 "$HCCN_TOOL" -i 5 -dscp_to_tc -s dscp 33 tc 3
-"$HCCN_TOOL" -i 5 -send_arp -s enable 1
-"$HCCN_TOOL" -i 5 -dcqcn -s enable 1 alg_mode 0
-"$HCCN_TOOL" -i 5 -dcqcn -s cnp_dscp 48
 "$HCCN_TOOL" -i 6 -ip -s address 10.64.0.151 netmask 255.255.255.192
 "$HCCN_TOOL" -i 6 -gateway -s gateway 10.64.0.129
 "$HCCN_TOOL" -i 6 -netdetect -s address 10.64.0.129
 "$HCCN_TOOL" -i 6 -mtu -s size 4200
 "$HCCN_TOOL" -i 6 -pfc -s bitmap 0,0,0,0,1,0,0,0
-"$HCCN_TOOL" -i 6 -prio_tc -s map 0,0,0,0,3,0,0,0
 "$HCCN_TOOL" -i 6 -dscp_to_tc -s dscp 33 tc 3
-"$HCCN_TOOL" -i 6 -send_arp -s enable 1
-"$HCCN_TOOL" -i 6 -dcqcn -s enable 1 alg_mode 0
-"$HCCN_TOOL" -i 6 -dcqcn -s cnp_dscp 48
 "$HCCN_TOOL" -i 7 -ip -s address 10.64.0.215 netmask 255.255.255.192
 "$HCCN_TOOL" -i 7 -gateway -s gateway 10.64.0.193
 "$HCCN_TOOL" -i 7 -netdetect -s address 10.64.0.193
 "$HCCN_TOOL" -i 7 -mtu -s size 4200
 "$HCCN_TOOL" -i 7 -pfc -s bitmap 0,0,0,0,1,0,0,0
-"$HCCN_TOOL" -i 7 -prio_tc -s map 0,0,0,0,3,0,0,0
 "$HCCN_TOOL" -i 7 -dscp_to_tc -s dscp 33 tc 3
-"$HCCN_TOOL" -i 7 -send_arp -s enable 1
-"$HCCN_TOOL" -i 7 -dcqcn -s enable 1 alg_mode 0
-"$HCCN_TOOL" -i 7 -dcqcn -s cnp_dscp 48
