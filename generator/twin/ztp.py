@@ -236,8 +236,10 @@ def drill(p: Plan, collection: Path, rendered=None) -> list[checks.Outcome]:
         out.note = "no controller in the inventory"
         return [out]
     staged = _ztp_built(p)
-    out.failures += staged_differences(p.folder, staged)
+    differ = staged_differences(p.folder, staged)
+    out.failures += differ
     out.total += len(staged)
+    out.proved += len(staged) - len(differ)
     controllers = sorted(p.groups.get("controller", ()))
     base = STATE / "ztp"
     job, address = rendered
