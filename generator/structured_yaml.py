@@ -48,7 +48,7 @@ def line(value: Any) -> str:
         text = _ENCODER.encode(value).decode()
     except _REFUSED:
         return json.dumps(msgspec.to_builtins(value, enc_hook=_text), separators=(",", ":"))
-    return text if text.isascii() else _ESCAPE.sub(_escaped, text)
+    return _ESCAPE.sub(_escaped, text) if _ESCAPE.search(text) else text
 
 
 def indented(value: Any) -> str:
@@ -57,7 +57,7 @@ def indented(value: Any) -> str:
         text = orjson.dumps(value, option=_OPTIONS | orjson.OPT_INDENT_2).decode()
     except orjson.JSONEncodeError:
         return json.dumps(value, indent=2)
-    return text if text.isascii() else _ESCAPE.sub(_escaped, text)
+    return _ESCAPE.sub(_escaped, text) if _ESCAPE.search(text) else text
 
 
 def to_yaml(data: Mapping[str, Any], indent: str = "") -> str:
