@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.output import MARKER, MARKER_TEXT
+from generator.twin import kernel, vrp
 from generator.twin import pod as pods
-from generator.twin import vrp
 from generator.verify import safe
 from generator.verify.inventory import hosts as read_hosts
 from generator.verify.report import NotAnOutput
@@ -418,6 +418,7 @@ def plan(
         for _, dev in (link.a, link.b):
             if not IFNAME.fullmatch(dev):
                 raise Refused(f"{CABLING}:{link.line}: '{dev}' is not a Linux interface name")
+    kernel.multicast_room(p)  # after every cable and bridge: sized from them
     p.notes.append(
         "host bonds and Eth-Trunks run on their first member only (no bond device on this "
         "kernel); an M-LAG peer-link carries the first VLAN over its first member, and both "

@@ -1,0 +1,53 @@
+"""Kernel settings a twin namespace needs for what runs in it, sized from the plan.
+
+Multicast group joins. Linux counts one socket's joins, each (group, interface) pair, against
+`net.ipv4.igmp_max_memberships` of the socket's network namespace, 20 by default, and refuses
+the next with ENOBUFS: "Change the maximum number of multicast groups we can subscribe to.
+Default: 20" (Linux Documentation/networking/ip-sysctl.rst, igmp_max_memberships; the count
+against net->ipv4.sysctl_igmp_max_memberships is in net/ipv4/igmp.c __ip_mc_join_group, read in
+gregkh/linux). ospfd joins AllSPFRouters (224.0.0.5) on every OSPF interface and AllDRouters
+(224.0.0.6) where it is DR or BDR, all on its one socket (FRR ospfd/ospf_network.c,
+ospf_if_add_allspfrouters on top->fd, which logs "perhaps a kernel limit on # of multicast group
+memberships has been exceeded?"). From the 21st OSPF interface of a router on, the Hellos of its
+neighbours never reach ospfd, and they stay in Init: measured here on a 192-card build with an
+OSPF parameter plane (24 OSPF links on each spine: 20 Full, the 6th leaf's 16 Init, and 4 such
+lines in each spine's ospfd.log), and in issue 42 on a 2,048-card build (business spine links
+21-36). Measured too: the setting is per namespace (set in one, the host and the others keep 20).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from generator.twin.plan import Plan
+
+IGMP = "net.ipv4.igmp_max_memberships"
+IGMP_DEFAULT = 20  # ip-sysctl.rst: "Default: 20"
+# ip-sysctl.rst: a membership report must fit one datagram, so the setting "should not be set
+# higher than: (65536-24) / 12 = 5459"
+IGMP_MAX = 5459
+ROUTERS = frozenset({"switch", "router", "firewall"})  # vocabulary: twin namespace kind
+
+
+def interfaces(p: Plan) -> Counter[str]:
+    """Namespace -> the interfaces the plan gives it: its cable ends, its bridges (a Vlanif, a
+    VLAN) and lo."""
+    out: Counter[str] = Counter()
+    for link in p.links:
+        for ns, _ in (link.a, link.b):
+            out[ns] += 1
+    for ns in p.namespaces.values():
+        out[ns.name] += 1 + sum(1 for c in ns.commands if c.endswith(" type bridge"))
+    return out
+
+
+def multicast_room(p: Plan) -> None:
+    """Every router namespace may join both OSPF groups on every interface it has, on top of the
+    default (never less than the kernel gives), up to the bound ip-sysctl.rst gives."""
+    count = interfaces(p)
+    for ns in p.namespaces.values():
+        if ns.kind in ROUTERS:
+            room = IGMP_DEFAULT + 2 * count[ns.name]
+            ns.sysctls[IGMP] = str(min(room, IGMP_MAX))
