@@ -725,11 +725,11 @@ def _outside(p: Plan) -> None:
         p.address(outside, ipaddress.ip_interface(f"{OUTSIDE}/32"), "lo")
         # the provider stops sending into a hand-off whose link is down, as its router would
         outside.sysctls["net.ipv4.conf.all.ignore_routes_with_linkdown"] = "1"
+        handoffs = {k.a for k in p.links if k.plane == Plane.PROVIDER}  # one pass: not per port
         routers = [
             str(next(iter(p.devices[d].interfaces[i].addresses)).ip)
             for (d, i), (ns, _) in p.ports.items()
-            if ns != outside.name
-            and any(k.plane == Plane.PROVIDER and k.a == (ns, ifname(i)) for k in p.links)
+            if ns != outside.name and (ns, ifname(i)) in handoffs
         ]
         for dev in p.devices.values():  # the provider routes each NAT pool to the hand-offs
             for pool in dev.address_groups.values():
