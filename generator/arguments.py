@@ -274,13 +274,14 @@ def parser() -> argparse.ArgumentParser:
         "claim, every required flow works and no forbidden one does, each M-LAG pair's "
         "dual-active detection reaches its peer, then cuts a spine, a leaf uplink, a firewall, "
         "one core-to-firewall link and a provider link and times the reconvergence; `grow` applies a "
-        "larger build to the running twin (day 200) and proves nothing installed was disturbed. "
+        "larger build to the running twin (day 200) and proves nothing installed was disturbed; "
+        "`export` writes it as a containerlab topology for a build larger than one machine. "
         "Exit 0 when all "
         "hold, 1 naming the device and file:line behind each failure, 2 when the machine lacks "
         "root or the packages (frr, nftables, dnsmasq-base).",
     )
     twin = tw.add_subparsers(dest="twin_command", required=True,
-                             metavar="up|test|grow|down|exec")  # fmt: skip
+                             metavar="up|test|grow|export|down|exec")  # fmt: skip
     for name, text in (("up", "bring the twin up and leave it running"),
                        ("test", "bring it up (unless it is), prove, report, take it down"),
                        ("grow", "apply a grown output (inside the running folder's growth plan) "
@@ -299,6 +300,35 @@ def parser() -> argparse.ArgumentParser:
             t.add_argument("--report", default="twin-report.md", help="default twin-report.md")
             t.add_argument("--no-drills", action="store_true", help="skip the failure drills")
             t.add_argument("--keep", action="store_true", help="leave the twin up afterwards")
+    xp = twin.add_parser(
+        "export",
+        help="write the twin as a containerlab topology, for several machines (no root)",
+        description="Write the twin's plan of FOLDER as a containerlab topology into DIR: "
+        "DIR/NAME.clab.yml with one `linux` node per twin namespace (FRR routers with their "
+        "translated frr.conf and daemons bound in, hosts, NPU NIC stacks, BMCs), one link per "
+        "cable of files/cabling.csv as endpoints NODE:IFACE, each node's addresses, bridges and "
+        "routes as `exec` commands, its sysctls and nftables ruleset; DIR/NAME/interfaces.csv "
+        "maps each Linux interface name (15 characters at most) back to its device and port. "
+        "Run it with `containerlab deploy -t DIR/NAME.clab.yml` on one or more hosts, or "
+        "under clabernetes on Kubernetes: a build larger than one machine runs whole there, "
+        "where `twin up` takes it one pod at a time. DIR is replaced atomically (only if it is "
+        "empty or an earlier export). No root needed: it writes files only, nothing runs. Exit 2 "
+        "for a folder the twin refuses, naming file:line.",
+        epilog="example: wanka twin export --containerlab lab/ inventories/pod-128 && "
+        "sudo containerlab deploy -t lab/pod-128.clab.yml",
+    )
+    xp.add_argument("folder", help="a generated folder, e.g. inventories/pod-128")
+    xp.add_argument("--containerlab", required=True, metavar="DIR",
+                    help="the folder to write the topology into")  # fmt: skip
+    xp.add_argument("--name", help="the topology's name (default: the folder's name)")
+    xp.add_argument("--pod", type=int, default=0, metavar="N",
+                    help="pod N of the parameter plane only, as `twin up --pod` runs it")  # fmt: skip
+    xp.add_argument("--frr-image", metavar="IMAGE",
+                    help="the routers' image (default: containerlab's frr01 example's, "
+                    "quay.io/frrouting/frr:10.5.1)")  # fmt: skip
+    xp.add_argument("--host-image", metavar="IMAGE",
+                    help="the other nodes' image (default: frr01's hosts', "
+                    "wbitt/network-multitool:3.22.2)")  # fmt: skip
     twin.add_parser("down", help="remove every namespace, process and file of the twin")
     ex = twin.add_parser("exec", help="a command in a device's namespace; none: its interfaces")
     ex.add_argument("device", help="e.g. par-leaf-0001 (vtysh reaches its FRR)")

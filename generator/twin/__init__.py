@@ -89,6 +89,10 @@ def _sigterm(*_):
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.twin_command == "export":  # writes files only: no root, no instance
+        from generator.twin import clab
+
+        return clab.main(args)
     try:  # one run, one instance (generator.twin.run): a second run of it is refused
         if args.twin_command == "down":
             names, pids = run.down()

@@ -347,11 +347,16 @@ def _host_ns(plan: Plan, device: str, port: str) -> tuple[str, str]:
 
 
 def plan(
-    folder: Path, keyfiles: dict[str, dict[str, configparser.ConfigParser]], pod: int = 0
+    folder: Path,
+    keyfiles: dict[str, dict[str, configparser.ConfigParser]],
+    pod: int = 0,
+    bounded: bool = True,
 ) -> Plan:
     """The twin of a rendered folder; `keyfiles` are the NetworkManager keyfiles host_network
     writes for each host (generator.twin.hosts renders them with the real role). `pod`: that pod
-    of the parameter plane only, the rest stood in for at the cores (generator.twin.pod)."""
+    of the parameter plane only, the rest stood in for at the cores (generator.twin.pod).
+    `bounded`: refused over what one run on this machine makes (not for an export, whose
+    runtime spreads it over several machines: generator.twin.clab)."""
     wanka_output(folder)
     p = Plan(folder, pod, devices=configs(folder))
     p.hostvars, p.groups, p.hostlines = read_hosts(folder)
@@ -374,7 +379,8 @@ def plan(
             "itself (a blackhole route), as it would pass them on from their spines; no other "
             "plane, no management VPN"
         )
-    _bound(p, rows)
+    if bounded:
+        _bound(p, rows)
     for dev in p.devices.values():
         _device(p, dev)
     first_member = _bond_members(p.hostvars)
