@@ -25,7 +25,8 @@ description:
   - Reads C(display current-configuration) over SSH (netmiko logs in: C(huawei_vrpv8) for the
     NE8000, VRP8 two-stage commit; C(huawei) for the USG6000E), and enters the lines of the
     generated script (files/border/<name>.cfg) the running configuration lacks, each in its
-    view, one at a time, then C(commit) (VRP8) and C(save). Lines are compared in the form the
+    view, one at a time, then C(commit) (VRP8) and C(save). Both texts are nested by hier_config
+    (C(Platform.HUAWEI_VRP)), as wanka_ce_config reads them; lines are compared in the form the
     device displays (dotted masks; see C(shown)). Lines the device has that the script lacks are
     reported in C(extra), never removed.
   - C(snmp-agent usm-user v3 U authentication-mode M) and C(privacy-mode M) are typed in the
@@ -139,20 +140,21 @@ def shown(line: str) -> str:
 
 
 def tree(text: str, script: bool) -> list[tuple[tuple[str, ...], str]]:
-    """(path of the views it is typed in, line) for every configuration line, by indentation."""
-    out, stack = [], []  # stack: (depth, line)
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith(("#", "!")) or (script and line in SCRIPT_ONLY):
-            continue
-        if line == "return":
-            continue
-        depth = len(raw) - len(raw.lstrip(" "))
-        while stack and stack[-1][0] >= depth:
-            stack.pop()
-        out.append((tuple(s for _, s in stack), line))
-        stack.append((depth, line))
-    return out
+    """(path of the views it is typed in, line) for every configuration line, nested by
+    hier_config's loader under its Huawei VRP driver, the parser wanka_ce_config compares with
+    (comment lines, the script's framing and `return` left out first)."""
+    from hier_config import Platform, get_hconfig
+
+    lines = [
+        raw
+        for raw in text.splitlines()
+        if (line := raw.strip())
+        and not line.startswith(("#", "!"))
+        and line != "return"
+        and not (script and line in SCRIPT_ONLY)
+    ]
+    config = get_hconfig(Platform.HUAWEI_VRP, "\n".join(lines))
+    return [(tuple(node.path())[:-1], node.text) for node in config.all_children()]
 
 
 def _keyed(path: tuple[str, ...], line: str) -> tuple[tuple[str, ...], str]:
