@@ -6,14 +6,11 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from generator.output import OutputFile  # the writer's record, which the emitters return
 
-@dataclass(frozen=True, slots=True)
-class OutputFile:
-    path: str  # relative to the output folder, '/'-separated
-    data: bytes
+__all__ = ["OutputFile", "csv_bytes"]
 
 
 def csv_bytes(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> bytes:

@@ -36,7 +36,7 @@ import sys
 
 import yaml
 
-from generator.artifacts import OutputFile
+from generator.output import OutputFile
 from generator.twin.plan import PREFIX, Plan, Refused
 from generator.twin.run import paths
 
