@@ -37,9 +37,6 @@ ZONE_PRIORITY = {Plane.BUSINESS: 60, Plane.INBAND: 70, Plane.OOB: 80, MGMT_ZONE:
 # permits only HTTP, HTTPS and ping by default (USG admin guide sec_admin_network_interface_0073:
 # "HTTP, HTTPS, and Ping are enabled on the management interface"); SSH and SNMP are the flows'.
 SERVICE_MANAGE = {("tcp", 22): "ssh", ("udp", 161): "snmp"}
-NOT_THE_FIREWALLS = {
-    "ztp-files"
-}  # ZTP builds the CE switches (roles/ztp_server), not the firewalls
 # NQA test of a router's provider gateway: its static default is withdrawn while the gateway stops
 # answering, not only when the link goes down (NE40E V800R012C10 configuration guide, "Example for
 # Configuring NQA for IPv6 Static Routes": nqa test-instance / test-type icmp / destination-address

@@ -32,7 +32,6 @@ from generator.verify.report import NotAnOutput
 from generator.vocab import Plane
 
 OUTSIDE = ipaddress.IPv4Address("198.18.0.1")  # "the internet", as verify names it (RFC 2544)
-_SPEED = re.compile(r"^(\d*)(GE|Eth-Trunk|MEth|GigabitEthernet)", re.I)
 
 
 class Refused(NotAnOutput):

@@ -34,7 +34,6 @@ from __future__ import annotations
 from generator.twin import vrp
 from generator.twin.plan import Plan, ifname, ns_name
 
-DAEMONS = ("zebra", "staticd", "bgpd", "ospfd")
 # VRP's ConnectRetry default, "By default, the ConnectRetry interval is 32s" (CE6800 V300R023C00
 # command reference, peer timer connect-retry); FRR's own default is 120 s
 CONNECT_RETRY = 32

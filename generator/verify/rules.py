@@ -22,7 +22,6 @@ from generator.vocab import Plane
 GATEWAY_PLANES = frozenset({Plane.BUSINESS, Plane.INBAND, Plane.OOB, Plane.BORDER})
 HOST_GROUPS = ("npu_servers", "storage_nodes", "management_nodes")
 REFERENCE = re.compile(r"\{\{ vault_[a-z0-9_]+ \}\}|\$\{[A-Z0-9_]+\}")  # vault or environment
-SECRET_KEY = re.compile(r"password|secret|_key$|^key$|community")
 # a YAML key that holds a secret, and its value (block or flow style, quoted or not)
 SECRET_ITEM = re.compile(
     r"""["']?([\w-]*(?:password|passwd|secret|community|_key))["']?\s*[:=]\s*("[^"]*"|'[^']*'|\$\{\w+\}|\{\{[^}]*\}\}|[^,}\n]*)"""
