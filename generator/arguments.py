@@ -281,7 +281,7 @@ def parser() -> argparse.ArgumentParser:
         "root or the packages (frr, nftables, dnsmasq-base).",
     )
     twin = tw.add_subparsers(dest="twin_command", required=True,
-                             metavar="up|test|grow|export|down|exec")  # fmt: skip
+                             metavar="up|test|prove|grow|export|down|exec")  # fmt: skip
     for name, text in (("up", "bring the twin up and leave it running"),
                        ("test", "bring it up (unless it is), prove, report, take it down"),
                        ("grow", "apply a grown output (inside the running folder's growth plan) "
@@ -329,6 +329,40 @@ def parser() -> argparse.ArgumentParser:
     xp.add_argument("--host-image", metavar="IMAGE",
                     help="the other nodes' image (default: frr01's hosts', "
                     "wbitt/network-multitool:3.22.2)")  # fmt: skip
+    pr = twin.add_parser(
+        "prove",
+        help="run every switch, router and firewall once, in shards that fit this machine",
+        description="Cut the build into shards that fit the memory (--memory, default half of "
+        "what is available; about 11 MiB per FRR daemon): an OSPF area, a static route or a VLAN "
+        "is never cut, an eBGP session may be (a pod with its spines and the cores cabled to "
+        "it, or a plane's spines with as many leaves as fit). Each shard runs in full; each "
+        "neighbour across a cut session is a real bgpd announcing what that neighbour's own "
+        "FRR had as best when its shard ran; the shards run again until no boundary changes "
+        "(a fixpoint, its passes printed). Per shard: every BGP/OSPF session, every leaf's route "
+        "to every leaf subnet of the build with the design's ECMP width (its FIB), NPU to NPU "
+        "across its leaves (packets), and where it holds the provider and the hosts the "
+        "required and forbidden flows. Prints shards, routers, seconds, peak memory. Exit 0 "
+        "when all hold, 1 naming the device and file:line of each failure, 2 for a folder it "
+        "refuses or a part over --memory that cannot be cut.",
+    )
+    pr.add_argument("folder", help="a generated folder, e.g. inventories/cluster-1k")
+    pr.add_argument("--memory", type=int, default=0, metavar="MIB",
+                    help="the most one shard may take (MiB of FRR daemons); smaller: more "
+                    "shards, e.g. --memory 1000 cuts cluster-1k in 4")  # fmt: skip
+    pr.add_argument(
+        "--no-flows",
+        action="store_true",
+        help="skip the required and forbidden flows (no host_network run)",
+    )
+    pr.add_argument("--fibs", metavar="FILE",
+                    help="write every device's FIB (JSON) from the shard it ran in, to compare "
+                    "two runs")  # fmt: skip
+    pr.add_argument(
+        "--collection",
+        type=Path,
+        metavar="DIR",
+        help="run the roles of the Ansible collection in DIR (default: this wanka's)",
+    )
     twin.add_parser("down", help="remove every namespace, process and file of the twin")
     ex = twin.add_parser("exec", help="a command in a device's namespace; none: its interfaces")
     ex.add_argument("device", help="e.g. par-leaf-0001 (vtysh reaches its FRR)")

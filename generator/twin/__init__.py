@@ -93,6 +93,10 @@ def main(args: argparse.Namespace) -> int:
         from generator.twin import clab
 
         return clab.main(args)
+    if args.twin_command == "prove":  # in shards (generator.twin.prove)
+        from generator.twin import prove
+
+        return prove.main(args)
     try:  # one run, one instance (generator.twin.run): a second run of it is refused
         if args.twin_command == "down":
             names, pids = run.down()

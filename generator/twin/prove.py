@@ -1,0 +1,321 @@
+"""`wanka twin prove FOLDER`: every switch, router and firewall of a build runs in FRR/nftables
+at least once, shard by shard (generator.twin.shard), each shard's boundary fed by BGP speakers
+announcing what the neighbouring shard's own FRR had as best.
+
+Order: the shards run one after another; each boundary announces what its device's FRR held the
+last time that device ran (nothing before it first ran). After every pass the boundary of each
+shard is built again from what was captured meanwhile: a shard whose boundary would announce
+exactly what it announced on its last run has nothing new to learn and is not run again; the
+passes end when none changes (a fixpoint; the number of passes is printed). What a shard
+proves is the outcome of its last run.
+
+Per shard: every BGP session and OSPF adjacency of its devices (toward the boundary too), each
+leaf's route to every leaf subnet of the whole build with the ECMP width of the design read from
+its FIB, NPU to NPU across its leaves (real packets, parameter plane only), and, in a shard with
+the provider and hosts, the forbidden pairs and the required flows whose ends it holds. Overall:
+a device run in several shards (a spine, a core) has one FIB in all of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import re
+import resource
+import shutil
+import signal
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from generator.collection import ansible_collection
+from generator.twin import checks, hosts, plan, routing, run, shard
+from generator.twin.plan import PREFIX, Plan, ns_name
+from generator.verify.report import NotAnOutput
+
+MAX_PASSES = 6  # a fabric of 3 tiers settles in 2 (the cores carry each pod's subnets once)
+KEYFILES = run.STATE / "keyfiles-prove"
+SHOWN = 8
+
+
+def _out(message: str) -> None:
+    print(f"twin prove: {message}", file=sys.stderr, flush=True)
+
+
+def available_mib() -> int:
+    text = Path("/proc/meminfo").read_text()
+    return int(re.search(r"^MemAvailable:\s+(\d+) kB", text, re.M).group(1)) // 1024
+
+
+def main(args: argparse.Namespace) -> int:
+    if missing := run.missing():
+        print("wanka: the twin needs " + ", ".join(missing), file=sys.stderr)
+        return 2
+    folder = Path(args.folder).resolve()
+    if not (folder / "files" / "cabling.csv").is_file():
+        print(f"wanka: {args.folder}: not a generated folder (no files/cabling.csv)",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    try:
+        run.claim()
+        run.vacant()
+        started = time.perf_counter()
+        p = plan.plan(folder, {}, bounded=False)
+        routing.apply(p)
+        have = available_mib()
+        budget = args.memory or have // 2
+        lay = shard.layout(p, budget)
+    except (plan.Refused, NotAnOutput) as err:
+        print(f"wanka: {args.folder}/{err}" if not isinstance(err, plan.Refused)
+              else f"wanka: {err}", file=sys.stderr)  # fmt: skip
+        return 2
+    except shard.TooLarge as err:
+        print(f"wanka: {args.folder}: {err}", file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGTERM, _sigterm)
+    try:
+        return _prove(args, folder, p, lay, started, have)
+    except KeyboardInterrupt:
+        run.down()
+        print("wanka: interrupted; the twin was taken down", file=sys.stderr)
+        return 130
+    except BaseException:
+        run.down()
+        raise
+
+
+def _sigterm(*_):
+    raise KeyboardInterrupt
+
+
+class Result:
+    """The last run of one shard: its outcomes, its devices' FIBs, its memory, its seconds."""
+
+    def __init__(self) -> None:
+        self.outcomes: list[checks.Outcome] = []
+        self.fibs: dict[str, list[str]] = {}
+        self.mib = 0.0
+        self.seconds = 0.0
+        self.runs = 0
+
+
+def _prove(args, folder: Path, p: Plan, lay: shard.Layout, started: float, have: int) -> int:
+    shards = lay.shards
+    routers = sum(1 for n in p.namespaces.values() if n.frr)
+    _out(f"{len(shards)} shard(s) of at most {lay.budget:,} MiB "
+         f"({'--memory' if args.memory else f'half the {have:,} MiB available'}; "
+         f"{shard.MIB_PER_DAEMON} MiB per FRR daemon) for {routers} FRR routers")  # fmt: skip
+    for s in shards:
+        _out(f"  shard {s.number}: {s.label}; {s.routers} routers, {s.speakers} boundary "
+             f"speakers, about {s.mib:,} MiB")  # fmt: skip
+    job = None
+    if any(s.hosts for s in shards) and not args.no_flows:
+        job = hosts.start(folder, KEYFILES, args.collection or ansible_collection())
+    routes: dict[str, list[shard.Route]] = {}
+    fed: dict[int, dict[str, str]] = {}
+    results = {s.number: Result() for s in shards}
+    passes = 0
+    for passes in range(1, MAX_PASSES + 1):
+        ran = 0
+        for s in shards:
+            if s.hosts and job is not None:
+                _out("waiting for the host keyfiles (ansible-playbook host_network)")
+                plan.add_keyfiles(p, hosts.finish(job, KEYFILES))
+                job = None
+            q = shard.subplan(p, lay, s, routes)
+            boundary = {n.name: n.frr for n in q.namespaces.values() if n.kind == shard.BOUNDARY}
+            if fed.get(s.number) == boundary:
+                continue
+            fed[s.number] = boundary
+            results[s.number] = _run(q, s, passes, p, routes, results[s.number], args)
+            ran += 1
+        if not ran:
+            break
+    else:
+        passes += 1
+    settled = passes <= MAX_PASSES
+    outcomes = []
+    for s in shards:
+        outcomes += [_named(o, f"shard {s.number}: ") for o in results[s.number].outcomes]
+    outcomes.append(_agree(lay, results, p))
+    if not settled:
+        outcomes.append(checks.Outcome("boundaries reach a fixpoint", 0, 1,
+                                       [f"still changing after {MAX_PASSES} passes"]))  # fmt: skip
+    if args.fibs:
+        fibs = {}
+        for s in shards:
+            fibs |= results[s.number].fibs
+        Path(args.fibs).write_text(json.dumps(dict(sorted(fibs.items())), indent=1) + "\n",
+                                   encoding="utf-8")  # fmt: skip
+    run.down()
+    seconds = time.perf_counter() - started
+    peak = max((r.mib for r in results.values()), default=0.0)
+    mine = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    runs = sum(r.runs for r in results.values())
+    code = _print(outcomes)
+    speakers = sum(s.speakers for s in shards)
+    print(f"shards {len(shards)}, routers {routers} (each inside a shard at least once; "
+          f"{speakers} boundary speakers), passes {passes - 1 if settled else MAX_PASSES} "
+          f"({runs} shard runs), seconds {seconds:.0f}, peak memory {peak:,.0f} MiB of FRR "
+          f"(largest shard, proportional set) + {mine:,.0f} MiB wanka")  # fmt: skip
+    return code
+
+
+def _named(o: checks.Outcome, prefix: str) -> checks.Outcome:
+    o.name = prefix + o.name
+    return o
+
+
+def _print(outcomes: list[checks.Outcome]) -> int:
+    for o in outcomes:
+        mark = "ok  " if o.ok else "FAIL"
+        print(f"{mark} {o.name}: {o.proved}/{o.total}" + (f" ({o.note})" if o.note else ""))
+        for f in o.failures[:SHOWN]:
+            print(f"     {f}")
+        if len(o.failures) > SHOWN:
+            print(f"     [and {len(o.failures) - SHOWN} more]")
+    return 1 if any(not o.ok for o in outcomes) else 0
+
+
+def _run(q: Plan, s: shard.Shard, passes: int, whole: Plan, routes, result: Result, args) -> Result:
+    """One run of a shard: up, sessions, capture, FIBs, checks, down."""
+    start = time.perf_counter()
+    out = Result()
+    out.runs = result.runs + 1
+    speakers = [n for n in q.namespaces.values() if n.kind == shard.BOUNDARY and n.frr]
+    inside = [n for n in q.namespaces.values() if n.frr and n.kind != shard.BOUNDARY]
+    _out(f"shard {s.number}, pass {passes}: {len(q.namespaces)} namespaces, {len(q.links)} "
+         f"cables, {len(inside)} routers, {len(speakers)} boundary speakers")  # fmt: skip
+    try:
+        run.record(q)
+        run.size_neighbour_table(len(q.links))
+        cabled = run.add(list(q.namespaces.values()), q.links)
+        run.each(lambda ns: run.configure(ns, ns.commands, cabled.get(ns.name, [])),
+                 list(q.namespaces.values()))  # fmt: skip
+        run.start_frr(inside)
+        run.each(_speak, speakers)
+        out.outcomes = checks.sessions(q)
+        out.mib = _memory(list(q.namespaces))
+        _capture(q, inside, routes)
+        out.fibs = {ns.name.removeprefix(PREFIX): fib(ns.name) for ns in q.namespaces.values()
+                    if ns.name in s.interior}  # fmt: skip
+        out.outcomes.append(ecmp(q, whole))
+        if any(n.kind == "npu" for n in q.namespaces.values()):
+            out.outcomes.append(checks.npu_paths(q))
+        if ns_name("outside") in s.interior and not args.no_flows:
+            out.outcomes += [checks.flows(q), checks.forbidden(q)]
+    finally:
+        clear(list(q.namespaces))
+    out.seconds = time.perf_counter() - start
+    bad = sum(1 for o in out.outcomes if not o.ok)
+    _out(
+        f"shard {s.number}, pass {passes}: {out.seconds:.0f} s, {out.mib:,.0f} MiB, "
+        + (f"{bad} check(s) failing" if bad else "all checks hold")
+    )
+    return out
+
+
+def _speak(ns) -> None:
+    """The boundary's bgpd: no zebra (-Z), it installs nothing and announces what it is told."""
+    d = run.frr_dir(ns.name)
+    d.mkdir(parents=True, exist_ok=True)
+    run.guard(ns.frr, "FRR", ns.name)
+    (d / "frr.conf").write_text(ns.frr, encoding="utf-8")
+    shutil.chown(d, "frr", "frr")
+    shutil.chown(d / "frr.conf", "frr", "frr")
+    run.sh("ip", "netns", "exec", ns.name, str(run.FRR / "bgpd"), "-d", "-Z", "-P", "0",
+           "--vty_socket", str(d), "-i", str(d / "bgpd.pid"), "-f", str(d / "frr.conf"),
+           "--log", f"file:{d / 'bgpd'}.log")  # fmt: skip
+
+
+def _capture(q: Plan, inside, routes) -> None:
+    """What each BGP device of the shard holds as best, for the boundaries that stand in for it."""
+    bgp = [ns for ns in inside if "bgpd" in ns.daemons]
+    with ThreadPoolExecutor(checks.LOOKERS) as pool:
+        tables = list(pool.map(lambda ns: run.vtysh_json(ns.name, "show ip bgp"), bgp))
+    for ns, table in zip(bgp, tables, strict=True):
+        routes[ns.device] = shard.captured(table)
+
+
+def fib(ns: str) -> list[str]:
+    """A namespace's main routing table as sorted lines: destination, type, protocol, metric,
+    next hops (no kernel ids)."""
+    out = []
+    for r in json.loads(run.sh("ip", "-n", ns, "-j", "route", "show") or "[]"):
+        hops = r.get("nexthops") or [r]
+        via = sorted(f"via {h.get('gateway', '-')} dev {h.get('dev', '-')}" for h in hops)
+        flags = ",".join(sorted(r.get("flags", [])))
+        out.append(f"{r['dst']} {r.get('type', 'unicast')} proto {r.get('protocol', '-')} "
+                   f"metric {r.get('metric', 0)} {' '.join(via)} {flags}".rstrip())  # fmt: skip
+    return sorted(out)
+
+
+def _memory(names: list[str]) -> float:
+    """MiB of the shard's processes (FRR), by proportional set size (shared pages split)."""
+    total = 0
+    for pid in run.processes(names):
+        with contextlib.suppress(OSError, AttributeError):
+            text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+            total += int(re.search(r"^Pss:\s+(\d+) kB", text, re.M).group(1))
+    return total / 1024
+
+
+def clear(names: list[str]) -> None:
+    """A shard's namespaces and processes gone, the instance still held for the next shard."""
+    pids = run.processes(names)
+    run._signal(pids, signal.SIGKILL)
+    run._gone(pids)
+    run.sh("ip", "-batch", "-", input="".join(f"netns del {n}\n" for n in names), check=False)
+    shutil.rmtree(run.STATE / "frr", ignore_errors=True)
+
+
+def ecmp(q: Plan, whole: Plan) -> checks.Outcome:
+    """Each leaf of the shard: its route to every leaf subnet of the whole build (its plane)
+    with the width of the design (checks.design_width: uplinks to spines, catalog ecmp_max)."""
+    out = checks.Outcome("leaf routes to every leaf subnet of the build, ECMP width of the design")
+    planes = {}
+    for link in whole.links:
+        planes.setdefault(link.a[0], link.plane)
+    subnets = checks.leaves(whole)
+    for name in sorted(n for n in q.devices if n in subnets):
+        dev = q.devices[name]
+        uplinks, cap = checks.design_width(q, name)
+        want = min(uplinks, cap) if cap else uplinks
+        table = checks.routes(ns_name(name))
+        for other, nets in subnets.items():
+            if other == name or planes.get(ns_name(other)) != planes.get(ns_name(name)):
+                continue
+            for net in nets:
+                out.total += 1
+                width = len(table.get(str(net), []))
+                if width == want:
+                    out.proved += 1
+                else:
+                    out.failures.append(
+                        f"{dev.where(dev.bgp.maximum_line or dev.bgp.line)}: {name}: {width} "
+                        f"next hops to {net} ({other}), the design gives {want} ({uplinks} "
+                        f"uplinks to spines" + (f", catalog ecmp_max {cap}" if cap else "") + ")"
+                    )
+    return out
+
+
+def _agree(lay: shard.Layout, results: dict[int, Result], p: Plan) -> checks.Outcome:
+    """A device namespace run inside several shards has the same FIB in each."""
+    out = checks.Outcome("devices inside several shards have one FIB")
+    seen: dict[str, tuple[int, list[str]]] = {}
+    for s in lay.shards:
+        for name, table in results[s.number].fibs.items():
+            if name in seen:
+                out.total += 1
+                first, other = seen[name]
+                if other == table:
+                    out.proved += 1
+                else:
+                    diff = sorted(set(other) ^ set(table))
+                    out.failures.append(f"{name}: shard {first} and shard {s.number} differ "
+                                        f"in {len(diff)} routes, e.g. {diff[0]}")  # fmt: skip
+            else:
+                seen[name] = (s.number, table)
+    return out

@@ -1,0 +1,334 @@
+"""A build too large for one machine's memory, cut into shards that each fit (`wanka twin
+prove`), and the boundary of each shard: real BGP speakers that announce what the neighbouring
+shard's own FRR produced. Decided from the whole build's Plan alone (no root).
+
+Units. The device namespaces (switches, routers, firewalls, one per VPN instance, and the
+provider) are joined into units by every cable between two of them that is not an eBGP session:
+an OSPF adjacency, a static route's next hop, a management port, a VLAN. A unit is never cut (an
+OSPF area or a static next hop has no speaker to stand in for it); a cable that carries an eBGP
+session between two units can be (the session's far end is then a BGP speaker). Host namespaces
+(a server, its NPU NICs, its BMC) come with every unit they are cabled to.
+
+Size. A unit costs MIB_PER_DAEMON per FRR daemon it starts (run.MIB_PER_PROCESS: 10.6 MiB per
+process measured on pod-128, 102 processes in 1,077 MiB), a boundary speaker one daemon (bgpd
+without zebra). A shard is the units of one component of the BGP fabric without its cores (a
+pod: its leaves and spines, or a two-tier plane) with the cores cabled to it; when that is over
+the budget, its hubs (what announces no host subnet: the spines) with the cores and as many of
+its leaves as fit, then the next leaves; shards that fit together are merged (cluster-1k within
+a few GiB is one shard: the unsharded twin).
+
+Boundary. A namespace outside the shard cabled to one inside stands in for it: it holds the far
+end's addresses on the cables of its BGP sessions and runs one bgpd (`-Z`, no zebra: it installs
+nothing) with the device's AS, router-id and peers toward the shard, announcing each prefix its
+device's own FRR had as best when that device last ran, with that AS path (`set as-path
+prepend`; bgpd adds its own AS on sending, as the device does) and origin; a route whose path
+holds the AS of every peer it would reach is left out (each would drop it: eBGP loop
+detection). A namespace outside cabled only to hosts of the shard is a bare stub (its cable ends
+up, nothing else), so that every host namespace keeps all its interfaces.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import re
+from dataclasses import dataclass, field
+
+from generator.twin.plan import Netns, Plan, ns_name
+from generator.twin.run import MIB_PER_PROCESS
+
+MIB_PER_DAEMON = MIB_PER_PROCESS
+DEVICE_KINDS = ("switch", "router", "firewall", "outside")  # vocabulary: twin namespace kind
+BOUNDARY = "boundary"  # the kind of a stand-in namespace
+_ADDRESS = re.compile(r"address add (\S+) dev (\S+)$")
+
+
+class TooLarge(ValueError):
+    """A unit (or a pod's hubs with its cores) over the budget: it cannot be cut further."""
+
+
+@dataclass(slots=True)
+class Shard:
+    number: int
+    label: str
+    interior: set[str]  # namespaces run in full
+    mib: int = 0  # the budget's estimate: FRR daemons inside and at the boundary
+    routers: int = 0  # FRR namespaces inside
+    speakers: int = 0  # boundary BGP speakers
+    hosts: bool = False  # holds host namespaces (their keyfiles come from host_network)
+
+
+@dataclass(slots=True)
+class Layout:
+    """The whole build cut: its units (namespace -> unit number), which cables carry an eBGP
+    session, the shards."""
+
+    unit: dict[str, int]
+    bgp_links: set[int]  # indexes into Plan.links
+    shards: list[Shard] = field(default_factory=list)
+    budget: int = 0
+
+
+def bgp_links(p: Plan) -> set[int]:
+    """The cables (indexes of p.links) that carry an eBGP session the configs set up: a peer
+    address of a BGP device is the far end's address on that cable."""
+    index = {end: i for i, link in enumerate(p.links) for end in (link.a, link.b)}
+    out = set()
+    for dev in p.devices.values():
+        if dev.bgp is None:
+            continue
+        mine = ns_name(dev.name)
+        for peer, _, _ in dev.bgp.peers:
+            far = p.addresses.get(peer)
+            i = index.get(far) if far else None
+            if i is not None and mine in (p.links[i].a[0], p.links[i].b[0]):
+                out.add(i)
+    return out
+
+
+def _kind(p: Plan, ns: str) -> str:
+    return p.namespaces[ns].kind
+
+
+def units(p: Plan, cut: set[int]) -> dict[str, int]:
+    """Device namespace -> its unit (numbered by the first namespace's name)."""
+    parent = {n: n for n, ns in p.namespaces.items() if ns.kind in DEVICE_KINDS}
+
+    def root(n: str) -> str:
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    for i, link in enumerate(p.links):
+        a, b = link.a[0], link.b[0]
+        if i not in cut and a in parent and b in parent:
+            ra, rb = root(a), root(b)
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+    roots = sorted({root(n) for n in parent})
+    number = {r: k for k, r in enumerate(roots)}
+    return {n: number[root(n)] for n in parent}
+
+
+def cost(p: Plan, interior: set[str], cut: set[int], far: dict[str, set[str]]) -> tuple[int, int]:
+    """(FRR daemons inside, boundary speakers) of a shard whose device namespaces are `interior`
+    (`far`: namespace -> the namespaces across its BGP cables)."""
+    daemons = sum(len(p.namespaces[n].daemons) for n in interior)
+    speakers = {m for n in interior for m in far.get(n, ())} - interior
+    return daemons, len(speakers)
+
+
+def layout(p: Plan, budget: int) -> Layout:
+    """Cut the build into shards of at most `budget` MiB (module docstring); TooLarge when a
+    part that cannot be cut is over it."""
+    cut = bgp_links(p)
+    unit = units(p, cut)
+    members: dict[int, set[str]] = {}
+    for n, u in unit.items():
+        members.setdefault(u, set()).add(n)
+    far: dict[str, set[str]] = {}
+    for i in cut:
+        a, b = p.links[i].a[0], p.links[i].b[0]
+        far.setdefault(a, set()).add(b)
+        far.setdefault(b, set()).add(a)
+    cores_group = {d for g, ms in p.groups.items() if g.endswith("_cores") for d in ms}
+    cores = {u for u, ns in members.items()
+             if all(p.namespaces[n].device in cores_group for n in ns)}  # fmt: skip
+    adjacent: dict[int, set[int]] = {u: set() for u in members}
+    for n, ms in far.items():
+        adjacent[unit[n]] |= {unit[m] for m in ms}
+    # components of the BGP fabric without its cores (a pod, a two-tier plane, the rest)
+    seen: set[int] = set()
+    components = []
+    for u in sorted(members):
+        if u in seen or u in cores:
+            continue
+        stack, comp = [u], set()
+        while stack:
+            v = stack.pop()
+            if v in comp:
+                continue
+            comp.add(v)
+            stack += [w for w in adjacent[v] if w not in cores and w not in comp]
+        seen |= comp
+        components.append(comp)
+    pieces: list[set[int]] = []
+    for comp in components:
+        near = {w for v in comp for w in adjacent[v] if w in cores}
+        pieces += _split(p, comp, near, members, cut, far, budget)
+    covered = {u for piece in pieces for u in piece}
+    pieces += [{u} for u in sorted(cores - covered)]
+    shards: list[Shard] = []
+    for piece in pieces:  # merge what fits together
+        ns = {n for u in piece for n in members[u]}
+        if shards:
+            merged = shards[-1].interior | ns
+            d, s = cost(p, merged, cut, far)
+            if (d + s) * MIB_PER_DAEMON <= budget:
+                shards[-1].interior = merged
+                continue
+        shards.append(Shard(len(shards) + 1, "", ns))
+    for s in shards:
+        d, k = cost(p, s.interior, cut, far)
+        s.mib, s.speakers = (d + k) * MIB_PER_DAEMON, k
+        s.routers = sum(1 for n in s.interior if p.namespaces[n].frr)
+        s.hosts = any(p.namespaces[h].kind == "host" for h in attached(p, s.interior))
+        s.label = label(p, s.interior)
+    # shards with a BGP boundary first, those with hosts (their keyfiles arrive later) last
+    shards.sort(key=lambda s: (s.hosts, not s.speakers, s.number))
+    for k, s in enumerate(shards, 1):
+        s.number = k
+    return Layout(unit, cut, shards, budget)
+
+
+def _split(p, comp, near, members, cut, far, budget) -> list[set[int]]:
+    """One component with its cores, or, over the budget, its hubs and cores with the leaves in
+    turns (as many as fit each time)."""
+    whole = comp | near
+    ns = {n for u in whole for n in members[u]}
+    d, s = cost(p, ns, cut, far)
+    if (d + s) * MIB_PER_DAEMON <= budget:
+        return [whole]
+
+    def leafy(u: int) -> bool:
+        return any(p.devices.get(p.namespaces[n].device) and
+                   p.devices[p.namespaces[n].device].host_subnets()
+                   for n in members[u] if p.namespaces[n].frr)  # fmt: skip
+
+    leaves = sorted((u for u in comp if leafy(u)), key=lambda u: min(members[u]))
+    hubs = (comp - set(leaves)) | near
+    base = {n for u in hubs for n in members[u]}
+    d, s = cost(p, base, cut, far)
+    if not leaves or (d + s) * MIB_PER_DAEMON > budget:
+        names = sorted(p.namespaces[n].device for n in base)
+        raise TooLarge(f"{len(names)} devices that cannot be cut ({names[0]} ... {names[-1]}) "
+                       f"need about {(d + s) * MIB_PER_DAEMON:,} MiB, over the {budget:,} MiB "
+                       "budget (--memory)")  # fmt: skip
+    out, current, ns = [], set(hubs), set(base)
+    for u in leaves:
+        trial = ns | members[u]
+        d, s = cost(p, trial, cut, far)
+        if (d + s) * MIB_PER_DAEMON > budget and current != hubs:
+            out.append(current)
+            current, trial = set(hubs) | {u}, base | members[u]
+        current.add(u)
+        ns = trial
+    out.append(current)
+    return out
+
+
+def attached(p: Plan, interior: set[str]) -> set[str]:
+    """The host namespaces (servers, NPU NICs, BMCs) cabled to `interior`."""
+    out = set()
+    for link in p.links:
+        for mine, other in ((link.a[0], link.b[0]), (link.b[0], link.a[0])):
+            if mine in interior and p.namespaces[other].kind not in DEVICE_KINDS:
+                out.add(other)
+    return out
+
+
+def label(p: Plan, interior: set[str]) -> str:
+    """What a shard holds, in a few words: its FRR devices by name stem."""
+    stems: dict[str, int] = {}
+    for n in sorted(interior):
+        ns = p.namespaces[n]
+        if ns.frr:
+            stem = re.sub(r"-?\d+$", "", ns.device)
+            stems[stem] = stems.get(stem, 0) + 1
+    return ", ".join(f"{k} {v}" for k, v in stems.items()) or "no FRR"
+
+
+# --- a shard as a Plan ----------------------------------------------------------------------
+
+
+def subplan(p: Plan, lay: Layout, shard: Shard, routes: dict[str, list[Route]]) -> Plan:
+    """The Plan of one shard: its namespaces and hosts as in the whole plan, its boundary
+    stand-ins (speakers announcing `routes`, device -> what its FRR had as best, and stubs)."""
+    inside = shard.interior | attached(p, shard.interior)
+    q = Plan(p.folder, 0, hostvars=p.hostvars, groups=p.groups, hostlines=p.hostlines,
+             bmc_gateways=p.bmc_gateways, notes=list(p.notes), hosts_done=True)  # fmt: skip
+    for n in sorted(inside):
+        ns = p.namespaces[n]
+        q.namespaces[n] = dataclasses.replace(ns, commands=list(ns.commands),
+                                              sysctls=dict(ns.sysctls))  # fmt: skip
+    stand: dict[str, list[tuple[int, tuple[str, str]]]] = {}
+    for i, link in enumerate(p.links):
+        a_in, b_in = link.a[0] in inside, link.b[0] in inside
+        if not (a_in or b_in):
+            continue
+        q.links.append(link)
+        if not (a_in and b_in):
+            end = link.b if a_in else link.a
+            stand.setdefault(end[0], []).append((i, end))
+    for n, ends in sorted(stand.items()):
+        full = p.namespaces[n]
+        ns = q.namespaces[n] = Netns(n, full.device, BOUNDARY, ["link set lo up"])
+        spoken = {dev for i, (_, dev) in ends if i in lay.bgp_links}
+        for line in full.commands:
+            m = _ADDRESS.match(line)
+            if m and m.group(2) in spoken:
+                ns.commands.append(line)
+        dev = p.devices.get(full.device)
+        if spoken and dev is not None and dev.bgp is not None:
+            ns.frr = speaker(p, n, routes.get(full.device, []), set(q.namespaces) - set(stand))
+            ns.daemons = ("bgpd",)
+    names = set(q.namespaces)
+    q.devices = {d: dev for d, dev in p.devices.items() if ns_name(d) in shard.interior}
+    q.ports = {k: v for k, v in p.ports.items() if v[0] in inside}
+    q.addresses = {ip: v for ip, v in p.addresses.items() if v[0] in inside}
+    assert all(link.a[0] in names and link.b[0] in names for link in q.links)
+    return q
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    prefix: str
+    path: str  # the AS path as the device held it ("" for its own)
+    origin: str  # IGP, EGP, incomplete
+
+
+ORIGINS = {"IGP": "igp", "EGP": "egp", "incomplete": "incomplete"}
+
+
+def captured(bgp_json: dict) -> list[Route]:
+    """The best routes of `show ip bgp json` (FRR 8.4: {"routes": {prefix: [path, ...]}}, the
+    best with "bestpath": true), in prefix order."""
+    out = []
+    for prefix, paths in (bgp_json.get("routes") or {}).items():
+        best = next((x for x in paths if x.get("bestpath")), None)
+        if best is None:
+            continue
+        path = " ".join(w for w in str(best.get("path", "")).split() if w.isdigit())
+        out.append(Route(prefix, path, str(best.get("origin", "IGP"))))
+    return sorted(out, key=lambda r: (ipaddress.ip_network(r.prefix), r.path))
+
+
+def speaker(p: Plan, n: str, routes: list[Route], inside: set[str]) -> str:
+    """The frr.conf of the bgpd standing in for namespace `n`'s device toward the shard."""
+    dev = p.devices[p.namespaces[n].device]
+    b = dev.bgp
+    peers = [(peer, asn) for peer, asn, _ in b.peers if p.addresses.get(peer, ("",))[0] in inside]
+    theirs = {str(asn) for _, asn in peers}
+    announce = [r for r in routes if not theirs <= set(r.path.split())]
+    own = next((str(a.ip) for i in dev.interfaces.values() for a in i.addresses), "0.0.0.0")
+    out = ["frr defaults traditional", f"hostname {dev.name}", "!"]
+    maps: dict[tuple[str, str], str] = {}
+    for r in announce:
+        key = (r.path, r.origin)
+        if key not in maps and key != ("", "IGP"):
+            maps[key] = name = f"wanka-as-{len(maps) + 1}"
+            out += [f"route-map {name} permit 10"]
+            out += [f" set as-path prepend {r.path}"] * bool(r.path)
+            out += [f" set origin {ORIGINS.get(r.origin, 'igp')}", "!"]
+    out += [f"router bgp {b.asn}", f" bgp router-id {b.router_id or own}"]
+    out += [" no bgp ebgp-requires-policy", " no bgp default ipv4-unicast",
+            " no bgp network import-check"]  # fmt: skip
+    for peer, asn in peers:
+        out += [f" neighbor {peer} remote-as {asn}", f" neighbor {peer} disable-connected-check"]
+    out += [" address-family ipv4 unicast"] + [f"  neighbor {peer} activate" for peer, _ in peers]
+    for r in announce:
+        rmap = maps.get((r.path, r.origin))
+        out.append(f"  network {r.prefix}" + (f" route-map {rmap}" if rmap else ""))
+    out += [" exit-address-family", "!"]
+    return "\n".join(out) + "\n"
