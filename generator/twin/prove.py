@@ -90,6 +90,27 @@ def _sigterm(*_):
     raise KeyboardInterrupt
 
 
+class Keyfiles:
+    """The hosts' keyfiles (the host_network role, started in the background at the start):
+    waited for by the first shard with hosts, once its devices are up, and added to the whole
+    plan for the shards after it."""
+
+    def __init__(self, whole: Plan) -> None:
+        self.whole = whole
+        self.job = None
+        self.files: dict = {}
+
+    def add(self, q: Plan) -> None:
+        if self.job is not None:
+            _out("waiting for the host keyfiles (ansible-playbook host_network)")
+            self.files = hosts.finish(self.job, KEYFILES)
+            self.job = None
+            plan.add_keyfiles(self.whole, self.files)
+        for name, commands in plan.add_keyfiles(q, self.files).items():
+            if commands:
+                run.configure(q.namespaces[name], commands, [], nft=False)
+
+
 class Result:
     """The last run of one shard: its outcomes, its devices' FIBs, its memory, its seconds."""
 
@@ -110,9 +131,9 @@ def _prove(args, folder: Path, p: Plan, lay: shard.Layout, started: float, have:
     for s in shards:
         _out(f"  shard {s.number}: {s.label}; {s.routers} routers, {s.speakers} boundary "
              f"speakers, about {s.mib:,} MiB")  # fmt: skip
-    job = None
+    keyfiles = Keyfiles(p)
     if any(s.hosts for s in shards) and not args.no_flows:
-        job = hosts.start(folder, KEYFILES, args.collection or ansible_collection())
+        keyfiles.job = hosts.start(folder, KEYFILES, args.collection or ansible_collection())
     routes: dict[str, list[shard.Route]] = {}
     fed: dict[int, dict[str, str]] = {}
     results = {s.number: Result() for s in shards}
@@ -120,16 +141,14 @@ def _prove(args, folder: Path, p: Plan, lay: shard.Layout, started: float, have:
     for passes in range(1, MAX_PASSES + 1):
         ran = 0
         for s in shards:
-            if s.hosts and job is not None:
-                _out("waiting for the host keyfiles (ansible-playbook host_network)")
-                plan.add_keyfiles(p, hosts.finish(job, KEYFILES))
-                job = None
+            late = keyfiles.job is not None  # the hosts get them once the devices are up
             q = shard.subplan(p, lay, s, routes)
             boundary = {n.name: n.frr for n in q.namespaces.values() if n.kind == shard.BOUNDARY}
             if fed.get(s.number) == boundary:
                 continue
             fed[s.number] = boundary
-            results[s.number] = _run(q, s, passes, p, routes, results[s.number], args)
+            results[s.number] = _run(q, s, passes, p, routes, results[s.number], args,
+                                     keyfiles if late and s.hosts else None)  # fmt: skip
             ran += 1
         if not ran:
             break
@@ -179,7 +198,9 @@ def _print(outcomes: list[checks.Outcome]) -> int:
     return 1 if any(not o.ok for o in outcomes) else 0
 
 
-def _run(q: Plan, s: shard.Shard, passes: int, whole: Plan, routes, result: Result, args) -> Result:
+def _run(
+    q: Plan, s: shard.Shard, passes: int, whole: Plan, routes, result: Result, args, keyfiles=None
+) -> Result:
     """One run of a shard: up, sessions, capture, FIBs, checks, down."""
     start = time.perf_counter()
     out = Result()
@@ -194,13 +215,16 @@ def _run(q: Plan, s: shard.Shard, passes: int, whole: Plan, routes, result: Resu
         cabled = run.add(list(q.namespaces.values()), q.links)
         run.each(lambda ns: run.configure(ns, ns.commands, cabled.get(ns.name, [])),
                  list(q.namespaces.values()))  # fmt: skip
-        run.start_frr(inside)
+        # zebra's ECMP room as a whole twin gives it (run.up): the widest maximum-paths of the build
+        run.start_frr(inside, max(run.paths(n.frr) for n in whole.namespaces.values() if n.frr))
         run.each(_speak, speakers)
         out.outcomes = checks.sessions(q)
+        if keyfiles is not None:
+            keyfiles.add(q)
         out.mib = _memory(list(q.namespaces))
-        _capture(q, inside, routes)
-        out.fibs = {ns.name.removeprefix(PREFIX): fib(ns.name) for ns in q.namespaces.values()
-                    if ns.name in s.interior}  # fmt: skip
+        names = sorted(n for n in q.namespaces if n in s.interior)
+        looks, out.fibs = _converge(q, inside, names, routes)
+        _out(f"shard {s.number}, pass {passes}: BGP tables and FIBs the same at look {looks}")
         out.outcomes.append(ecmp(q, whole))
         if any(n.kind == "npu" for n in q.namespaces.values()):
             out.outcomes.append(checks.npu_paths(q))
@@ -230,13 +254,28 @@ def _speak(ns) -> None:
            "--log", f"file:{d / 'bgpd'}.log")  # fmt: skip
 
 
-def _capture(q: Plan, inside, routes) -> None:
+def _capture(inside) -> dict[str, list[shard.Route]]:
     """What each BGP device of the shard holds as best, for the boundaries that stand in for it."""
     bgp = [ns for ns in inside if "bgpd" in ns.daemons]
     with ThreadPoolExecutor(checks.LOOKERS) as pool:
         tables = list(pool.map(lambda ns: run.vtysh_json(ns.name, "show ip bgp"), bgp))
-    for ns, table in zip(bgp, tables, strict=True):
-        routes[ns.device] = shard.captured(table)
+    return {ns.device: shard.captured(table) for ns, table in zip(bgp, tables, strict=True)}
+
+
+def _converge(q: Plan, inside, names: list[str], routes, most: int = 8):
+    """The BGP tables and the FIBs of `names`, looked at until two looks a settled FIB apart
+    agree (a FIB quiet for a few seconds is not yet a converged fabric on a loaded machine:
+    updates still queued at a spine); return the looks taken and the FIBs."""
+    looks, last = 1, (_capture(inside), {n.removeprefix(PREFIX): fib(n) for n in names})
+    while looks < most:
+        looks += 1
+        checks.settle(q)
+        now = (_capture(inside), {n.removeprefix(PREFIX): fib(n) for n in names})
+        if now == last:
+            break
+        last = now
+    routes.update(last[0])
+    return looks, last[1]
 
 
 def fib(ns: str) -> list[str]:

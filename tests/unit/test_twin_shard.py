@@ -1,0 +1,142 @@
+"""generator/twin/shard.py: a rendered build cut into shards that fit a memory budget, and the BGP
+speakers at each shard's boundary (plans only: no root, nothing runs)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from generator.twin import plan, routing, shard
+from tests.support.examples import render_example
+
+ROOT = Path(__file__).resolve().parents[2]
+CLUSTER = ROOT / "inventories" / "cluster-1k"
+CAPTURE = ROOT / "tests" / "data" / "captures" / "frr-show-ip-bgp-json.json"
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    p = plan.plan(CLUSTER, {})
+    routing.apply(p)
+    return p
+
+
+def _devices(p):
+    return {n for n, ns in p.namespaces.items() if ns.kind in shard.DEVICE_KINDS}
+
+
+def _covered(p, lay):
+    """Every device namespace is inside at least one shard, and each shard fits the budget."""
+    inside = set().union(*(s.interior for s in lay.shards))
+    assert inside == _devices(p)
+    assert all(s.mib <= lay.budget for s in lay.shards)
+
+
+def _uncut(p, lay):
+    """A cable that is not an eBGP session (OSPF, static, VLAN) never crosses a shard's edge."""
+    for i, link in enumerate(p.links):
+        a, b = link.a[0], link.b[0]
+        if i in lay.bgp_links or a not in lay.unit or b not in lay.unit:
+            continue
+        assert lay.unit[a] == lay.unit[b], link
+        for s in lay.shards:
+            assert (a in s.interior) == (b in s.interior), (s.number, link)
+
+
+def test_cluster_1k_within_a_few_gib_is_one_shard_the_unsharded_twin(cluster):
+    lay = shard.layout(cluster, 100_000)
+    assert len(lay.shards) == 1 and lay.shards[0].speakers == 0
+    assert lay.shards[0].routers == sum(1 for ns in cluster.namespaces.values() if ns.frr) == 77
+    _covered(cluster, lay)
+
+
+def test_cluster_1k_in_1000_mib_cuts_the_parameter_plane_at_bgp_sessions_only(cluster):
+    lay = shard.layout(cluster, 1000)
+    _covered(cluster, lay)
+    _uncut(cluster, lay)
+    assert len(lay.shards) == 4
+    cut = [s for s in lay.shards if s.speakers]
+    assert len(cut) == 2  # the spines with 23 leaves, the spines with the other 9
+    spines = {plan.ns_name(f"par-spine-00{k}") for k in range(1, 5)}
+    assert all(spines <= s.interior for s in cut)
+    leaves = [{n for n in s.interior if "par-leaf" in n} for s in cut]
+    assert not leaves[0] & leaves[1] and len(leaves[0] | leaves[1]) == 32
+    # the OSPF planes with the border and every management VPN stay whole: one shard
+    ospf = [s for s in lay.shards if plan.ns_name("rtr-01") in s.interior]
+    assert len(ospf) == 1 and plan.ns_name("biz-leaf-0001") in ospf[0].interior
+    assert plan.ns_name("par-leaf-0001", "_management_vpn_") in ospf[0].interior
+
+
+def test_a_budget_below_what_cannot_be_cut_is_refused_naming_it(cluster):
+    with pytest.raises(shard.TooLarge, match=r"over the 500 MiB budget \(--memory\)"):
+        shard.layout(cluster, 500)
+
+
+def test_a_boundary_speaker_announces_what_its_device_held_with_its_path(cluster):
+    lay = shard.layout(cluster, 1000)
+    first = lay.shards[0]
+    outside = sorted(
+        d for d in cluster.devices
+        if d.startswith("par-leaf") and plan.ns_name(d) not in first.interior
+    )[0]  # fmt: skip
+    leaf = cluster.devices[outside]
+    own = leaf.bgp.networks[0]
+    spine_as = str(cluster.devices["par-spine-001"].bgp.asn)
+    held = [
+        shard.Route(str(own), "", "IGP"),
+        shard.Route("10.9.0.0/24", "4200001005", "incomplete"),
+        shard.Route("10.9.1.0/24", f"{spine_as} 4200001006", "IGP"),  # every peer would drop it
+    ]
+    q = shard.subplan(cluster, lay, first, {outside: held})
+    ns = q.namespaces[plan.ns_name(outside)]
+    assert ns.kind == shard.BOUNDARY and ns.daemons == ("bgpd",)
+    conf = ns.frr
+    assert f"router bgp {leaf.bgp.asn}" in conf
+    peers = [str(peer) for peer, _, _ in leaf.bgp.peers]
+    for peer in peers:  # its sessions toward the spines of the shard
+        assert f" neighbor {peer} remote-as {spine_as}" in conf
+    assert f"  network {own}\n" in conf
+    assert "  network 10.9.0.0/24 route-map wanka-as-1" in conf
+    assert " set as-path prepend 4200001005\n set origin incomplete" in conf
+    assert "10.9.1.0/24" not in conf
+    # the stand-in holds the leaf's addresses on its cables to the spines, and nothing else
+    addresses = [c for c in ns.commands if c.startswith("address add")]
+    assert len(addresses) == len(peers)
+    assert not q.devices.keys() - {cluster.namespaces[n].device for n in first.interior}
+    for link in q.links:
+        assert link.a[0] in q.namespaces and link.b[0] in q.namespaces
+
+
+def test_the_best_routes_are_read_from_frr_s_own_json():
+    """A capture of FRR 8.4.4 (Debian 12) `show ip bgp json` on cluster-1k's par-leaf-0001,
+    trimmed to three prefixes: its own subnet and two learned over four spines (ECMP)."""
+    routes = shard.captured(json.loads(CAPTURE.read_text()))
+    assert [r.prefix for r in routes] == ["10.64.0.0/26", "10.64.0.64/26", "10.64.0.128/26"]
+    own = [r for r in routes if r.path == ""]
+    learned = [r for r in routes if r.path]
+    assert own and learned
+    assert [r.path for r in learned] == ["4200000001 4200001001", "4200000001 4200001002"]
+    assert {r.origin for r in routes} == {"IGP"}
+
+
+@pytest.mark.slow
+def test_wanka_10k_is_cut_in_pods_each_with_its_spines_and_the_cores(tmp_path_factory):
+    folder = render_example(tmp_path_factory, "shard10k", "wanka-10k")
+    p = plan.plan(folder, {}, bounded=False)
+    routing.apply(p)
+    with pytest.raises(plan.Refused, match="one twin makes at most"):
+        plan.plan(folder, {})
+    lay = shard.layout(p, 6000)
+    _covered(p, lay)
+    _uncut(p, lay)
+    public = {plan.ns_name(d) for d in p.devices}  # not the management VPNs (one OSPF unit)
+    cores = {n for n in public if "par-core" in n}
+    pods = [s for s in lay.shards if any("par-pod" in n for n in s.interior & public)]
+    assert len(pods) == 5
+    for k, s in enumerate(pods, 1):
+        assert cores <= s.interior
+        mine = {n for n in s.interior & public if "par-pod" in n}
+        assert mine and all(f"par-pod0{k}-" in n for n in mine)
+        assert s.speakers == 64  # the other four pods' 16 spines each, at the cores
