@@ -35,6 +35,12 @@ from generator.twin import checks, hosts, plan, routing, run, shard
 from generator.twin.plan import PREFIX, Plan, ns_name
 from generator.verify.report import NotAnOutput
 
+# bgpd holds a new update subgroup's first updates back for 1 s plus 50 ms per peer, at most
+# 10 s (FRR bgpd/bgp_updgrp.h: BGP_DEFAULT_SUBGROUP_COALESCE_TIME 1000,
+# BGP_PEER_ADJUST_SUBGROUP_COALESCE_TIME 50, BGP_MAX_SUBGROUP_COALESCE_TIME 10000): a FIB quiet
+# for less than that after the sessions came up may not have heard a spine yet (measured: a
+# cluster-1k shard's leaves had no BGP route 5 s after Established, all 66 at 15 s)
+COALESCE = 11.0
 MAX_PASSES = 6  # a fabric of 3 tiers settles in 2 (the cores carry each pod's subnets once)
 KEYFILES = run.STATE / "keyfiles-prove"
 SHOWN = 8
@@ -126,8 +132,8 @@ def _prove(args, folder: Path, p: Plan, lay: shard.Layout, started: float, have:
     shards = lay.shards
     routers = sum(1 for n in p.namespaces.values() if n.frr)
     _out(f"{len(shards)} shard(s) of at most {lay.budget:,} MiB "
-         f"({'--memory' if args.memory else f'half the {have:,} MiB available'}; "
-         f"{shard.MIB_PER_DAEMON} MiB per FRR daemon) for {routers} FRR routers")  # fmt: skip
+         f"({'--memory' if args.memory else f'half the {have:,} MiB available'}; FRR's daemons "
+         f"and {shard.PEER_MIB} MiB per BGP session) for {routers} FRR routers")  # fmt: skip
     for s in shards:
         _out(f"  shard {s.number}: {s.label}; {s.routers} routers, {s.speakers} boundary "
              f"speakers, about {s.mib:,} MiB")  # fmt: skip
@@ -264,12 +270,12 @@ def _capture(inside) -> dict[str, list[shard.Route]]:
 
 def _converge(q: Plan, inside, names: list[str], routes, most: int = 8):
     """The BGP tables and the FIBs of `names`, looked at until two looks a settled FIB apart
-    agree (a FIB quiet for a few seconds is not yet a converged fabric on a loaded machine:
-    updates still queued at a spine); return the looks taken and the FIBs."""
+    agree, the second after the FIBs were quiet for COALESCE seconds; return the looks taken
+    and the FIBs."""
     looks, last = 1, (_capture(inside), {n.removeprefix(PREFIX): fib(n) for n in names})
     while looks < most:
         looks += 1
-        checks.settle(q)
+        checks.settle(q, quiet=COALESCE)
         now = (_capture(inside), {n.removeprefix(PREFIX): fib(n) for n in names})
         if now == last:
             break

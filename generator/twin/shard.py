@@ -9,13 +9,18 @@ OSPF area or a static next hop has no speaker to stand in for it); a cable that 
 session between two units can be (the session's far end is then a BGP speaker). Host namespaces
 (a server, its NPU NICs, its BMC) come with every unit they are cabled to.
 
-Size. A unit costs MIB_PER_DAEMON per FRR daemon it starts (run.MIB_PER_PROCESS: 10.6 MiB per
-process measured on pod-128, 102 processes in 1,077 MiB), a boundary speaker one daemon (bgpd
-without zebra). A shard is the units of one component of the BGP fabric without its cores (a
-pod: its leaves and spines, or a two-tier plane) with the cores cabled to it; when that is over
-the budget, its hubs (what announces no host subnet: the spines) with the cores and as many of
-its leaves as fit, then the next leaves; shards that fit together are merged (cluster-1k within
-a few GiB is one shard: the unsharded twin).
+Size. A namespace costs MIB[daemon] for each FRR daemon it starts and PEER_MIB per BGP session
+(FRR 8.4 prints what its peers take in `show bgp summary`: "Peers 16, using 11 MiB of memory",
+about 724 KiB each); a boundary speaker is one bgpd with its sessions toward the shard. Measured
+in the cluster-1k twin by proportional set size (smaps_rollup): zebra 9.3 MiB, staticd 3.0,
+bgpd 33 (leaves of 16 peers and spines of 128), a boundary bgpd of 16 peers 20.5, an OSPF router
+15 with its zebra and staticd. A 10,240-card pod's cores hold 160 sessions each, its spines 144:
+sessions, not routers, are what a shard is sized by. A shard is the units of one component of
+the BGP fabric without its cores (a pod: its leaves and spines, or a two-tier plane) with the
+cores cabled to it; over the budget, the component without its cores (the cores then run in a
+shard of their own, every pod's spines at its boundary); still over, its hubs (what announces no
+host subnet: the spines) with as many of its leaves as fit, then the next leaves; shards that fit
+together are merged (cluster-1k within a few GiB is one shard: the unsharded twin).
 
 Boundary. A namespace outside the shard cabled to one inside stands in for it: it holds the far
 end's addresses on the cables of its BGP sessions and runs one bgpd (`-Z`, no zebra: it installs
@@ -35,9 +40,9 @@ import re
 from dataclasses import dataclass, field
 
 from generator.twin.plan import Netns, Plan, ns_name
-from generator.twin.run import MIB_PER_PROCESS
 
-MIB_PER_DAEMON = MIB_PER_PROCESS
+MIB = {"zebra": 10, "staticd": 4, "ospfd": 4, "bgpd": 10}  # per daemon, before its BGP peers
+PEER_MIB = 0.75  # per BGP session of a bgpd
 DEVICE_KINDS = ("switch", "router", "firewall", "outside")  # vocabulary: twin namespace kind
 BOUNDARY = "boundary"  # the kind of a stand-in namespace
 _ADDRESS = re.compile(r"address add (\S+) dev (\S+)$")
@@ -111,12 +116,20 @@ def units(p: Plan, cut: set[int]) -> dict[str, int]:
     return {n: number[root(n)] for n in parent}
 
 
-def cost(p: Plan, interior: set[str], cut: set[int], far: dict[str, set[str]]) -> tuple[int, int]:
-    """(FRR daemons inside, boundary speakers) of a shard whose device namespaces are `interior`
-    (`far`: namespace -> the namespaces across its BGP cables)."""
-    daemons = sum(len(p.namespaces[n].daemons) for n in interior)
-    speakers = {m for n in interior for m in far.get(n, ())} - interior
-    return daemons, len(speakers)
+def cost(p: Plan, interior: set[str], far: dict[str, dict[str, int]]) -> tuple[int, int]:
+    """(MiB, boundary speakers) of a shard whose device namespaces are `interior` (`far`:
+    namespace -> the namespaces across its BGP cables, with how many sessions)."""
+    mib = 0.0
+    speakers: dict[str, int] = {}
+    for n in interior:
+        ns = p.namespaces[n]
+        mib += sum(MIB.get(d, MIB["bgpd"]) for d in ns.daemons)
+        for m, sessions in far.get(n, {}).items():
+            mib += PEER_MIB * sessions
+            if m not in interior:
+                speakers[m] = speakers.get(m, 0) + sessions
+    mib += sum(MIB["bgpd"] + PEER_MIB * k for k in speakers.values())
+    return round(mib), len(speakers)
 
 
 def layout(p: Plan, budget: int) -> Layout:
@@ -127,11 +140,11 @@ def layout(p: Plan, budget: int) -> Layout:
     members: dict[int, set[str]] = {}
     for n, u in unit.items():
         members.setdefault(u, set()).add(n)
-    far: dict[str, set[str]] = {}
+    far: dict[str, dict[str, int]] = {}
     for i in cut:
         a, b = p.links[i].a[0], p.links[i].b[0]
-        far.setdefault(a, set()).add(b)
-        far.setdefault(b, set()).add(a)
+        far.setdefault(a, {})[b] = far.get(a, {}).get(b, 0) + 1
+        far.setdefault(b, {})[a] = far.get(b, {}).get(a, 0) + 1
     cores_group = {d for g, ms in p.groups.items() if g.endswith("_cores") for d in ms}
     cores = {u for u, ns in members.items()
              if all(p.namespaces[n].device in cores_group for n in ns)}  # fmt: skip
@@ -156,22 +169,19 @@ def layout(p: Plan, budget: int) -> Layout:
     pieces: list[set[int]] = []
     for comp in components:
         near = {w for v in comp for w in adjacent[v] if w in cores}
-        pieces += _split(p, comp, near, members, cut, far, budget)
+        pieces += _split(p, comp, near, members, far, budget)
     covered = {u for piece in pieces for u in piece}
     pieces += [{u} for u in sorted(cores - covered)]
     shards: list[Shard] = []
-    for piece in pieces:  # merge what fits together
+    for piece in pieces:  # merged into the first shard it fits in with
         ns = {n for u in piece for n in members[u]}
-        if shards:
-            merged = shards[-1].interior | ns
-            d, s = cost(p, merged, cut, far)
-            if (d + s) * MIB_PER_DAEMON <= budget:
-                shards[-1].interior = merged
-                continue
-        shards.append(Shard(len(shards) + 1, "", ns))
+        into = next((s for s in shards if cost(p, s.interior | ns, far)[0] <= budget), None)
+        if into is not None:
+            into.interior |= ns
+        else:
+            shards.append(Shard(len(shards) + 1, "", ns))
     for s in shards:
-        d, k = cost(p, s.interior, cut, far)
-        s.mib, s.speakers = (d + k) * MIB_PER_DAEMON, k
+        s.mib, s.speakers = cost(p, s.interior, far)
         s.routers = sum(1 for n in s.interior if p.namespaces[n].frr)
         s.hosts = any(p.namespaces[h].kind == "host" for h in attached(p, s.interior))
         s.label = label(p, s.interior)
@@ -182,14 +192,12 @@ def layout(p: Plan, budget: int) -> Layout:
     return Layout(unit, cut, shards, budget)
 
 
-def _split(p, comp, near, members, cut, far, budget) -> list[set[int]]:
-    """One component with its cores, or, over the budget, its hubs and cores with the leaves in
-    turns (as many as fit each time)."""
-    whole = comp | near
-    ns = {n for u in whole for n in members[u]}
-    d, s = cost(p, ns, cut, far)
-    if (d + s) * MIB_PER_DAEMON <= budget:
-        return [whole]
+def _split(p, comp, near, members, far, budget) -> list[set[int]]:
+    """One component with its cores, or, over the budget, without them, or its hubs with its
+    leaves in turns (as many as fit each time)."""
+    for whole in (comp | near, comp):
+        if cost(p, {n for u in whole for n in members[u]}, far)[0] <= budget:
+            return [whole]
 
     def leafy(u: int) -> bool:
         return any(p.devices.get(p.namespaces[n].device) and
@@ -197,19 +205,18 @@ def _split(p, comp, near, members, cut, far, budget) -> list[set[int]]:
                    for n in members[u] if p.namespaces[n].frr)  # fmt: skip
 
     leaves = sorted((u for u in comp if leafy(u)), key=lambda u: min(members[u]))
-    hubs = (comp - set(leaves)) | near
+    hubs = comp - set(leaves)
     base = {n for u in hubs for n in members[u]}
-    d, s = cost(p, base, cut, far)
-    if not leaves or (d + s) * MIB_PER_DAEMON > budget:
-        names = sorted(p.namespaces[n].device for n in base)
-        raise TooLarge(f"{len(names)} devices that cannot be cut ({names[0]} ... {names[-1]}) "
-                       f"need about {(d + s) * MIB_PER_DAEMON:,} MiB, over the {budget:,} MiB "
-                       "budget (--memory)")  # fmt: skip
+    need = cost(p, base, far)[0]
+    if not leaves or need > budget:
+        names = sorted({p.namespaces[n].device for n in base if p.namespaces[n].frr})
+        raise TooLarge(f"{len(names)} routers that cannot be cut ({names[0]} ... {names[-1]}) "
+                       f"need about {need:,} MiB, over the {budget:,} MiB budget "
+                       "(--memory)")  # fmt: skip
     out, current, ns = [], set(hubs), set(base)
     for u in leaves:
         trial = ns | members[u]
-        d, s = cost(p, trial, cut, far)
-        if (d + s) * MIB_PER_DAEMON > budget and current != hubs:
+        if cost(p, trial, far)[0] > budget and current != hubs:
             out.append(current)
             current, trial = set(hubs) | {u}, base | members[u]
         current.add(u)

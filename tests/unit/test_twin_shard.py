@@ -52,30 +52,34 @@ def test_cluster_1k_within_a_few_gib_is_one_shard_the_unsharded_twin(cluster):
     _covered(cluster, lay)
 
 
-def test_cluster_1k_in_1000_mib_cuts_the_parameter_plane_at_bgp_sessions_only(cluster):
-    lay = shard.layout(cluster, 1000)
+def test_cluster_1k_in_1500_mib_cuts_the_parameter_plane_at_bgp_sessions_only(cluster):
+    lay = shard.layout(cluster, 1500)
     _covered(cluster, lay)
     _uncut(cluster, lay)
-    assert len(lay.shards) == 4
+    assert len(lay.shards) == 3
     cut = [s for s in lay.shards if s.speakers]
-    assert len(cut) == 2  # the spines with 23 leaves, the spines with the other 9
+    assert len(cut) == 2  # the spines with 22 leaves, the spines with the other 10
     spines = {plan.ns_name(f"par-spine-00{k}") for k in range(1, 5)}
     assert all(spines <= s.interior for s in cut)
-    leaves = [{n for n in s.interior if "par-leaf" in n} for s in cut]
+    leaves = [{n for n in s.interior if "par-leaf" in n and "." not in n} for s in cut]
     assert not leaves[0] & leaves[1] and len(leaves[0] | leaves[1]) == 32
-    # the OSPF planes with the border and every management VPN stay whole: one shard
+    assert [s.speakers for s in cut] == [10, 22]  # the leaves of the other shard, as speakers
+    # the OSPF planes with the border and every management VPN stay whole, with storage merged
     ospf = [s for s in lay.shards if plan.ns_name("rtr-01") in s.interior]
     assert len(ospf) == 1 and plan.ns_name("biz-leaf-0001") in ospf[0].interior
     assert plan.ns_name("par-leaf-0001", "_management_vpn_") in ospf[0].interior
+    assert plan.ns_name("sto-spine-001") in ospf[0].interior
 
 
 def test_a_budget_below_what_cannot_be_cut_is_refused_naming_it(cluster):
-    with pytest.raises(shard.TooLarge, match=r"over the 500 MiB budget \(--memory\)"):
-        shard.layout(cluster, 500)
+    # the four spines with their 128 sessions each, and every leaf a speaker: about 1,184 MiB
+    with pytest.raises(shard.TooLarge, match=r"4 routers that cannot be cut \(par-spine-001 "
+                       r"\.\.\. par-spine-004\) need about 1,184 MiB, over the 1,000 MiB"):  # fmt: skip
+        shard.layout(cluster, 1000)
 
 
 def test_a_boundary_speaker_announces_what_its_device_held_with_its_path(cluster):
-    lay = shard.layout(cluster, 1000)
+    lay = shard.layout(cluster, 1500)
     first = lay.shards[0]
     outside = sorted(
         d for d in cluster.devices
@@ -133,10 +137,10 @@ def test_wanka_10k_is_cut_in_pods_each_with_its_spines_and_the_cores(tmp_path_fa
     _uncut(p, lay)
     public = {plan.ns_name(d) for d in p.devices}  # not the management VPNs (one OSPF unit)
     cores = {n for n in public if "par-core" in n}
-    pods = [s for s in lay.shards if any("par-pod" in n for n in s.interior & public)]
-    assert len(pods) == 5
-    for k, s in enumerate(pods, 1):
-        assert cores <= s.interior
-        mine = {n for n in s.interior & public if "par-pod" in n}
-        assert mine and all(f"par-pod0{k}-" in n for n in mine)
-        assert s.speakers == 64  # the other four pods' 16 spines each, at the cores
+    for k in range(1, 6):  # a pod (its leaves and 16 spines) is never cut at 6,000 MiB
+        spines = {n for n in public if f"par-pod0{k}-spine" in n}
+        home = [s for s in lay.shards if spines & s.interior]
+        assert len(spines) == 16 and len(home) == 1 and spines <= home[0].interior
+        # the pod and all 32 cores are over 6,000 MiB: the cores run apart, speakers at its edge
+        assert home[0].speakers >= 32 and not cores <= home[0].interior
+    assert sum(1 for s in lay.shards if s.interior & cores) >= 2  # 32 cores: 5,120 sessions
