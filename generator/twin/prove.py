@@ -31,9 +31,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from generator.collection import ansible_collection
-from generator.twin import checks, hosts, plan, routing, run, shard
+from generator.twin import checks, hosts, plan, probe, routing, run, shard
+from generator.twin.explain import walk
 from generator.twin.plan import PREFIX, Plan, ns_name
 from generator.verify.report import NotAnOutput
+from generator.vocab import Plane
 
 # bgpd holds a new update subgroup's first updates back for 1 s plus 50 ms per peer, at most
 # 10 s (FRR bgpd/bgp_updgrp.h: BGP_DEFAULT_SUBGROUP_COALESCE_TIME 1000,
@@ -233,7 +235,7 @@ def _run(
         _out(f"shard {s.number}, pass {passes}: BGP tables and FIBs the same at look {looks}")
         out.outcomes.append(ecmp(q, whole))
         if any(n.kind == "npu" for n in q.namespaces.values()):
-            out.outcomes.append(checks.npu_paths(q))
+            out.outcomes.append(npu_ring(q))
         if ns_name("outside") in s.interior and not args.no_flows:
             out.outcomes += [checks.flows(q), checks.forbidden(q)]
     finally:
@@ -363,4 +365,37 @@ def _agree(lay: shard.Layout, results: dict[int, Result], p: Plan) -> checks.Out
                                         f"in {len(diff)} routes, e.g. {diff[0]}")  # fmt: skip
             else:
                 seen[name] = (s.number, table)
+    return out
+
+
+def npu_ring(q: Plan) -> checks.Outcome:
+    """NPU 0 of the first server of each leaf of the shard to that of the next leaf (and the
+    last to the first): real packets, each path walked through the live FIBs, parameter plane
+    only (checks.npu_paths probes every pair: 5,112 walks for a 72-leaf pod; every pair's route
+    and width is the ECMP check's, from the FIBs)."""
+    out = checks.Outcome("NPU to NPU, each leaf to the next, parameter plane only")
+    first: dict[str, tuple[str, str]] = {}
+    for server in sorted(q.groups.get("npu_servers", ())):
+        lldp = (q.hostvars.get(server, {}).get("npu_lldp") or [""])[0].split()
+        if lldp and lldp[0] not in first and (server, "npu0") in q.ports:
+            first[lldp[0]] = q.ports[(server, "npu0")]
+    where = {end: ip for ip, end in q.addresses.items()}
+    ends = [(leaf, end, where[end]) for leaf, end in sorted(first.items()) if end in where]
+    pairs = list(zip(ends, ends[1:] + ends[:1], strict=True)) if len(ends) > 1 else []
+    probes = [probe.Probe(a[1][0], str(a[2]), b[1][0], str(b[2]), proto="tcp",
+                          port=checks.ANY_PORT, src_dev=a[1][1]) for a, b in pairs]  # fmt: skip
+    cabled = checks.planes(q)
+    for pr, result in zip(probes, probe.run(probes), strict=True):
+        out.total += 1
+        hops = walk(q, pr.src_ns, pr.src, pr.dst)[0]
+        off = [f"{ns} ({', '.join(sorted(cabled[ns]))})" for ns, _ in hops
+               if cabled.get(ns) != {Plane.PARAMETER}]  # fmt: skip
+        if not result.ok:
+            out.failures.append(f"{pr.src_ns} {pr.src} -> {pr.dst}: {result.error}")
+        elif off:
+            out.failures.append(
+                f"{pr.src} -> {pr.dst} leaves the parameter plane at {', '.join(off)}"
+            )
+        else:
+            out.proved += 1
     return out
