@@ -274,16 +274,21 @@ def _converge(q: Plan, inside, names: list[str], routes, most: int = 8):
     """The BGP tables and the FIBs of `names`, looked at until two looks a settled FIB apart
     agree, the second after the FIBs were quiet for COALESCE seconds; return the looks taken
     and the FIBs."""
-    looks, last = 1, (_capture(inside), {n.removeprefix(PREFIX): fib(n) for n in names})
+    looks, last = 1, (_capture(inside), _fibs(names))
     while looks < most:
         looks += 1
         checks.settle(q, quiet=COALESCE)
-        now = (_capture(inside), {n.removeprefix(PREFIX): fib(n) for n in names})
+        now = (_capture(inside), _fibs(names))
         if now == last:
             break
         last = now
     routes.update(last[0])
     return looks, last[1]
+
+
+def _fibs(names: list[str]) -> dict[str, list[str]]:
+    with ThreadPoolExecutor(checks.LOOKERS) as pool:
+        return {n.removeprefix(PREFIX): t for n, t in zip(names, pool.map(fib, names), strict=True)}
 
 
 def fib(ns: str) -> list[str]:

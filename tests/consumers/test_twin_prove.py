@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -57,4 +58,35 @@ def test_cluster_1k_in_shards_has_the_fibs_of_the_unsharded_twin(tmp_path):
     # not an empty match: a leaf holds every other leaf's subnet through its 16 spine uplinks
     learned = [r for r in a["par-leaf-0001"] if " proto bgp " in r and r.split()[0].endswith("/26")]
     assert len(learned) == 31 and all(r.count(" via ") == 16 for r in learned)
+    assert run.namespaces() == []
+
+
+def test_a_fault_in_one_shard_fails_naming_its_file_and_line(tmp_path):
+    """cluster-1k with par-leaf-0030 (a leaf of the second shard of three) installing one path
+    where the design gives 16: exit 1, the leaf's `maximum load-balancing` line named, in its
+    shard; the other shards hold."""
+    folder = tmp_path / "cluster-1k"
+    shutil.copytree(CLUSTER, folder)
+    path = folder / "files" / "switches" / "par-leaf-0030.cfg"
+    lines = path.read_text().splitlines()
+    at = lines.index("  maximum load-balancing 16")
+    lines[at] = "  maximum load-balancing 1"
+    path.write_text("\n".join(lines) + "\n")
+    done = subprocess.run([*WANKA, "prove", str(folder), "--no-flows", "--memory", "1500"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=1800, env=ENV)  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    failed = [line for line in done.stdout.splitlines() if line.startswith("FAIL")]
+    assert failed == [
+        "FAIL shard 2: leaf routes to every leaf subnet of the build, ECMP width of the design: "
+        "279/310"
+    ], done.stdout  # 10 leaves to the 31 others' subnets; par-leaf-0030's 31 routes: 1 path
+    assert f"files/switches/par-leaf-0030.cfg:{at + 1}: par-leaf-0030: 1 next hops" in done.stdout
+    assert "the design gives 16 (16 uplinks to spines" in done.stdout
+
+
+def test_a_budget_too_small_for_what_cannot_be_cut_exits_2_before_anything_runs():
+    done = _prove("--memory", "1000")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "4 routers that cannot be cut (par-spine-001 ... par-spine-004)" in done.stderr
+    assert "over the 1,000 MiB budget (--memory)" in done.stderr
     assert run.namespaces() == []
