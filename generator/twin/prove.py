@@ -43,6 +43,10 @@ from generator.vocab import Plane
 # for less than that after the sessions came up may not have heard a spine yet (measured: a
 # cluster-1k shard's leaves had no BGP route 5 s after Established, all 66 at 15 s)
 COALESCE = 11.0
+# seconds for every session of a shard to come up: wanka-10k's pod shards in their second pass
+# (32 core speakers of 36 sessions and about 1,000 announcements each, 88 routers, on this
+# 2-core machine shared with other jobs) had sessions still coming up after checks' 90 s
+SESSIONS = 300.0
 MAX_PASSES = 6  # a fabric of 3 tiers settles in 2 (the cores carry each pod's subnets once)
 KEYFILES = run.STATE / "keyfiles-prove"
 SHOWN = 8
@@ -226,7 +230,7 @@ def _run(
         # zebra's ECMP room as a whole twin gives it (run.up): the widest maximum-paths of the build
         run.start_frr(inside, max(run.paths(n.frr) for n in whole.namespaces.values() if n.frr))
         run.each(_speak, speakers)
-        out.outcomes = checks.sessions(q)
+        out.outcomes = checks.sessions(q, timeout=SESSIONS)
         if keyfiles is not None:
             keyfiles.add(q)
         out.mib = _memory(list(q.namespaces))
