@@ -34,6 +34,7 @@ from generator.collection import ansible_collection
 from generator.twin import checks, hosts, plan, probe, routing, run, shard
 from generator.twin.explain import walk
 from generator.twin.plan import PREFIX, Plan, ns_name
+from generator.twin.run import sh
 from generator.verify.report import NotAnOutput
 from generator.vocab import Plane
 
@@ -88,7 +89,7 @@ def main(args: argparse.Namespace) -> int:
         return 2
     signal.signal(signal.SIGTERM, _sigterm)
     try:
-        return _prove(args, folder, p, lay, started, have)
+        return _prove(args, folder, p, lay, started=started, have=have)
     except KeyboardInterrupt:
         run.down()
         print("wanka: interrupted; the twin was taken down", file=sys.stderr)
@@ -159,8 +160,9 @@ def _prove(args, folder: Path, p: Plan, lay: shard.Layout, started: float, have:
             if fed.get(s.number) == boundary:
                 continue
             fed[s.number] = boundary
-            results[s.number] = _run(q, s, passes, p, routes, results[s.number], args,
-                                     keyfiles if late and s.hosts else None)  # fmt: skip
+            results[s.number] = _run(q, s, passes, whole=p, routes=routes,
+                                     result=results[s.number], args=args,
+                                     keyfiles=keyfiles if late and s.hosts else None)  # fmt: skip
             ran += 1
         if not ran:
             break
@@ -261,7 +263,7 @@ def _speak(ns) -> None:
     (d / "frr.conf").write_text(ns.frr, encoding="utf-8")
     shutil.chown(d, "frr", "frr")
     shutil.chown(d / "frr.conf", "frr", "frr")
-    run.sh("ip", "netns", "exec", ns.name, str(run.FRR / "bgpd"), "-d", "-Z", "-P", "0",
+    sh("ip", "netns", "exec", ns.name, str(run.FRR / "bgpd"), "-d", "-Z", "-P", "0",
            "--vty_socket", str(d), "-i", str(d / "bgpd.pid"), "-f", str(d / "frr.conf"),
            "--log", f"file:{d / 'bgpd'}.log")  # fmt: skip
 
@@ -299,7 +301,7 @@ def fib(ns: str) -> list[str]:
     """A namespace's main routing table as sorted lines: destination, type, protocol, metric,
     next hops (no kernel ids)."""
     out = []
-    for r in json.loads(run.sh("ip", "-n", ns, "-j", "route", "show") or "[]"):
+    for r in json.loads(sh("ip", "-n", ns, "-j", "route", "show") or "[]"):
         hops = r.get("nexthops") or [r]
         via = sorted(f"via {h.get('gateway', '-')} dev {h.get('dev', '-')}" for h in hops)
         flags = ",".join(sorted(r.get("flags", [])))
@@ -323,7 +325,7 @@ def clear(names: list[str]) -> None:
     pids = run.processes(names)
     run._signal(pids, signal.SIGKILL)
     run._gone(pids)
-    run.sh("ip", "-batch", "-", input="".join(f"netns del {n}\n" for n in names), check=False)
+    sh("ip", "-batch", "-", input="".join(f"netns del {n}\n" for n in names), check=False)
     shutil.rmtree(run.STATE / "frr", ignore_errors=True)
 
 

@@ -169,7 +169,7 @@ def layout(p: Plan, budget: int) -> Layout:
     pieces: list[set[int]] = []
     for comp in components:
         near = {w for v in comp for w in adjacent[v] if w in cores}
-        pieces += _split(p, comp, near, members, far, budget)
+        pieces += _split(p, comp, near, members=members, far=far, budget=budget)
     covered = {u for piece in pieces for u in piece}
     pieces += [{u} for u in sorted(cores - covered)]
     shards: list[Shard] = []
@@ -183,7 +183,8 @@ def layout(p: Plan, budget: int) -> Layout:
     for s in shards:
         s.mib, s.speakers = cost(p, s.interior, far)
         s.routers = sum(1 for n in s.interior if p.namespaces[n].frr)
-        s.hosts = any(p.namespaces[h].kind == "host" for h in attached(p, s.interior))
+        kinds = {p.namespaces[h].kind for h in attached(p, s.interior)}
+        s.hosts = "host" in kinds  # vocabulary: twin namespace kind
         s.label = label(p, s.interior)
     # shards with a BGP boundary first, those with hosts (their keyfiles arrive later) last
     shards.sort(key=lambda s: (s.hosts, not s.speakers, s.number))
