@@ -3,6 +3,18 @@ in-process CLI runner, readers of the outputs, the Ansible runner) is in tests/s
 
 from __future__ import annotations
 
+import hashlib
+import os
+
+# One twin instance per test process, set before generator.twin is imported: the instance a run
+# takes by default is derived from its working folder (generator.twin.plan.instance_id), which
+# every pytest-xdist worker shares, so two workers' twin tests would take each other's lock or
+# tear down each other's namespaces. The worker's id is folded in (an instance given in the
+# environment is kept).
+if "WANKA_TWIN_INSTANCE" not in os.environ:
+    _seed = f"{os.getcwd()}\0{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
+    os.environ["WANKA_TWIN_INSTANCE"] = hashlib.sha256(_seed.encode()).hexdigest()[:8]
+
 import pytest
 from hypothesis import HealthCheck, settings
 
