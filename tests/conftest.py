@@ -6,15 +6,6 @@ from __future__ import annotations
 import hashlib
 import os
 
-# One twin instance per test process, set before generator.twin is imported: the instance a run
-# takes by default is derived from its working folder (generator.twin.plan.instance_id), which
-# every pytest-xdist worker shares, so two workers' twin tests would take each other's lock or
-# tear down each other's namespaces. The worker's id is folded in (an instance given in the
-# environment is kept).
-if "WANKA_TWIN_INSTANCE" not in os.environ:
-    _seed = f"{os.getcwd()}\0{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
-    os.environ["WANKA_TWIN_INSTANCE"] = hashlib.sha256(_seed.encode()).hexdigest()[:8]
-
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -26,6 +17,17 @@ from tests.support.examples import (
     share_between_workers,
 )
 from tests.support.profiles import PROFILE
+
+# One twin instance per test process, set before generator.twin is imported: the instance a run
+# takes by default is derived from its working folder (generator.twin.plan.instance_id), which
+# every pytest-xdist worker shares, so two workers' twin tests would take each other's lock or
+# tear down each other's namespaces. A worker folds its id in, also over the value the
+# controlling process set here (the workers inherit its environment); without xdist a given
+# WANKA_TWIN_INSTANCE is kept.
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+if _WORKER or "WANKA_TWIN_INSTANCE" not in os.environ:
+    _seed = f"{os.getcwd()}\0{_WORKER or 'main'}"
+    os.environ["WANKA_TWIN_INSTANCE"] = hashlib.sha256(_seed.encode()).hexdigest()[:8]
 
 # Hypothesis profiles: `ci` runs the full example counts, `dev` a few so that `pytest -m "not
 # slow"` stays quick. HYPOTHESIS_PROFILE picks one; otherwise CI=true means ci, anything else dev
