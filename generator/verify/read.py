@@ -440,7 +440,8 @@ def cabling(g: Graph, folder: Path, fold: dict[str, str], limit=None, keep=()) -
             for di, pi in columns:
                 dev, port = row[di], row[pi]
                 if ":" in port:  # a lane: device, port, its trunk_id or else cable_id, line
-                    out.lanes.append((dev, port, next((row[i] for i in unit if row[i]), ""), n))
+                    got = (row[i] for i in unit if i < len(row) and row[i])
+                    out.lanes.append((dev, port, next(got, ""), n))
                 first = out.ports.setdefault((dev, port), n)
                 if first != n:
                     out.twice.append((dev, port, n, first))

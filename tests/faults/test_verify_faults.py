@@ -181,7 +181,7 @@ FAULTS: list[Fault] = [
             _insert_before(
                 f / BIZ,
                 "lldp enable",
-                "hwtacacs-server template tac\n hwtacacs-server shared-key simple T4cacs",
+                "hwtacacs-server template tac\n hwtacacs-server shared-key cipher T4cacs",
             )
             + 1,
         ),
