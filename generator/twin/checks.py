@@ -220,6 +220,31 @@ def design_width(p: Plan, leaf: str) -> tuple[int, int | None]:
     return uplinks, cap
 
 
+def leaf_width(out: Outcome, p: Plan, name: str, fib: dict, subnets) -> None:
+    """Leaf `name`'s route in `fib` to each subnet of the other leaves of `subnets` (leaf ->
+    subnets, its plane's) has the width of the design (design_width), counted into `out`."""
+    dev = p.devices[name]
+    uplinks, cap = design_width(p, name)
+    want = min(uplinks, cap) if cap else uplinks
+    for other, nets in subnets:
+        if other == name:
+            continue
+        for net in nets:
+            out.total += 1
+            width = len(fib.get(str(net), []))
+            if width == want:
+                out.proved += 1
+            else:
+                out.failures.append(
+                    f"{dev.where(dev.bgp.maximum_line or dev.bgp.line)}: {name}: {width} next "
+                    f"hops to {net} ({other}), "
+                    f"the design gives {want} ({uplinks} uplinks to spines"
+                    + (f", catalog ecmp_max {cap}" if cap else "")
+                    + f"); the config: maximum load-balancing {dev.bgp.maximum_paths}, "
+                    f"{len(dev.bgp.peers)} BGP peers"
+                )
+
+
 def ecmp(p: Plan) -> Outcome:
     """Each leaf's route to every other leaf's subnets has as many next hops as the design
     gives it (design_width), not only as many as its config claims: a config that lost its
@@ -227,27 +252,8 @@ def ecmp(p: Plan) -> Outcome:
     out = Outcome("leaf-to-leaf routes with the ECMP width of the design (uplinks, catalog)")
     subnets = leaves(p)
     for name, _ in sorted(subnets.items()):
-        dev = p.devices[name]
-        uplinks, cap = design_width(p, name)
-        want = min(uplinks, cap) if cap else uplinks
-        fib = routes(ns_name(name))
-        for other, nets in subnets.items():
-            if other == name or _plane(p, other) != _plane(p, name):
-                continue
-            for net in nets:
-                out.total += 1
-                width = len(fib.get(str(net), []))
-                if width == want:
-                    out.proved += 1
-                else:
-                    out.failures.append(
-                        f"{dev.where(dev.bgp.maximum_line or dev.bgp.line)}: {name}: {width} next "
-                        f"hops to {net} ({other}), "
-                        f"the design gives {want} ({uplinks} uplinks to spines"
-                        + (f", catalog ecmp_max {cap}" if cap else "")
-                        + f"); the config: maximum load-balancing {dev.bgp.maximum_paths}, "
-                        f"{len(dev.bgp.peers)} BGP peers"
-                    )
+        same = [(o, nets) for o, nets in subnets.items() if _plane(p, o) == _plane(p, name)]
+        leaf_width(out, p, name, routes(ns_name(name)), same)
     return out
 
 

@@ -338,24 +338,9 @@ def ecmp(q: Plan, whole: Plan) -> checks.Outcome:
         planes.setdefault(link.a[0], link.plane)
     subnets = checks.leaves(whole)
     for name in sorted(n for n in q.devices if n in subnets):
-        dev = q.devices[name]
-        uplinks, cap = checks.design_width(q, name)
-        want = min(uplinks, cap) if cap else uplinks
-        table = checks.routes(ns_name(name))
-        for other, nets in subnets.items():
-            if other == name or planes.get(ns_name(other)) != planes.get(ns_name(name)):
-                continue
-            for net in nets:
-                out.total += 1
-                width = len(table.get(str(net), []))
-                if width == want:
-                    out.proved += 1
-                else:
-                    out.failures.append(
-                        f"{dev.where(dev.bgp.maximum_line or dev.bgp.line)}: {name}: {width} "
-                        f"next hops to {net} ({other}), the design gives {want} ({uplinks} "
-                        f"uplinks to spines" + (f", catalog ecmp_max {cap}" if cap else "") + ")"
-                    )
+        mine = planes.get(ns_name(name))
+        same = [(o, nets) for o, nets in subnets.items() if planes.get(ns_name(o)) == mine]
+        checks.leaf_width(out, q, name, checks.routes(ns_name(name)), same)
     return out
 
 
