@@ -220,7 +220,7 @@ def design_width(p: Plan, leaf: str) -> tuple[int, int | None]:
     return uplinks, cap
 
 
-def leaf_width(out: Outcome, p: Plan, name: str, fib: dict, subnets) -> None:
+def leaf_width(out: Outcome, p: Plan, name: str, *, fib: dict, subnets) -> None:
     """Leaf `name`'s route in `fib` to each subnet of the other leaves of `subnets` (leaf ->
     subnets, its plane's) has the width of the design (design_width), counted into `out`."""
     dev = p.devices[name]
@@ -253,7 +253,7 @@ def ecmp(p: Plan) -> Outcome:
     subnets = leaves(p)
     for name, _ in sorted(subnets.items()):
         same = [(o, nets) for o, nets in subnets.items() if _plane(p, o) == _plane(p, name)]
-        leaf_width(out, p, name, routes(ns_name(name)), same)
+        leaf_width(out, p, name, fib=routes(ns_name(name)), subnets=same)
     return out
 
 

@@ -340,7 +340,7 @@ def ecmp(q: Plan, whole: Plan) -> checks.Outcome:
     for name in sorted(n for n in q.devices if n in subnets):
         mine = planes.get(ns_name(name))
         same = [(o, nets) for o, nets in subnets.items() if planes.get(ns_name(o)) == mine]
-        checks.leaf_width(out, q, name, checks.routes(ns_name(name)), same)
+        checks.leaf_width(out, q, name, fib=checks.routes(ns_name(name)), subnets=same)
     return out
 
 
