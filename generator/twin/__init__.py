@@ -67,6 +67,8 @@ def bring_up(
         p = plan.plan(folder, {}, pod)  # first: a line it refuses stops the twin before anything
         routing.apply(p)
     job = None if pod else hosts.start(folder, keyfiles, collection or ansible_collection())
+    if job and not job.process:
+        _out(f"host keyfiles: those of an identical earlier run (cache {job.key[:12]})")
     if up:
         run.up(p, _out, clock)
 

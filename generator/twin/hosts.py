@@ -15,11 +15,14 @@ the command line (extra variables win over every inventory variable)."""
 from __future__ import annotations
 
 import configparser
+import hashlib
 import ipaddress
 import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
 
 import yaml
@@ -236,12 +239,46 @@ def render(
     return finish(start(folder, into, collection), into)
 
 
-def start(folder: Path, into: Path, collection: Path) -> subprocess.Popen:
+# The role's output per input, shared by this machine's twin instances: a twin test of a folder
+# whose inventory, role, plugins, ansible.cfg and Ansible are those of an earlier run takes that
+# run's keyfiles instead of running the role again (pod-128: 92 s of CPU, about half of a whole
+# `twin test`). The key is the SHA-256 of every byte the run reads, so a changed byte is a new run.
+CACHE = run.BASE / "cache" / "keyfiles"
+CACHED = 8  # entries kept, the most recently used
+
+
+@dataclass
+class Job:
+    """The role started by `start`: its process, or none when `key`'s output was cached."""
+
+    key: str
+    process: subprocess.Popen | None = None
+
+
+def _key(copy: Path, collection: Path) -> str:
+    digest = hashlib.sha256(PLAYBOOK.encode())
+    digest.update(f"{sys.executable}\0ansible-core {version('ansible-core')}\0".encode())
+    for base in (copy, collection / "roles" / "host_network", collection / "plugins"):
+        for path in sorted(p for p in base.rglob("*") if p.is_file() and p.suffix != ".pyc"):
+            digest.update(f"{path.relative_to(base.parent)}\0".encode())
+            digest.update(path.read_bytes())
+    digest.update((collection / "ansible.cfg").read_bytes())
+    return digest.hexdigest()
+
+
+def start(folder: Path, into: Path, collection: Path) -> Job:
     """Start the collection's role in the background (generator.twin.run.background), on a
-    checked copy of the folder's inventory."""
+    checked copy of the folder's inventory; or, when an identical run's output is cached, copy
+    that in."""
     run.claim()
     into.mkdir(parents=True, exist_ok=True)
     copy = inventory(folder, into)
+    key = _key(copy, collection)
+    shutil.rmtree(into / "hosts", ignore_errors=True)
+    if (CACHE / key).is_dir():
+        shutil.copytree(CACHE / key, into / "hosts", symlinks=True)
+        os.utime(CACHE / key)
+        return Job(key)
     playbook = into / "keyfiles.yml"
     playbook.write_text(PLAYBOOK, encoding="utf-8")
     env = dict(os.environ)
@@ -261,16 +298,39 @@ def start(folder: Path, into: Path, collection: Path) -> subprocess.Popen:
     ]  # fmt: skip
     if not Path(command[0]).exists():
         command[0] = "ansible-playbook"
-    return run.background("keyfiles", command, env)
+    return Job(key, run.background("keyfiles", command, env))
 
 
-def finish(job: subprocess.Popen, into: Path) -> dict[str, dict[str, configparser.ConfigParser]]:
-    """Wait for the role started by `start`, then read host -> keyfile id -> keyfile."""
-    code, output = run.finish("keyfiles", job)
-    if code != 0:
-        tail = "\n".join(output.strip().splitlines()[-20:])
-        raise AnsibleFailed(f"ansible-playbook (host_network keyfiles) failed:\n{tail}")
+def finish(job: Job, into: Path) -> dict[str, dict[str, configparser.ConfigParser]]:
+    """Wait for the role started by `start` (and cache its output), then read host -> keyfile
+    id -> keyfile."""
+    if job.process is not None:
+        code, output = run.finish("keyfiles", job.process)
+        if code != 0:
+            tail = "\n".join(output.strip().splitlines()[-20:])
+            raise AnsibleFailed(f"ansible-playbook (host_network keyfiles) failed:\n{tail}")
+        _keep(into / "hosts", job.key)
     return read(into / "hosts")
+
+
+def _keep(hosts: Path, key: str) -> None:
+    """Copy a run's output into the cache (whole or not at all: renamed into place), then drop
+    the least recently used entries beyond CACHED."""
+    CACHE.mkdir(parents=True, exist_ok=True, mode=0o700)
+    partial = CACHE / f".{key}.{os.getpid()}"
+    shutil.rmtree(partial, ignore_errors=True)
+    if hosts.is_dir():
+        shutil.copytree(hosts, partial, symlinks=True)
+    else:
+        partial.mkdir()
+    try:
+        partial.rename(CACHE / key)
+    except OSError:  # another instance cached the same output first
+        shutil.rmtree(partial, ignore_errors=True)
+    entries = sorted((p for p in CACHE.iterdir() if not p.name.startswith(".")),
+                     key=lambda p: p.stat().st_mtime, reverse=True)  # fmt: skip
+    for old in entries[CACHED:]:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 KEYFILES = "etc/NetworkManager/system-connections"
@@ -290,7 +350,7 @@ def read(root: Path) -> dict[str, dict[str, configparser.ConfigParser]]:
             raise Refused(f"{host}: {len(paths)} keyfiles; a host has at most {MAX_KEYFILES}")
         for path in paths:
             kf = configparser.ConfigParser(interpolation=None)
-            where = f"keyfile {host}/{path.name} (roles/hostipaddress.IPv4Network)"
+            where = f"keyfile {host}/{path.name} (roles/host_network)"
             try:
                 kf.read_string(safe.file_text(root, path, 64 * 1024), source=where)
             except configparser.Error as error:
