@@ -86,7 +86,8 @@ def _fail(error: object) -> int:
 def _report(result: pipeline.Result, verbose: bool, strict: bool = False, file: str = "") -> int:
     """Print a run's design findings on stderr (info only with --verbose), each about a blueprint
     setting located as FILE:LINE:COL: yaml.path (`file`: the name to show for the blueprint);
-    return how many fail the run: errors, and warnings too with --strict."""
+    return how many fail the run: errors, and warnings too with --strict (but those of a check
+    the blueprint accepts, design.accept)."""
     from generator.errors import located
 
     loaded = result.loaded
@@ -95,7 +96,7 @@ def _report(result: pipeline.Result, verbose: bool, strict: bool = False, file: 
             where = located(file or loaded.file, loaded.positions, f.where) if f.where else ""
             print(f"{where}: {f.line()}" if where else f.line(), file=sys.stderr)
     failing = ("error", "warning") if strict else ("error",)
-    return sum(f.severity in failing for f in result.findings)
+    return sum(f.severity in failing and not f.accepted for f in result.findings)
 
 
 def _generate(args: argparse.Namespace) -> int:

@@ -178,6 +178,8 @@ class Settings:
     without a blueprint."""
 
     max_failure_share: float = 1.0  # design.max_failure_share
+    # design.accept: a check's name -> the reason its warnings are accepted (--strict passes them)
+    accepted: Mapping[str, str] = field(default_factory=dict)
     rack_failure_rate: float = 0.0  # design.failure_rates.rack, per rack per year
     cdu_failure_rate: float = 0.0  # design.failure_rates.cdu, per CDU per year
     cable_failure_rate: float = 0.0  # design.failure_rates.cable, per cable per year

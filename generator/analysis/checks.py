@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 
 from generator.analysis.failure_domains import Review
 from generator.analysis.failure_review import review, worst_share
-from generator.analysis.finding import ERROR, INFO, WARNING, Finding
+from generator.analysis.finding import ERROR, INFO, WARNING, Check, Finding, accepted
 from generator.analysis.hardware import (
     ecmp_limit,
     lossless_class,
@@ -60,7 +60,10 @@ def check(cluster: Cluster, failures: Review | None = None) -> list[Finding]:
         *failure_domains(cluster, failures or review(cluster)),
     ]
     order = {ERROR: 0, WARNING: 1, INFO: 2}
-    return sorted(findings, key=lambda f: (order[f.severity], f.code, f.message))
+    return sorted(
+        accepted(findings, cluster.settings.accepted),
+        key=lambda f: (order[f.severity], f.code, f.message),
+    )
 
 
 def oversubscription(cluster: Cluster) -> Iterator[Finding]:
@@ -77,7 +80,7 @@ def oversubscription(cluster: Cluster) -> Iterator[Finding]:
         if worse or bad:
             yield Finding(
                 ERROR,
-                "oversubscription",
+                Check.OVERSUBSCRIPTION,
                 f"{fabric.plane} plane leaves exceed {a}:{b}: {capacity_down}G toward hosts, {capacity_up}G up"
                 + (f" ({len(bad)} leaves, first {bad[0]})" if bad else ""),
                 where,
@@ -85,7 +88,7 @@ def oversubscription(cluster: Cluster) -> Iterator[Finding]:
         else:
             yield Finding(
                 INFO,
-                "oversubscription",
+                Check.OVERSUBSCRIPTION,
                 f"{fabric.plane} plane leaf: {capacity_down}G down / {capacity_up}G up "
                 f"({_ratio(capacity_down, capacity_up)}), {fabric.tiers} tiers",
                 where,
@@ -101,7 +104,7 @@ def oversubscription(cluster: Cluster) -> Iterator[Finding]:
             if unequal:
                 yield Finding(
                     ERROR,
-                    "oversubscription",
+                    Check.OVERSUBSCRIPTION,
                     f"{fabric.plane} pod spines not 1:1: {unequal[0]}",
                     where,
                 )
@@ -137,7 +140,7 @@ def ports_left(cluster: Cluster) -> Iterator[Finding]:
             full = fabric.down_lanes * fabric.rails  # cards that fill one leaf (group)
             yield Finding(
                 WARNING,
-                "ports-left",
+                Check.PORTS_LEFT,
                 f"{len(partial)} parameter leaves are not full (e.g. {name} uses {used} of "
                 f"{fabric.down_lanes} host lanes): a job there gets fewer cards per leaf (make "
                 f"compute.cards a multiple of {full}, or plan the rest with growth.cards)",
@@ -145,7 +148,7 @@ def ports_left(cluster: Cluster) -> Iterator[Finding]:
             )
         free = sum(fabric.down_lanes - n for _, n in partial)
         yield Finding(
-            INFO, "ports-left", f"{fabric.plane} plane: {free} host lanes free for growth"
+            INFO, Check.PORTS_LEFT, f"{fabric.plane} plane: {free} host lanes free for growth"
         )
 
 
@@ -157,7 +160,7 @@ def pool_usage(cluster: Cluster) -> Iterator[Finding]:
             where = (*(("networks", "management") if Plane(pool.plane).is_management else ("networks",)),
                      pool.plane, "pool")  # fmt: skip
             text += f" (give {'.'.join(where)} a shorter prefix)"
-        yield Finding(WARNING if pct > 80 else INFO, "pool-usage", text)
+        yield Finding(WARNING if pct > 80 else INFO, Check.POOL_USAGE, text)
 
 
 def power_and_cooling(cluster: Cluster) -> Iterator[Finding]:
@@ -172,7 +175,7 @@ def power_and_cooling(cluster: Cluster) -> Iterator[Finding]:
         if kw > limit:
             yield Finding(
                 ERROR,
-                "rack-power",
+                Check.RACK_POWER,
                 f"rack {rack.name} ({rack.kind}) draws {kw:.1f} kW, over its {limit:g} kW "
                 f"{'cooling' if rack.cooling_kw < rack.power_kw else 'power'} budget "
                 f"({budget_remedy(rack, kw)})",
@@ -186,7 +189,7 @@ def power_and_cooling(cluster: Cluster) -> Iterator[Finding]:
         ) + (f" and {len(racks) - 3} more" if len(racks) > 3 else "")
         yield Finding(
             WARNING,
-            "rack-power",
+            Check.RACK_POWER,
             f"{len(racks)} {racks[0].kind} {'racks have' if len(racks) > 1 else 'rack has'} less "
             f"than 10% power headroom: {shown} "
             f"({budget_remedy(racks[0])})",
@@ -195,14 +198,14 @@ def power_and_cooling(cluster: Cluster) -> Iterator[Finding]:
     for zone in sorted(zone_load):
         yield Finding(
             INFO,
-            "rack-power",
+            Check.RACK_POWER,
             f"{zone} zone: {zone_load[zone]:.1f} kW in racks budgeted for {zone_budget[zone]:.1f} kW",
         )
     for cdu in cluster.cdus:
         if cdu.load_kw > cdu.capacity_kw:
             yield Finding(
                 ERROR,
-                "cdu-capacity",
+                Check.CDU_CAPACITY,
                 f"{cdu.name} carries {cdu.load_kw:.1f} kW, over {cdu.capacity_kw:g} kW",
                 ("zones", "training", "cdu", "capacity_kw"),
             )
@@ -231,7 +234,7 @@ def cdu_redundancy(cluster: Cluster) -> Iterator[Finding]:
     if left >= load:
         yield Finding(
             INFO,
-            "cdu-capacity",
+            Check.CDU_CAPACITY,
             f"{len(cdus)} CDUs carry {load:,.1f} kW; with one out the other {len(cdus) - 1} "
             f"hold {left:,.0f} kW (N+1 holds); {fullest}",
         )
@@ -239,7 +242,7 @@ def cdu_redundancy(cluster: Cluster) -> Iterator[Finding]:
     need = math.ceil(load / cap - 1e-9) + 1
     yield Finding(
         WARNING,
-        "cdu-capacity",
+        Check.CDU_CAPACITY,
         f"the training zone's {_cdus(len(cdus))} of {cap:g} kW carry {load:,.1f} kW ({fullest}); with one out the rest hold {left:,.0f} kW, so a CDU "
         f"failure or service stops racks (design rule N+1: any one CDU out, the others carry the "
         f"load). Install {need} CDUs of {cap:g} kW on the zone's shared secondary loop, "
@@ -278,7 +281,7 @@ def cooling_stated(cluster: Cluster) -> Iterator[Finding]:
             f"{heaviest:.1f} kW against a {budget:g} kW cooling budget. The alternative, liquid "
             "(the schema default), adds CDUs (zones.training.cdu.capacity_kw) and takes denser racks"
         )
-    yield Finding(INFO, "cooling", text, ("zones", "training", "cooling"))
+    yield Finding(INFO, Check.COOLING, text, ("zones", "training", "cooling"))
 
 
 def business_spof(cluster: Cluster) -> Iterator[Finding]:
@@ -286,7 +289,7 @@ def business_spof(cluster: Cluster) -> Iterator[Finding]:
     if not settings.business_leaf_mlag:
         yield Finding(
             WARNING,
-            "business-spof",
+            Check.BUSINESS_SPOF,
             "business leaves are not M-LAG pairs: one leaf failure cuts its servers off (set "
             "networks.business.leaf.mlag: true)",
             ("networks", "business", "leaf", "mlag"),
@@ -294,7 +297,7 @@ def business_spof(cluster: Cluster) -> Iterator[Finding]:
     if len(cluster.devices_with("spine", "business")) < 2:
         yield Finding(
             WARNING,
-            "business-spof",
+            Check.BUSINESS_SPOF,
             "one business spine: a single point of failure (set networks.business.spine.count: 2)",
             ("networks", "business", "spine", "count"),
         )
@@ -305,7 +308,7 @@ def business_spof(cluster: Cluster) -> Iterator[Finding]:
         if not pair:
             yield Finding(
                 WARNING,
-                "business-spof",
+                Check.BUSINESS_SPOF,
                 f"a single border {key}: the only way in has no redundancy (set "
                 f"zones.border.{key}.pair: true)",
                 ("zones", "border", key, "pair"),
@@ -322,7 +325,7 @@ def legacy_design(cluster: Cluster) -> Iterator[Finding]:
         subnets = len({(d.ip >> (32 - d.prefix), d.prefix) for d in devs})
         yield Finding(
             WARNING,
-            "multi-rail",
+            Check.MULTI_RAIL,
             f"multi-rail parameter plane: each server is cabled to {fabric.rails} different leaves, "
             "so maintenance cost is high and availability drops (the seeds moved to single-rail for "
             f"this); the {len(devs)} NPU IPs of a server also land in {subnets} subnets (set "
@@ -332,7 +335,7 @@ def legacy_design(cluster: Cluster) -> Iterator[Finding]:
     if settings.storage_mode == "shared":
         yield Finding(
             WARNING,
-            "shared-storage-plane",
+            Check.SHARED_STORAGE_PLANE,
             "storage traffic shares the business plane: data is exposed to everything that reaches the "
             "business network through the border router, and sample reads compete with business "
             "traffic (set networks.storage.mode: dedicated)",
@@ -341,7 +344,7 @@ def legacy_design(cluster: Cluster) -> Iterator[Finding]:
     if settings.storage_access == "nfs":
         yield Finding(
             WARNING,
-            "nfs-access",
+            Check.NFS_ACCESS,
             "storage reached over NFS: an open file protocol (data-leak risk) and slower than the DPC "
             "client (set zones.storage.access: dpc)",
             ("zones", "storage", "access"),
@@ -360,15 +363,15 @@ def parallel_placement(cluster: Cluster) -> Iterator[Finding]:
         key = next((k for k in (*err.fix, *err.keys) if k in sizes), "")
         sets = ", ".join(f"hccl.parallelism.{k}: {v}" for k, v in err.fix.items())
         hint = f" (set {sets})" if sets else ""
-        yield Finding(ERROR, "parallelism", err.text + hint, (*where, key) if key else where)
+        yield Finding(ERROR, Check.PARALLELISM, err.text + hint, (*where, key) if key else where)
         return
     for r in reports:
         if r.warning:
             at = (*where, r.kind) if r.kind in sizes else where
-            yield Finding(WARNING, "parallelism", r.warning, at)
+            yield Finding(WARNING, Check.PARALLELISM, r.warning, at)
         else:
             yield Finding(
-                INFO, "parallelism", f"{r.kind} groups of {r.size}: widest tier {r.tier}", where
+                INFO, Check.PARALLELISM, f"{r.kind} groups of {r.size}: widest tier {r.tier}", where
             )
 
 
@@ -383,7 +386,7 @@ def growth(cluster: Cluster) -> Iterator[Finding]:
         )
         yield Finding(
             WARNING,
-            "growth",
+            Check.GROWTH,
             f"{g.servers * npus:,} cards is beyond the planned {g.planned_servers * npus:,}: the "
             f"fabric is re-planned for the larger size and {len(g.moved):,} devices of the planned "
             f"build move: {shown} (raise growth.cards to at least {g.servers * npus:,} before the "
@@ -393,7 +396,7 @@ def growth(cluster: Cluster) -> Iterator[Finding]:
     elif g.planned_servers > g.servers:
         yield Finding(
             INFO,
-            "growth",
+            Check.GROWTH,
             f"built now: {g.servers:,} of {g.planned_servers:,} planned servers; spines, cores, "
             "racks, pools and ASNs are laid out for the planned size",
             where,
@@ -431,7 +434,7 @@ def failure_domains(cluster: Cluster, rev: Review) -> Iterator[Finding]:
         more = f" and {len(over) - 4} more" if len(over) > 4 else ""
         yield Finding(
             WARNING,
-            "failure-domain",
+            Check.FAILURE_DOMAIN,
             f"one failure interrupts more than {limit:.1%} of the {rev.cards:,} cards: {shown}{more} "
             f"(files/failure-domains.md says why; {_failure_hint(k for k, *_ in over)})",
             where,
@@ -440,7 +443,7 @@ def failure_domains(cluster: Cluster, rev: Review) -> Iterator[Finding]:
         job = rev.jobs[-1]
         yield Finding(
             INFO,
-            "failure-domain",
+            Check.FAILURE_DOMAIN,
             f"a job on all {job.cards:,} cards is interrupted every {job.mtbi_hours:,.1f} h "
             f"({job.per_day:.1f} a day) at the catalog's failure rates",
             where,

@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from generator.analysis.command_table import load_table, supported
-from generator.analysis.finding import ERROR, INFO, WARNING, Finding
+from generator.analysis.finding import ERROR, INFO, WARNING, Check, Finding
 from generator.catalog import standard_length
 from generator.expand.layout import RACK_WIDTH_M, ROW_PITCH_M, run_length
 from generator.model import NIC_COMMANDS, Cluster, Link, Rack
@@ -30,7 +30,7 @@ def provider(cluster: Cluster) -> Iterator[Finding]:
     ):
         yield Finding(
             WARNING,
-            "provider",
+            Check.PROVIDER,
             "the border routers' provider hand-off is in an RFC 5737 documentation range "
             "(zones.border.provider): set your provider's addresses before deploying",
             ("zones", "border", "provider"),
@@ -49,7 +49,7 @@ def lossless_class(cluster: Cluster) -> Iterator[Finding]:
         if lossless is None:
             yield Finding(
                 ERROR,
-                "lossless",
+                Check.LOSSLESS,
                 f"the {plane} plane carries RoCE but has no lossless class (PFC and ECN): RoCE on a "
                 "lossy fabric drops under incast; remove `pfc: false` from "
                 f"networks.{plane}.lossless",
@@ -66,7 +66,7 @@ def lossless_class(cluster: Cluster) -> Iterator[Finding]:
         ecn = ", ".join(f"{e} on {m}" for m, e in running) or lossless.ecn
         yield Finding(
             INFO,
-            "lossless",
+            Check.LOSSLESS,
             f"{plane} plane lossless class: priority {lossless.priority}, DSCP {lossless.dscp} "
             f"(RDMA traffic class {lossless.hccl_rdma_tc}), NIC TC {lossless.tc}, "
             f"ECN asked {lossless.ecn} (configured: {ecn}), MTU {lossless.mtu}",
@@ -98,7 +98,7 @@ def ecmp_limit(cluster: Cluster) -> Iterator[Finding]:
         )
         yield Finding(
             ERROR,
-            "ecmp",
+            Check.ECMP,
             f"{len(found)} {plane} {role} switches ({cluster.device_by_name[name].model}) need "
             f"more equal-cost paths than their model installs (e.g. {name}: {paths} paths, limit "
             f"{limit}); the extra links would carry nothing: {hint}",
@@ -123,7 +123,7 @@ def switch_capabilities(cluster: Cluster) -> Iterator[Finding]:
         if models:
             yield Finding(
                 ERROR,
-                "switch-capability",
+                Check.SWITCH_CAPABILITY,
                 f"the {plane} plane is lossless but {', '.join(models)} has no PFC (catalog "
                 "command_families lacks dcb-pfc)",
                 ("networks", plane),
@@ -177,7 +177,7 @@ def lossless_commands(cluster: Cluster) -> Iterator[Finding]:
             if f.release_confirmed:
                 yield Finding(
                     ERROR,
-                    "switch-capability",
+                    Check.SWITCH_CAPABILITY,
                     f"{model} ({plane} plane) has no {what}: its {f.release} reference pages "
                     "list other models; choose a listed model for a lossless plane",
                     ("networks", plane),
@@ -185,7 +185,7 @@ def lossless_commands(cluster: Cluster) -> Iterator[Finding]:
             else:
                 yield Finding(
                     WARNING,
-                    "switch-capability",
+                    Check.SWITCH_CAPABILITY,
                     f"{model} ({plane} plane): {what} unconfirmed: the CE6800/8800 V300R023C00 "
                     f"pages list other models (catalog release {f.release or '?'}, unconfirmed); "
                     "on the box try "
@@ -207,7 +207,7 @@ def npu_nic(cluster: Cluster) -> Iterator[Finding]:
         if lossless is not None and lossless.mtu > nic.mtu_max:
             yield Finding(
                 ERROR,
-                "npu-nic",
+                Check.NPU_NIC,
                 f"MTU {lossless.mtu} is above the {nic.mtu_max} that hccn_tool -mtu -s accepts on "
                 f"{nic.model}{unconfirmed} ({nic.source}): set networks.parameter.lossless.mtu "
                 f"to {nic.mtu_max} or less, or leave it out",
@@ -216,7 +216,7 @@ def npu_nic(cluster: Cluster) -> Iterator[Finding]:
         if left := [c for c in NIC_COMMANDS if c not in nic.commands]:
             yield Finding(
                 INFO,
-                "npu-nic",
+                Check.NPU_NIC,
                 f"{nic.model}: files/hccn/*.sh and .conf set only "
                 f"{', '.join('-' + c for c in nic.commands)}, what a public source shows for it "
                 f"({nic.commands_source}); {', '.join('-' + c for c in left)} are left at the "
@@ -231,7 +231,7 @@ def npu_nic(cluster: Cluster) -> Iterator[Finding]:
             if net.overlaps(ipaddress.IPv4Network(refused, strict=False)):
                 yield Finding(
                     ERROR,
-                    "npu-nic",
+                    Check.NPU_NIC,
                     f"the parameter pool {net} overlaps {refused}, which hccn_tool -ip -s refuses "
                     f"as an NPU address on {nic.model}{unconfirmed} ({nic.source}): choose "
                     f"networks.parameter.pool outside {', '.join(nic.refused)} (the default is "
@@ -252,7 +252,7 @@ def switch_mtu(cluster: Cluster) -> Iterator[Finding]:
         where = ("networks", m.plane, "lossless", "mtu")
         yield Finding(
             ERROR,
-            "switch-mtu",
+            Check.SWITCH_MTU,
             f"{m.plane} plane NIC MTU {m.nic_mtu} needs switch IP MTU {m.ip_mtu} and jumbo frames "
             f"of {m.jumbo_frame} bytes; the CE switches take `mtu` up to {SWITCH_MTU_MAX} and "
             f"`jumboframe enable` up to {JUMBO_FRAME_MAX}: set {'.'.join(where)} to "
@@ -268,7 +268,7 @@ def npu_facts(cluster: Cluster) -> Iterator[Finding]:
         # the deployment refuses without them (roles/hccl_env), not the design
         yield Finding(
             INFO,
-            "npu-facts",
+            Check.NPU_FACTS,
             f"no rank table written: {len(cluster.missing_facts)} A3 servers have no collected "
             f"NPU facts (first {cluster.missing_facts[0]}); collect SDIDs with roles/npu_facts and "
             "pass the file with --facts or hccl.facts (files/hccl/rank_table.MISSING.md)",
@@ -310,7 +310,7 @@ def optic_reach(cluster: Cluster) -> Iterator[Finding]:
             )
         yield Finding(
             ERROR,
-            "optic-reach",
+            Check.OPTIC_REACH,
             f"{len(over)} runs exceed their optic's reach (longest over: {link.cable_id} "
             f"{link.a_device}-{link.b_device} {run:g} m > {link.optic} {link.reach_m} m); {hint}",
             ("zones", "training", "row", "racks"),
@@ -318,7 +318,7 @@ def optic_reach(cluster: Cluster) -> Iterator[Finding]:
     if unnamed:
         yield Finding(
             WARNING,
-            "optic-reach",
+            Check.OPTIC_REACH,
             f"{len(unnamed)} optical runs have no transceiver in the catalog (e.g. {unnamed[0]})",
             ("catalog",),
         )

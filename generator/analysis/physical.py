@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from generator.analysis.finding import ERROR, INFO, Finding
+from generator.analysis.finding import ERROR, INFO, Check, Finding
 from generator.model import Cluster
 
 
@@ -35,7 +35,7 @@ def split_ports(cluster: Cluster) -> Iterator[Finding]:
     if bad:
         yield Finding(
             ERROR,
-            "split-ports",
+            Check.SPLIT_PORTS,
             f"{len(bad)} split ports have lanes on more than one cable, e.g. {bad[0]}: a cage holds "
             "one module, so a split port's lanes take one breakout cable or one optic with one "
             "trunk and cassette (a model bug: please report it with the blueprint)",
@@ -51,7 +51,7 @@ def split_ports(cluster: Cluster) -> Iterator[Finding]:
     )
     yield Finding(
         INFO,
-        "split-ports",
+        Check.SPLIT_PORTS,
         f"{held}; the border hand-offs take whole ports or a breakout of their own (a cage "
         "holds one module)",
     )

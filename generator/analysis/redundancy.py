@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from generator.analysis.finding import ERROR, Finding
+from generator.analysis.finding import ERROR, Check, Finding
 from generator.model import Cluster, Link
 from generator.vocab import LinkKind, Plane, Role
 
@@ -50,7 +50,7 @@ def dad_path(cluster: Cluster) -> Iterator[Finding]:
             plane = by_name[dev.name].plane
             yield Finding(
                 ERROR,
-                "mlag-dad",
+                Check.MLAG_DAD,
                 f"M-LAG pair {dev.name}/{peer}: dual-active detection runs between "
                 f"{mine.a_port} ports that {mine.b_device} isolates from each other "
                 f"({mine.b_port}, {theirs.b_port}, one port isolation group): the detection "
@@ -91,7 +91,7 @@ def firewall_paths(cluster: Cluster) -> Iterator[Finding]:
     if floating and alone:
         yield Finding(
             ERROR,
-            "firewall-symmetry",
+            Check.FIREWALL_SYMMETRY,
             f"{len(floating)} devices ({', '.join(floating[:3])}{', ...' if len(floating) > 3 else ''}) "
             f"float their routes between the stateful firewalls link by link, and "
             f"{', '.join(alone)} keep their other links up when one fails: one core-to-firewall "

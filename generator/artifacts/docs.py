@@ -239,13 +239,23 @@ def readme(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) -> st
         racks=rack_rows(cluster),
         growth_cost=growth_summary(analysis.growth) if analysis.growth else None,
         bom=bom_rows(analysis),
-        findings=[[f.severity, f.code, f.message] for f in analysis.findings],
+        findings=finding_rows(analysis),
+        accepted=[[check, reason] for check, reason in sorted(cluster.settings.accepted.items())],
         unconfirmed=[
             [model, platform, str(len(forms)), ", ".join(f"`{f}`" for f in forms)]
             for model, platform, forms in analysis.unconfirmed_commands
         ],
         failure_domains=failure_domains.replace("\n## ", "\n### ").rstrip("\n"),
     )
+
+
+def finding_rows(analysis: Analysis) -> list[list[str]]:
+    """[severity, check, finding] per design finding; an accepted warning (design.accept) says
+    so with its reason."""
+    return [
+        [f.severity, f.code, f"{f.message} (accepted: {f.accepted})" if f.accepted else f.message]
+        for f in analysis.findings
+    ]
 
 
 # --- report.html ------------------------------------------------------------------------------
@@ -330,14 +340,10 @@ def report_html(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) 
         kinds=sorted(KIND_COLOURS.items()),
         cdus=cdu_rows(cluster),
         bom=bom_rows(analysis),
-        problems=[
-            [f.severity, f.code, f.message]
-            for f in analysis.findings
-            if f.severity in ("error", "warning")
-        ],
+        problems=[row for row in finding_rows(analysis) if row[0] in ("error", "warning")],
         growth=growth_status(cluster),
         growth_cost=growth_summary(analysis.growth) if analysis.growth else None,
-        findings=[[f.severity, f.code, f.message] for f in analysis.findings],
+        findings=finding_rows(analysis),
         failure_head=failure_head,
         failure_rows=failure_rows,
         data=_html_json(tables_data(cluster, analysis)),

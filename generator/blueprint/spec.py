@@ -274,8 +274,14 @@ class FailureRates(Record):
     cable: Number
 
 
+class Accept(Record):
+    check: str  # a design check's name (the schema's enum: analysis.finding.Check)
+    reason: str
+
+
 class Design(Record):
     max_failure_share: Number
+    accept: tuple[Accept, ...]
     failure_rates: FailureRates
 
 

@@ -60,6 +60,7 @@ PATTERN_MEANINGS: Mapping[str, str] = {
     "10.64.0.0/12",
     "^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])/([0-9]|[12][0-9]|3[0-2])$": "write an IPv4 "
     "network such as 192.168.1.0/24",
+    "\\S": "write the reason in words: what was decided, and what would settle it",
     _VERSION: "write a version such as \"8.0.0\" (letters, digits, '.', '_' and '-'), quoted",
     "^[A-Za-z0-9][A-Za-z0-9/:._-]*(\\{slot\\}[A-Za-z0-9/:._-]*)?(\\{card\\}[A-Za-z0-9/:._-]*)?"
     "\\{port\\}[A-Za-z0-9/:._-]*$": "an interface name is letters, digits and '/:._-' with {port} "

@@ -21,6 +21,7 @@ def resolve_settings(bp: Blueprint, catalog: Catalog) -> Settings:
     models = {**catalog.switches, **catalog.hosts}
     return Settings(
         max_failure_share=design.max_failure_share,
+        accepted={a.check: a.reason for a in design.accept},
         rack_failure_rate=rates.rack,
         cdu_failure_rate=rates.cdu,
         cable_failure_rate=rates.cable,

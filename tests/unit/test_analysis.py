@@ -24,9 +24,15 @@ def _schema_default(*path: str):
     return node["default"]
 
 
-def test_settings_defaults_are_the_schemas():
-    s = generated("legacy-100card.yaml").cluster.settings  # the example without a design block
+def test_settings_defaults_are_the_schemas(tmp_path):
+    from generator import pipeline
+
+    text = (ROOT / "blueprints" / "legacy-100card.yaml").read_text()
+    bare = tmp_path / "no-design.yaml"  # the example without its design block
+    bare.write_text(text.partition("\ndesign:\n")[0] + "\n")
+    s = pipeline.run(bare, emit=False).cluster.settings
     assert s.max_failure_share == _schema_default("design", "max_failure_share")
+    assert s.accepted == {} and _schema_default("design", "accept") == []
     for unit in ("rack", "cdu", "cable"):
         expected = _schema_default("design", "failure_rates", unit)
         assert getattr(s, f"{unit}_failure_rate") == expected
