@@ -88,14 +88,15 @@ def _report(result: pipeline.Result, verbose: bool, strict: bool = False, file: 
     setting located as FILE:LINE:COL: yaml.path (`file`: the name to show for the blueprint);
     return how many fail the run: errors, and warnings too with --strict (but those of a check
     the blueprint accepts, design.accept)."""
+    from generator.analysis.finding import ERROR, INFO, WARNING
     from generator.errors import located
 
     loaded = result.loaded
     for f in result.findings:
-        if f.severity != "info" or verbose:
+        if f.severity != INFO or verbose:
             where = located(file or loaded.file, loaded.positions, f.where) if f.where else ""
             print(f"{where}: {f.line()}" if where else f.line(), file=sys.stderr)
-    failing = ("error", "warning") if strict else ("error",)
+    failing = (ERROR, WARNING) if strict else (ERROR,)
     return sum(f.severity in failing and not f.accepted for f in result.findings)
 
 
@@ -334,6 +335,7 @@ def _diff(args: argparse.Namespace) -> int:
     import tempfile
 
     from generator import diff, gitshow, pipeline
+    from generator.analysis.finding import ERROR
     from generator.errors import BlueprintError
 
     results = []
@@ -352,7 +354,7 @@ def _diff(args: argparse.Namespace) -> int:
             except BlueprintError as err:
                 print(err.render().replace(str(source), spec), file=sys.stderr)
                 return EXIT_INVALID
-            if any(f.severity == "error" for f in result.findings):
+            if any(f.severity == ERROR for f in result.findings):
                 _report(result, False, file=spec)
                 print(f"{spec}: design checks failed", file=sys.stderr)
                 return EXIT_INVALID

@@ -4,6 +4,7 @@ derived from it (re-exported by generator.model: one model namespace)."""
 from __future__ import annotations
 
 from generator.records import Record
+from generator.vocab import DomainKind
 
 # The switch side of a jumbo plane (parameter, storage), from the CE V300R023C00 command reference
 # (WheaterW/INTA-project nassim-main/corpus/hw/hw_CE6800_V300R023C00/cmd_corpus_json/src/References/
@@ -157,7 +158,7 @@ class Domain(Record, kw_only=True):
     pod (3-tier parameter plane) | fabric (everything above the leaves) | supernode.
     index: 0-based in floor / rank order (the rank table's super_pod_id is the supernode's)."""
 
-    kind: str
+    kind: DomainKind
     index: int
     name: str
 

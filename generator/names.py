@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from generator.errors import Problem, YamlPath, format_path
 from generator.model import Cluster
-from generator.vocab import Plane, Role
+from generator.vocab import DomainKind, Plane, Role
 
 SWITCH_GROUP = {  # (plane, role) -> group
     (Plane.PARAMETER, Role.LEAF): "parameter_leaves",
@@ -104,7 +104,7 @@ def _sourced_groups(cluster: Cluster) -> dict[str, tuple[list[str], set[tuple[st
     for s in cluster.npu_servers:
         for leaf in s.leaves:
             add(group_name(f"leaf_{leaf}"), s.name, f"the group of leaf {leaf}")
-        supernode = s.domain("supernode")
+        supernode = s.domain(DomainKind.SUPERNODE)
         if supernode is not None:
             add(group_name(supernode.name), s.name, f"the group of supernode {supernode.name}")
     return g

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from generator import forking, parallel
-from generator.analysis import Analysis, Finding, analyse
+from generator.analysis import ERROR, Analysis, Finding, analyse
 from generator.artifacts import OutputFile
 from generator.blueprint.facts import facts_path, load_npu_facts
 from generator.blueprint.load import LoadedBlueprint, load_blueprint
@@ -57,7 +57,7 @@ def substituted_checks(cluster: Cluster) -> list[Problem]:
     return [
         Problem(f.where, f"[{f.code}] {f.message}", SUBSTITUTED)
         for f in analyse(cluster).findings
-        if f.severity == "error"
+        if f.severity == ERROR
     ]
 
 
@@ -101,7 +101,7 @@ def run(
             with _timed(seconds, "analyse"):
                 analysis = analyse(cluster, spec if emit else None)  # growth cost: for the review
             progress(f"{len(analysis.findings)} design findings")
-            if collect and not any(f.severity == "error" for f in analysis.findings):
+            if collect and not any(f.severity == ERROR for f in analysis.findings):
                 # what is left of emit once the analysis is done, and the writing into the sink;
                 # a failed write (disk full) is reported as the output folder's
                 with _timed(seconds, "emit"), sink.os_errors() if sink else nullcontext():

@@ -13,14 +13,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from generator.model import Cluster, NpuServer
+from generator.vocab import Plane, Tier
 
-TIERS = ("server", "supernode", "leaf", "spine", "core")
+TIERS = (Tier.SERVER, Tier.SUPERNODE, Tier.LEAF, Tier.SPINE, Tier.CORE)
 TIER_WORDS = {
-    "server": "inside one server (HCCS)",
-    "supernode": "inside one supernode (HCCS)",
-    "leaf": "one leaf switch",
-    "spine": "leaf and spine tiers",
-    "core": "leaf, spine and core tiers",
+    Tier.SERVER: "inside one server (HCCS)",
+    Tier.SUPERNODE: "inside one supernode (HCCS)",
+    Tier.LEAF: "one leaf switch",
+    Tier.SPINE: "leaf and spine tiers",
+    Tier.CORE: "leaf, spine and core tiers",
 }
 HEAVY = ("tp", "sp", "ep")  # traffic that should stay in the scale-up domain
 
@@ -66,24 +67,24 @@ def tier_of(cluster: Cluster, members: Iterable[tuple[NpuServer, int]]) -> str:
     members = list(members)
     servers = {s.name for s, _ in members}
     if len(servers) == 1:
-        return "server"
+        return Tier.SERVER
     supernodes = {s.supernode for s, _ in members}
     if len(supernodes) == 1 and None not in supernodes:
-        return "supernode"
+        return Tier.SUPERNODE
     leaves = {s.devices[d].leaf for s, d in members}
     if len(leaves) == 1:
-        return "leaf"  # vocabulary: placement tier
+        return Tier.LEAF
     one_pod = len({s.pod for s, _ in members}) == 1
-    if widest_tier(cluster) == "spine" or one_pod:  # vocabulary: placement tier
-        return "spine"  # vocabulary: placement tier
-    return "core"  # vocabulary: placement tier
+    if widest_tier(cluster) == Tier.SPINE or one_pod:
+        return Tier.SPINE
+    return Tier.CORE
 
 
 def widest_tier(cluster: Cluster) -> str:
     """The widest tier any endpoints of the cluster can be apart: core with a 3-tier fabric."""
-    fabric = cluster.fabric("parameter")
+    fabric = cluster.fabric(Plane.PARAMETER)
     three = fabric is not None and fabric.tiers >= 3
-    return "core" if three else "spine"  # vocabulary: placement tier
+    return Tier.CORE if three else Tier.SPINE
 
 
 def _domain(s: NpuServer) -> tuple[int | None, int]:
@@ -248,10 +249,10 @@ def placement(
             {"ep": _nearest(_divisors(dp), ep)},
         )
     where = [(s, d) for s in servers for d in range(devices)]
-    scale_up = "supernode" if any(s.supernode is not None for s in servers) else "server"
+    scale_up = Tier.SUPERNODE if any(s.supernode is not None for s in servers) else Tier.SERVER
     scale_up_ranks = devices * (
         sum(1 for s in servers if s.supernode == servers[0].supernode)
-        if scale_up == "supernode"
+        if scale_up == Tier.SUPERNODE
         else 1
     )
     span = {"tp": "tp", "sp": "tp*sp", "ep": "tp*sp*ep"}

@@ -116,10 +116,10 @@ def _text(text_of: Callable[[dict], str], tree: dict) -> str:
 
 def _check_errors(result: Any) -> list[Problem]:
     """The design-check errors of a cluster that expanded, as problems to settle."""
+    from generator.analysis.finding import ERROR
+
     return [
-        Problem(f.where, f"[{f.code}] {f.message}")
-        for f in result.findings
-        if f.severity == "error"
+        Problem(f.where, f"[{f.code}] {f.message}") for f in result.findings if f.severity == ERROR
     ]
 
 
@@ -167,7 +167,8 @@ def reasons(result: Any, catalog: Catalog) -> list[str]:
             need = max(used[d.name, fabric.up_speed] for d in devs)
             have = len(spine_lanes(catalog.switches[model], fabric.up_speed)[0])
             key = {Plane.PARAMETER: role, Plane.INBAND: "core", Plane.OOB: "core"}.get(
-                fabric.plane, "spine"
+                fabric.plane,
+                "spine",  # vocabulary: blueprint key
             )
             default = _default(f"networks.{where}.{key}.model")
             why = f"{len(devs)} x {model} ({role}): {need} ports used of {have} at {fabric.up_speed}GE"

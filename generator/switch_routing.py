@@ -25,7 +25,7 @@ def monitor_link(dev: Device, cx: Context, ports: Config) -> Config | None:
     if dev.name not in cx.mlag_peer:
         return None
     ifaces = ports["interfaces"]
-    uplinks = [i["name"] for i in ifaces if i.get("profile") == "fabric"]
+    uplinks = [i["name"] for i in ifaces if i.get("profile") == "fabric"]  # vocabulary: profile
     downlinks = [
         {"name": i["name"], "id": n}
         for n, i in enumerate((i for i in ifaces if "mlag" in i), start=1)

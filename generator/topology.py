@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from generator.model import Cluster, Device
-from generator.vocab import Plane, Role
+from generator.vocab import DomainKind, Plane, Role, Tier
 
 PLANE = Plane.PARAMETER
 
@@ -25,7 +25,7 @@ PLANE = Plane.PARAMETER
 class Level:
     """One tier of domains."""
 
-    tier_name: str  # supernode | leaf | spine | core
+    tier_name: Tier  # supernode | leaf | spine | core
     domains: dict[str, list[str]]  # domain -> members (servers, or domains one level down)
     of: dict[str, str]  # server -> its domain at this level
 
@@ -39,7 +39,7 @@ class Topology:
 
     @property
     def supernodes(self) -> bool:
-        return self.hyper[0].tier_name == "supernode"
+        return self.hyper[0].tier_name == Tier.SUPERNODE
 
 
 def topology(cluster: Cluster) -> Topology:
@@ -54,7 +54,7 @@ def topology(cluster: Cluster) -> Topology:
     members: dict[str, list[str]] = {}
     for d in servers:  # model order = slot order on the leaf
         s = npu.get(d.name)
-        unit = s.domain("leaf") if s else None
+        unit = s.domain(DomainKind.LEAF) if s else None
         if unit is None:
             raise ValueError(f"NPU server {d.name} has no parameter-plane leaf")
         if unit.name not in access:
@@ -72,13 +72,13 @@ def topology(cluster: Cluster) -> Topology:
     tiers = fabric.tiers if fabric else 2
     above: list[tuple[str, dict[str, str]]] = []
     if tiers == 3:
-        above.append(("spine", named("pod")))  # vocabulary: scheduler level
+        above.append((Tier.SPINE, named(DomainKind.POD)))
     if tiers >= 2:
-        top = "spine" if tiers == 2 else "core"  # vocabulary: scheduler level
-        above.append((top, named("fabric")))
-    fabric_levels = _stack(Level("leaf", members, unit_of), above)
+        top = Tier.SPINE if tiers == 2 else Tier.CORE
+        above.append((top, named(DomainKind.FABRIC)))
+    fabric_levels = _stack(Level(Tier.LEAF, members, unit_of), above)
 
-    supernode_of = {n: x for n, x in named("supernode").items() if x}
+    supernode_of = {n: x for n, x in named(DomainKind.SUPERNODE).items() if x}
     if not supernode_of:
         return Topology(servers, access, fabric_levels, fabric_levels)
     if len(supernode_of) != len(servers):
@@ -86,8 +86,8 @@ def topology(cluster: Cluster) -> Topology:
     in_supernode: dict[str, list[str]] = {}
     for d in servers:
         in_supernode.setdefault(supernode_of[d.name], []).append(d.name)
-    base = Level("supernode", in_supernode, supernode_of)
-    levels = [("leaf", unit_of), *above]  # vocabulary: scheduler level
+    base = Level(Tier.SUPERNODE, in_supernode, supernode_of)
+    levels = [(Tier.LEAF, unit_of), *above]
     return Topology(servers, access, fabric_levels, _stack(base, levels))
 
 

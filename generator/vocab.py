@@ -1,5 +1,5 @@
-"""The closed vocabularies of the model: planes, device roles, link kinds, floor zones and rack
-kinds, each named once.
+"""The closed vocabularies of the model: planes, device roles, link kinds, floor zones, rack
+kinds, domain kinds, tiers (scheduler levels) and the twin's namespace kinds, each named once.
 
 Members are `StrEnum`s: they compare equal to, hash as and print as their strings, so the model's
 fields, the blueprint's keys and every output spell them as before. tests/unit/test_vocabulary.py
@@ -122,6 +122,47 @@ class Airflow(StrEnum):
     )
 
 
+class DomainKind(StrEnum):
+    """What a server's failure/scheduling domain is (`Domain.kind`, expand/ranks.py): every
+    output that groups servers spells these."""
+
+    RACK = "rack"
+    CDU = "cdu"
+    LEAF = "leaf"  # the access unit: a leaf, or a multi-rail group of leaves named first-last
+    POD = "pod"  # a pod of a 3-tier parameter plane
+    FABRIC = "fabric"  # everything above the leaves
+    SUPERNODE = "supernode"
+
+
+class Tier(StrEnum):
+    """How far apart servers are in the parameter plane: the scheduler's levels
+    (topology.Level.tier_name: supernode, leaf, spine, core) and the widest tier a parallel
+    group crosses (placement.tier_of, which also says server)."""
+
+    SERVER = "server"
+    SUPERNODE = "supernode"
+    LEAF = "leaf"
+    SPINE = "spine"
+    CORE = "core"
+
+
+class NsKind(StrEnum):
+    """What a twin network namespace stands for (twin/plan.py `Netns.kind`)."""
+
+    SWITCH = "switch"  # a CE switch's FRR
+    ROUTER = "router"  # a border router (NE) or its management VPN
+    FIREWALL = "firewall"  # a USG firewall
+    HOST = "host"  # a server's or node's OS, from its keyfiles
+    NPU = "npu"  # a server's NPU NICs (hccn)
+    BMC = "bmc"  # a server's BMC
+    OUTSIDE = "outside"  # the provider side beyond the border routers
+
+    @property
+    def routes(self) -> bool:
+        """Runs FRR: the switches, border routers and firewalls."""
+        return self in _ROUTERS
+
+
 _MANAGEMENT = frozenset({Plane.INBAND, Plane.OOB})
 _HOST_PLANES = frozenset({Plane.PARAMETER, Plane.STORAGE, Plane.BUSINESS, Plane.INBAND, Plane.OOB})
 _JUMBO = frozenset({Plane.PARAMETER, Plane.STORAGE})
@@ -129,3 +170,4 @@ _HOSTS = frozenset({Role.NPU_SERVER, Role.STORAGE_NODE, Role.MANAGEMENT_NODE})
 _LOWER = frozenset({Role.LEAF, Role.ACCESS})
 _UPPER = frozenset({Role.SPINE, Role.CORE})
 _BORDER = frozenset({Role.BORDER_ROUTER, Role.FIREWALL})
+_ROUTERS = frozenset({NsKind.SWITCH, NsKind.ROUTER, NsKind.FIREWALL})

@@ -75,7 +75,7 @@ def oversubscription(cluster: Cluster) -> Iterator[Finding]:
         capacity_down = fabric.down_lanes * fabric.down_speed
         capacity_up = fabric.uplinks * fabric.up_speed
         worse = capacity_down * b > capacity_up * a
-        leaves = cluster.devices_with("leaf", fabric.plane)
+        leaves = cluster.devices_with(Role.LEAF, fabric.plane)
         bad = [d.name for d in leaves if d.down_gbps * b > d.up_gbps * a]
         if worse or bad:
             yield Finding(
@@ -93,7 +93,7 @@ def oversubscription(cluster: Cluster) -> Iterator[Finding]:
                 f"({_ratio(capacity_down, capacity_up)}), {fabric.tiers} tiers",
                 where,
             )
-        spines = cluster.devices_with("spine", fabric.plane)
+        spines = cluster.devices_with(Role.SPINE, fabric.plane)
         if fabric.tiers == 3:  # a pod still filling up (growth) has spare uplinks, never fewer
             growing = cluster.growth.planned_servers > cluster.growth.servers
             unequal = [
@@ -294,7 +294,7 @@ def business_spof(cluster: Cluster) -> Iterator[Finding]:
             "networks.business.leaf.mlag: true)",
             ("networks", "business", "leaf", "mlag"),
         )
-    if len(cluster.devices_with("spine", "business")) < 2:
+    if len(cluster.devices_with(Role.SPINE, Plane.BUSINESS)) < 2:
         yield Finding(
             WARNING,
             Check.BUSINESS_SPOF,
@@ -302,7 +302,7 @@ def business_spof(cluster: Cluster) -> Iterator[Finding]:
             ("networks", "business", "spine", "count"),
         )
     for key, pair in (
-        ("router", settings.border_router_pair),
+        ("router", settings.border_router_pair),  # vocabulary: blueprint key
         ("firewall", settings.firewall_pair),  # vocabulary: blueprint key
     ):
         if not pair:
@@ -319,7 +319,7 @@ def legacy_design(cluster: Cluster) -> Iterator[Finding]:
     """The reasons for leaving the 百卡 design (the QCon 2025 Beijing talk 大模型在超大规模集群性能提升实践:
     "我们从多轨方案转变为单轨方案", "将 NFS 协议改为 DPC")."""
     settings = cluster.settings
-    fabric = cluster.fabric("parameter")
+    fabric = cluster.fabric(Plane.PARAMETER)
     if settings.parameter_rail == "multi" and fabric and cluster.npu_servers:
         devs = cluster.npu_servers[0].devices
         subnets = len({(d.ip >> (32 - d.prefix), d.prefix) for d in devs})

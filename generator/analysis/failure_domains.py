@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from generator.model import Cluster
-from generator.vocab import LinkKind, Plane, Role
+from generator.vocab import DomainKind, LinkKind, Plane, Role
 
 HOURS_PER_YEAR = 8766.0  # 365.25 days
 # the members topology() compares every device and link with, read once (vocab.py)
@@ -217,7 +217,7 @@ def topology(cluster: Cluster) -> _Index:
         p.cables.update(p.cable_legs)
         for peers in p.peers.values():
             p.cables.update(c for _, c in peers)
-    par = planes.get("parameter")
+    par = planes.get(Plane.PARAMETER)
     if par is not None:
         for sw, hosts in par.switch_hosts.items():
             pod = pod_of.get(sw, 0)
@@ -227,9 +227,9 @@ def topology(cluster: Cluster) -> _Index:
     shared = cluster.settings.storage_mode == "shared"
     storage_path = {}
     for s in cluster.npu_servers:
-        if Plane.STORAGE in planes and s.name in planes["storage"].host_ports:
+        if Plane.STORAGE in planes and s.name in planes[Plane.STORAGE].host_ports:
             storage_path[s.name] = Plane.STORAGE
-        elif shared and Plane.BUSINESS in planes and s.name in planes["business"].host_ports:
+        elif shared and Plane.BUSINESS in planes and s.name in planes[Plane.BUSINESS].host_ports:
             storage_path[s.name] = Plane.BUSINESS
         else:
             storage_path[s.name] = ""
@@ -253,13 +253,13 @@ def _job_domains(
 ) -> tuple[dict[int, dict[str, object]], dict[int, dict[object, int]], dict[int, str]]:
     """Job sizes worth reviewing, each with the domain a job of that size is placed in."""
     levels: list[tuple[str, dict[str, object]]] = [
-        ("leaf", {s.name: s.leaves for s in cluster.npu_servers})  # vocabulary: domain level
+        (DomainKind.LEAF, {s.name: s.leaves for s in cluster.npu_servers})
     ]
     if any(s.supernode is not None for s in cluster.npu_servers):
-        levels.append(("supernode", {s.name: s.supernode for s in cluster.npu_servers}))
-    fabric = cluster.fabric("parameter")
+        levels.append((DomainKind.SUPERNODE, {s.name: s.supernode for s in cluster.npu_servers}))
+    fabric = cluster.fabric(Plane.PARAMETER)
     if fabric is not None and fabric.tiers == 3 and fabric.pods > 1:
-        levels.append(("pod", {s.name: s.pod for s in cluster.npu_servers}))
+        levels.append((DomainKind.POD, {s.name: s.pod for s in cluster.npu_servers}))
     levels.append(("cluster", {s.name: 0 for s in cluster.npu_servers}))
     domains: dict[int, dict[str, object]] = {}
     domain_cards: dict[int, dict[object, int]] = {}
@@ -393,12 +393,12 @@ def impact(cluster: Cluster, failure: Failure, index: _Index | None = None) -> I
 
     for plane in (Plane.STORAGE, Plane.BUSINESS):
         interrupted.update(h for h in plane_cut.get(plane, ()) if ix.storage_path.get(h) == plane)
-    interrupted.update(h for h in plane_cut.get("inband", ()) if h in cards)
+    interrupted.update(h for h in plane_cut.get(Plane.INBAND, ()) if h in cards)
 
     # Slowed cards: NPU ports of running servers on a leaf (or in a pod) that lost bandwidth,
     # counted as cards (a port per die: ports_per_card).
     cards_slowed = 0
-    par = ix.planes.get("parameter")
+    par = ix.planes.get(Plane.PARAMETER)
     if par is not None and (leaf_lost_par or pod_lost):
         counted: set[str] = set()
         for sw in leaf_lost_par:

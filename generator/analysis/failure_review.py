@@ -21,7 +21,7 @@ from generator.analysis.failure_domains import (
     topology,
 )
 from generator.model import Cluster, Device, NpuServer
-from generator.vocab import LinkKind, Plane, Role
+from generator.vocab import DomainKind, LinkKind, Plane, Role
 
 
 def device_kind(d: Device) -> str:
@@ -200,7 +200,7 @@ def _cable_worst(cluster: Cluster, ix: _Index) -> Iterable[tuple[str, Failure, I
     """The worst parameter-plane host and uplink cable, found without evaluating every cable:
     the host cable reaching the most servers (then legs), the uplink cable carrying the largest
     share of its leaf's uplinks (ties: the lowest cable id)."""
-    par = ix.planes.get("parameter")
+    par = ix.planes.get(Plane.PARAMETER)
     if par is None:
         return
     rate = cluster.settings.cable_failure_rate
@@ -290,7 +290,7 @@ def _domain_label(server: NpuServer, level: str) -> str:
     domain = server.domain(level)
     if domain is None:  # level "cluster"
         return "the whole cluster"
-    if level == "leaf" and len(server.leaves) > 1:  # vocabulary: failure-domain level
+    if level == DomainKind.LEAF and len(server.leaves) > 1:
         return f"rail group {domain.name}"
     return f"{level} {domain.name}"
 

@@ -14,6 +14,8 @@ from generator.vocab import Plane
 # the planes whose cut hosts are counted beside the parameter plane's ranks
 PLANES = tuple(p for p in Plane if p.has_hosts and p != Plane.PARAMETER)
 
+HOST = "host"  # vocabulary: display text (the noun, counted by _n)
+
 
 def _num(x: float) -> str:
     """Stable text for a float: at most 6 significant digits, no float noise."""
@@ -82,7 +84,7 @@ def _contents(cluster: Cluster, row: ClassRow) -> str:
         return ""
     racks = (
         {row.worst}
-        if row.kind.startswith("rack")
+        if row.kind.startswith("rack")  # vocabulary: display text
         else set(next(c.racks for c in cluster.cdus if c.name == row.worst))
     )
     held = Counter(
@@ -108,9 +110,9 @@ def _effect(cluster: Cluster, rev: Review, row: ClassRow) -> str:
         parts.append(f"{_n(i.cards_slowed, 'card')} lose {' and '.join(lost)}")
     for p in PLANES:
         if i.hosts_cut.get(p):
-            parts.append(f"{p}: {_n(i.hosts_cut[p], 'host')} cut off")
+            parts.append(f"{p}: {_n(i.hosts_cut[p], HOST)} cut off")
         if i.hosts_degraded.get(p):
-            parts.append(f"{p}: {_n(i.hosts_degraded[p], 'host')} on fewer links")
+            parts.append(f"{p}: {_n(i.hosts_degraded[p], HOST)} on fewer links")
     if not parts:
         if row.kind in ("border router", "firewall"):
             role = cluster.device_by_name[row.worst].role
@@ -258,7 +260,7 @@ def markdown(cluster: Cluster, rev: Review) -> str:
         f"- The design check warns when one failure interrupts more than "
         f"`design.max_failure_share` = {limit:g} of the cards (failures no larger than one server "
         "are not counted).",
-        f"- Rates: racks {_num(rates.get('rack', 0))}, CDUs {_num(rates.get('cdu', 0))} and cables "
+        f"- Rates: racks {_num(rates.get('rack', 0))}, CDUs {_num(rates.get('cdu', 0))} and cables "  # vocabulary: blueprint key
         f"{_num(rates.get('cable', 0))} a year each (`design.failure_rates`); devices from the "
         "catalog. Cables on other planes than the parameter plane count in the job figures "
         "(in-band and single storage cables interrupt), not in the table.",

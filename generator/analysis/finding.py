@@ -8,7 +8,17 @@ from enum import StrEnum
 
 from generator.errors import YamlPath
 
-ERROR, WARNING, INFO = "error", "warning", "info"
+
+class Severity(StrEnum):
+    """How a finding weighs: an error stops the run, a warning too under --strict (unless its
+    check is accepted, design.accept), information only with --verbose."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 
 
 class Check(StrEnum):
@@ -44,7 +54,7 @@ class Check(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    severity: str  # error | warning | info
+    severity: Severity
     code: Check  # stable identifier, e.g. oversubscription
     message: str
     where: YamlPath = ()  # blueprint path the finding is about, when there is one

@@ -201,7 +201,7 @@ def npu_nic(cluster: Cluster) -> Iterator[Finding]:
     model in use (catalog `npu_nic`, from the tool's source): a refused address or MTU stops the
     generated files/hccn/<host>.sh (set -eu) at that NPU, and npu_nic fails the host."""
     pool = next((p for p in cluster.pools if p.plane == Plane.PARAMETER), None)
-    lossless = cluster.lossless_of("parameter")
+    lossless = cluster.lossless_of(Plane.PARAMETER)
     for nic in cluster.npu_nic_limits:
         unconfirmed = "" if nic.confirmed else " [unconfirmed]"
         if lossless is not None and lossless.mtu > nic.mtu_max:
@@ -222,7 +222,7 @@ def npu_nic(cluster: Cluster) -> Iterator[Finding]:
                 f"({nic.commands_source}); {', '.join('-' + c for c in left)} are left at the "
                 "driver's defaults [unconfirmed on this driver: `hccn_tool -i 0 -<setting> -g` on "
                 "a delivered server would settle each]",
-                ("compute", "server"),
+                ("compute", "server"),  # vocabulary: blueprint key
             )
         if pool is None:
             continue

@@ -21,7 +21,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from generator.model import Cluster
-from generator.vocab import Plane, Role
+from generator.vocab import DomainKind, Plane, Role
 
 MAX_LAYER_SHARE = 0.25
 ROLE_ORDER = (Role.LEAF, Role.ACCESS, Role.SPINE, Role.CORE)
@@ -37,7 +37,7 @@ class Rolling:
 
 def batch_domains(cluster: Cluster) -> dict[str, str]:
     """Device -> the failure domain a rolling batch takes at most one device of."""
-    leaf = {s.name: s.domain("leaf") for s in cluster.npu_servers}
+    leaf = {s.name: s.domain(DomainKind.LEAF) for s in cluster.npu_servers}
     out: dict[str, str] = {}
     for d in cluster.devices:
         if d.plane:

@@ -56,7 +56,7 @@ def plan(cluster: Cluster) -> dict[str, Any]:
             "formula": s.formula,
             "command": command(s, cluster),
         }
-        if s.kind == "server":
+        if s.kind == "server":  # vocabulary: acceptance scope
             entry["units"] = "every server"
         else:
             entry["units"] = [{"name": n, "leaves": list(ls)} for n, ls in s.units]

@@ -65,10 +65,10 @@ def _groups(cluster: Cluster) -> dict[str, list[tuple[str, int]]]:
     relays = sorted({s.gateway for s in cluster.subnets if s.dhcp_relay})
     return {
         "management-nodes": mgmt,
-        "switch-management": [pools["oob"]],
+        "switch-management": [pools[Plane.OOB]],
         "dhcp-relays": [(ip(a), 32) for a in relays],  # the relay sends from its gateway address
-        "bmc": [pools["oob"]],
-        "business-hosts": [pools["business"]],
+        "bmc": [pools[Plane.OOB]],
+        "business-hosts": [pools[Plane.BUSINESS]],
         "outside": [],
     }
 
@@ -265,7 +265,7 @@ def _ospf(o: BorderOspf | None) -> Config:
         "area": OSPF_AREA,
         "networks": [{"address": ip(n), "wildcard": wildcard(p)} for n, p in o.networks],
         "default_route_advertise": o.originate_default,
-        "zone": _zone("border"),  # a firewall's OSPF links face the routers
+        "zone": _zone(Plane.BORDER),  # a firewall's OSPF links face the routers
     }
 
 

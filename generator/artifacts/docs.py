@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from markupsafe import Markup
 
 from generator import render
-from generator.analysis import Analysis
+from generator.analysis import ERROR, WARNING, Analysis
 from generator.analysis.failure_text import markdown, one_failure
 from generator.analysis.growth_cost import summary as growth_summary
 from generator.artifacts import OutputFile
@@ -340,7 +340,7 @@ def report_html(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) 
         kinds=sorted(KIND_COLOURS.items()),
         cdus=cdu_rows(cluster),
         bom=bom_rows(analysis),
-        problems=[row for row in finding_rows(analysis) if row[0] in ("error", "warning")],
+        problems=[row for row in finding_rows(analysis) if row[0] in (ERROR, WARNING)],
         growth=growth_status(cluster),
         growth_cost=growth_summary(analysis.growth) if analysis.growth else None,
         findings=finding_rows(analysis),

@@ -191,7 +191,7 @@ def plane_graph(cluster: Cluster, plane: str, links: list | None = None) -> Grap
             key = f"provider@{u.device}"
             meta[key] = (
                 f"provider<br/>gateway {ip(u.gateway)}",
-                LEVEL["border-router"] + 1,
+                LEVEL[Role.BORDER_ROUTER] + 1,
                 "provider",  # vocabulary: drawing node kind
             )
             edges[(group(by_name[u.device])[0], key)] = [1, 0, {0}, f"hand-off {u.port}"]

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 from generator.artifacts import OutputFile
 from generator.model import NIC_COMMANDS, Cluster, Lossless, NpuServer, ip, netmask
+from generator.vocab import Plane
 
 HCCN_TOOL = "/usr/local/Ascend/driver/tools/hccn_tool"
 # DCQCN: `-dcqcn -s enable <0|1> alg_mode <0|1>` takes exactly four words (hicann/driver
@@ -97,7 +98,7 @@ def commands(server: NpuServer, lossless: Lossless, sets: tuple[str, ...] = ALL)
 
 
 def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
-    lossless = cluster.lossless_of("parameter")
+    lossless = cluster.lossless_of(Plane.PARAMETER)
     for s in cluster.npu_servers:
         sets = _commands(cluster, s)
         yield OutputFile(f"files/hccn/{s.name}.conf", conf(s, lossless, sets).encode())

@@ -22,7 +22,7 @@ from generator.artifacts import OutputFile
 from generator.model import Cluster, ip
 from generator.names import HOST_GROUP, PARENTS, SWITCH_GROUP, groups
 from generator.structured_yaml import Template, variables_file
-from generator.vocab import LinkKind, Plane
+from generator.vocab import DomainKind, LinkKind, Plane
 
 
 def _cidr(addr: int, prefix: int) -> str:
@@ -61,7 +61,7 @@ def host_vars(cluster: Cluster) -> dict[str, dict[str, Any]]:
                 v["licences"] = [lic.name for lic in d.licences]
             out[d.name] = v
             continue
-        inband = planes.get("inband")
+        inband = planes.get(Plane.INBAND)
         if d.mgmt is not None:
             v["ansible_host"] = ip(d.mgmt.ip)
         if inband:
@@ -69,11 +69,11 @@ def host_vars(cluster: Cluster) -> dict[str, dict[str, Any]]:
             v["inband_gateway"] = ip(inband[0].gateway)
             if d.mgmt is not None and d.mgmt.routes:
                 v["inband_routes"] = [_cidr(net, prefix) for net, prefix in d.mgmt.routes]
-        bmc = planes.get("oob")
+        bmc = planes.get(Plane.OOB)
         if bmc:
             v["bmc_address"] = _cidr(bmc[0].ip, bmc[0].prefix)
         v.update(rack=d.rack, rack_u=d.u, model=d.model)
-        stor = planes.get("storage")
+        stor = planes.get(Plane.STORAGE)
         if stor:
             v["storage_nics"] = [
                 {"port": a.port, "address": _cidr(a.ip, a.prefix), "gateway": ip(a.gateway)}
@@ -82,7 +82,7 @@ def host_vars(cluster: Cluster) -> dict[str, dict[str, Any]]:
             nic = cluster.storage_nic_of(d.model)
             if nic is not None:  # what roles/storage_nic_qos checks the ports' driver against
                 v["storage_nic_driver"] = nic.driver
-        biz = planes.get("business")
+        biz = planes.get(Plane.BUSINESS)
         if biz:
             a = biz[0]
             v["business_bond"] = {
@@ -93,7 +93,7 @@ def host_vars(cluster: Cluster) -> dict[str, dict[str, Any]]:
             }
         s = servers.get(d.name)
         if s:  # the domains as every output names them (monitoring, scheduler, failures)
-            for kind in ("pod", "supernode"):
+            for kind in (DomainKind.POD, DomainKind.SUPERNODE):
                 domain = s.domain(kind)
                 if domain is not None:
                     v[kind] = domain.name
@@ -204,7 +204,7 @@ def all_vars(cluster: Cluster) -> dict[str, Any]:
         ),
         "software_versions": dict(hs.software_versions),
         "npu_per_server": cluster.cards_per_server,
-        "lossless": classes.get("parameter", {}),
+        "lossless": classes.get(Plane.PARAMETER, {}),
         "hccl_env": dict(cluster.hccl_env),
         "storage_access": hs.storage_access,
         "storage_mode": cluster.settings.storage_mode,
@@ -216,7 +216,7 @@ def all_vars(cluster: Cluster) -> dict[str, Any]:
         "thermal_guard": dict(hs.thermal_guard),
     }
     if Plane.STORAGE in classes:  # the storage NICs' RoCE class (roles/storage_nic_qos)
-        out["storage_lossless"] = classes["storage"]
+        out["storage_lossless"] = classes[Plane.STORAGE]
     return out
 
 

@@ -25,7 +25,7 @@ import yaml
 
 from generator.artifacts import OutputFile
 from generator.model import Cluster, Device, NpuServer, ip
-from generator.vocab import Plane, Role
+from generator.vocab import DomainKind, Plane, Role
 
 NPU_EXPORTER_PORT = 8082  # MindCluster NPU Exporter default (-port=8082)
 SNMP_EXPORTER = "127.0.0.1:9116"  # snmp_exporter's default port, next to Prometheus
@@ -48,7 +48,7 @@ CDU_HOT_CARDS = 16  # cards over the derate temperature on one CDU at once: susp
 def _spine_group(s: NpuServer) -> str:
     """The server's pod (3 tiers), else the whole fabric above its leaves: the model's domain
     names, the same as the scheduler's HyperNodes (files/scheduler)."""
-    domain = s.domain("pod") or s.domain("fabric")
+    domain = s.domain(DomainKind.POD) or s.domain(DomainKind.FABRIC)
     return domain.name if domain else ""
 
 
@@ -66,10 +66,10 @@ def npu_targets(cluster: Cluster) -> list[dict[str, Any]]:
             "rack": d.rack,
             "pod": _spine_group(s),
         }
-        for kind in ("leaf", "supernode", "cdu"):
+        for kind in (DomainKind.LEAF, DomainKind.SUPERNODE, DomainKind.CDU):
             domain = s.domain(kind)
             if domain is not None:  # a multi-rail server's access unit is its group of leaves
-                rails = kind == "leaf" and len(s.leaves) > 1  # vocabulary: scheduler domain
+                rails = kind == DomainKind.LEAF and len(s.leaves) > 1
                 labels["rail_group" if rails else kind] = domain.name
         out.append({"targets": [f"{ip(address)}:{NPU_EXPORTER_PORT}"], "labels": labels})
     return out
@@ -80,11 +80,11 @@ def snmp_targets(cluster: Cluster) -> list[dict[str, Any]]:
     groups: dict[int | None, str] = {}  # pod index -> its name, or None -> the whole fabric's
     supernodes: dict[str, set[str]] = {}
     for s in cluster.npu_servers:
-        sn = s.domain("supernode")
-        for kind in ("pod", "fabric"):
+        sn = s.domain(DomainKind.SUPERNODE)
+        for kind in (DomainKind.POD, DomainKind.FABRIC):
             domain = s.domain(kind)
             if domain is not None:
-                groups[domain.index if kind == "pod" else None] = domain.name
+                groups[domain.index if kind == DomainKind.POD else None] = domain.name
         for leaf in s.leaves:
             supernodes.setdefault(leaf, set()).add(sn.name if sn else "")
     out = []
@@ -111,14 +111,14 @@ def _switch_labels(
         "rack": d.rack,
     }
     if d.role.is_lower:
-        labels["leaf"] = d.name
+        labels["leaf"] = d.name  # vocabulary: alert label
     if d.plane == Plane.PARAMETER and d.role in (Role.LEAF, Role.SPINE):
         pod = groups.get(d.pod or 0) or groups.get(None)
         if pod:
-            labels["pod"] = pod
+            labels["pod"] = pod  # vocabulary: alert label
     sn = supernodes.get(d.name, set())
     if len(sn) == 1 and min(sn):
-        labels["supernode"] = min(sn)
+        labels["supernode"] = min(sn)  # vocabulary: alert label
     return labels
 
 

@@ -29,6 +29,7 @@ from generator.artifacts import OutputFile
 from generator.model import Cluster, NpuServer, ip
 from generator.structured_yaml import indented
 from generator.topology import PLANE, Level, Topology, topology
+from generator.vocab import DomainKind
 
 MANAGED_BY = ("app.kubernetes.io/managed-by", "wanka")
 HYPERNODE_API = "topology.volcano.sh/v1alpha1"
@@ -217,7 +218,7 @@ def node_labels(cluster: Cluster, topo: Topology) -> dict[str, dict[str, str]]:
             labels["accelerator-type"] = kind
         labels["host-arch"] = HOST_ARCH
         labels["workerselector"] = WORKER_SELECTOR
-        supernode, rack = model.domain("supernode"), model.domain("rack")
+        supernode, rack = model.domain(DomainKind.SUPERNODE), model.domain(DomainKind.RACK)
         if supernode is not None:  # MindCluster's spelling: the domain indexes
             labels["huawei.com/topotree"] = TOPOTREE
             # the rank table's super_pod_id (the hardware's, or the planned supernode's)

@@ -85,6 +85,8 @@ DFS_PRIORITY = (150, 120)  # (peer-link a side, b side)
 # ---------------------------------------------------------------------------------------------
 # Feature areas
 
+BMC = "bmc"  # vocabulary: output key (the BMC ports' interface profile)
+
 
 def system(dev: Device, cx: Context) -> Config:
     return {
@@ -231,7 +233,7 @@ def port_profiles(dev: Device, cx: Context) -> dict[str, Config]:
         out = {"host": host, **others, **out}  # vocabulary: output key
         if plane == Plane.OOB:  # BMCs share the VLAN with the management ports: each BMC reaches
             # the gateway and the switches, never another BMC (review 1 finding 16, review 3 #2)
-            out["bmc"] = {**host, "isolate_group": ISOLATE_GROUP}  # vocabulary: output key
+            out[BMC] = {**host, "isolate_group": ISOLATE_GROUP}
     return out
 
 
@@ -278,7 +280,7 @@ def interfaces(dev: Device, cx: Context) -> Config:
             trunk_hosts.append(e)
         elif kind != uplink and subnet is not None:
             sn = cx.host_subnet.get((e.far, e.far_port), subnet)
-            profile = "bmc" if cx.cluster.isolated(link) else _host_profile(sn, subnet)
+            profile = BMC if cx.cluster.isolated(link) else _host_profile(sn, subnet)
             ports.append({"name": e.port, "peer": peer, "profile": profile})
         elif e.local_ip and link.plane == border:  # toward a firewall, statically routed
             ports.append(

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from generator.errors import Problem, YamlPath
+from generator.vocab import DomainKind
 
 KEYS = ("device_id", "npu_id", "chip_id", "sdid", "super_pod_id", "server_index")
 ID_MAX = 2**32 - 1
@@ -196,7 +197,7 @@ def server_problems(hosts: Mapping[str, Sequence[Any]], servers: Sequence[Any]) 
             )
             continue
         problems += [p for d in dies for p in _die_problems(s, d)]
-        supernode = s.domain("supernode")
+        supernode = s.domain(DomainKind.SUPERNODE)
         if supernode is not None:
             pod = dies[0].super_pod_id
             pods.setdefault(supernode.name, {}).setdefault(pod, []).append(s.name)

@@ -28,10 +28,10 @@ from generator.vocab import Plane, Role
 Data = Mapping[str, Any]
 Check = Callable[[Data, Catalog], list[Problem]]
 
-SWITCH = "switch"
+SWITCH = "switch"  # vocabulary: catalog kind
 # Host models used by the blueprint, with the catalog kind each must be.
 HOST_MODEL_PATHS: Mapping[YamlPath, str] = {
-    ("compute", "server"): "npu-server",
+    ("compute", "server"): "npu-server",  # vocabulary: blueprint key
     ("zones", "storage", "nodes", "model"): "storage-node",
     ("zones", "management", "model"): "management-node",
 }
@@ -228,7 +228,7 @@ def cards_problems(data: Data, catalog: Catalog) -> list[Problem]:
     if not model.npus:
         return [
             Problem(
-                ("compute", "server"),
+                ("compute", "server"),  # vocabulary: blueprint key
                 f"'{model.name}' has no NPUs, so compute.cards cannot be met",
                 "give compute.servers, or set npus in the catalog entry",
             )

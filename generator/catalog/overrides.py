@@ -34,9 +34,9 @@ IFNAMSIZ = 16  # include/uapi/linux/if.h; a name is at most IFNAMSIZ - 1 charact
 # The port roles every NPU server of a cluster is cabled by (generator.expand.devices
 # host_endpoints): without them a plane has no server ports and the expansion cannot wire it.
 NPU_SERVER_ROLES = {
-    "npu": "the parameter plane, one port per NPU die",
-    "business": "the business plane (networks.business) bonds them",
-    "inband": "the in-band address is HCCL_IF_IP and the rank table's host_ip",
+    "npu": "the parameter plane, one port per NPU die",  # vocabulary: host port
+    "business": "the business plane (networks.business) bonds them",  # vocabulary: host port
+    "inband": "the in-band address is HCCL_IF_IP and the rank table's host_ip",  # vocabulary: host port
 }
 _NIC_HINT = (
     "a Linux interface name has 1 to 15 characters, none of them '/', ':' or a space, and is "

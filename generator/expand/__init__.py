@@ -279,13 +279,13 @@ def _expand(
     for plane, b in builds.items():
         placer.plane(specs[plane], b)
     placer.border(bp)
-    specs["oob"], oob = problems.plane(specs["oob"], placer.oob_endpoints(hosts), catalog)
+    specs[Plane.OOB], oob = problems.plane(specs[Plane.OOB], placer.oob_endpoints(hosts), catalog)
     if oob is None:
         problems.check()
     assert oob is not None
-    builds["oob"] = oob
-    placer.plane(specs["oob"], builds["oob"])
-    progress(f"oob plane: {len(builds['oob'].leaves)} access switches")
+    builds[Plane.OOB] = oob
+    placer.plane(specs[Plane.OOB], builds[Plane.OOB])
+    progress(f"oob plane: {len(builds[Plane.OOB].leaves)} access switches")
 
     splits = {
         sw.name: sw.splits for b in builds.values() for sw in (*b.leaves, *b.spines, *b.cores)
@@ -298,7 +298,7 @@ def _expand(
         pool = bp.networks.storage.pool
         shared = problems.attempt(shared_storage_addresses, pool, attached.shared_storage, where)
         if shared is not None:
-            addrs["storage"] = shared
+            addrs[Plane.STORAGE] = shared
     plane_pools = {p: specs[p].pool for p in (Plane.BUSINESS, Plane.INBAND, Plane.OOB)}
     routing = problems.attempt(border_routing, bp, plane_pools, attached)
     problems.check()
@@ -312,9 +312,9 @@ def _expand(
     wire_sets = [
         WireSet(p, PLANE_CODE[p].upper(), b.wires, addrs[p].p2p) for p, b in builds.items()
     ]
-    wire_sets.append(WireSet("border", "BRD", attached.border, routing.p2p))
+    wire_sets.append(WireSet(Plane.BORDER, "BRD", attached.border, routing.p2p))
     if attached.shared_storage:
-        wire_sets.append(WireSet("storage", "STO", attached.shared_storage))
+        wire_sets.append(WireSet(Plane.STORAGE, "STO", attached.shared_storage))
     links, trunks = cable(wire_sets, floor, rack_by, catalog, splits)
     progress(f"{len(links):,} links cabled")
     devs = link_facts(ecmp_paths(devs, links), links)
@@ -328,7 +328,7 @@ def _expand(
     fabrics = tuple(fabric(specs[plane], b) for plane, b in builds.items())
     pools = (*(a.pool for a in addrs.values()), *routing.pools)
     by_name = {d.name: d for d in devs}
-    namer = domain_namer(by_name, racks, cdus, _fabric_of(fabrics, "parameter"))
+    namer = domain_namer(by_name, racks, cdus, _fabric_of(fabrics, Plane.PARAMETER))
     servers = npu_servers(devs, links, addrs, hosts.model, namer)
     version = rank_table_version(bp, servers)
     servers, missing = apply_facts(servers, facts, version)
@@ -354,7 +354,7 @@ def _expand(
         facts_file=facts.file if facts else "",
         trunks=trunks,
         hccl_env=hccl_environment(
-            bp, lossless_of("parameter", bp.networks.parameter.lossless, npu_mtu_limit)
+            bp, lossless_of(Plane.PARAMETER, bp.networks.parameter.lossless, npu_mtu_limit)
         ),
         services=svc,
         routes=routing.routes,
@@ -362,7 +362,7 @@ def _expand(
         source_nat=routing.nat,
         border_ospf=routing.ospf,
         flows=required_flows(bp),
-        scheduler=scheduler_settings(bp, _fabric_of(fabrics, "parameter")),
+        scheduler=scheduler_settings(bp, _fabric_of(fabrics, Plane.PARAMETER)),
         host_settings=host_settings(bp, version),
         settings=resolve_settings(bp, catalog),
         growth=grown,
@@ -376,7 +376,7 @@ def _expand(
             bp,
             servers,
             links,
-            _fabric_of(fabrics, "parameter"),
+            _fabric_of(fabrics, Plane.PARAMETER),
             {s.name: hosts.model[s.name] for s in servers},
         ),
     )
@@ -387,7 +387,7 @@ def _expand(
 
 def _acceptance(bp: Blueprint, c: Cluster, catalog: Catalog):
     models = {s.name: catalog.hosts[c.device_by_name[s.name].model] for s in c.npu_servers}
-    return acceptance_plan(bp, c.npu_servers, c.links, c.fabric("parameter"), models)
+    return acceptance_plan(bp, c.npu_servers, c.links, c.fabric(Plane.PARAMETER), models)
 
 
 def _fabric_of(fabrics: tuple[Fabric, ...], plane: str) -> Fabric | None:

@@ -25,7 +25,7 @@ import msgspec
 from generator.blueprint.spec import Blueprint
 from generator.catalog import HostModel
 from generator.model import Acceptance, AcceptanceScope, Fabric, Link, NpuServer
-from generator.vocab import LinkKind, Plane
+from generator.vocab import DomainKind, LinkKind, Plane
 
 Units = tuple[tuple[str, tuple[str, ...]], ...]
 
@@ -57,12 +57,12 @@ def acceptance_plan(
     unit_pod: dict[str, str] = {}
     supernodes: dict[str, list[str]] = {}
     for s in servers:
-        unit = s.domain("leaf")
+        unit = s.domain(DomainKind.LEAF)
         name = unit.name if unit else s.name
         leaves.setdefault(name, []).append(s.name)
-        pod = s.domain("pod")
+        pod = s.domain(DomainKind.POD)
         unit_pod[name] = pod.name if pod else ""
-        sn = s.domain("supernode")
+        sn = s.domain(DomainKind.SUPERNODE)
         if sn and name not in supernodes.setdefault(sn.name, []):
             supernodes[sn.name].append(name)
     port_gbps = _port_gbps(servers, links)
@@ -97,7 +97,7 @@ def acceptance_plan(
     server_units = tuple((s.name, (s.name,)) for s in servers)
     if hccs:
         out += scope(
-            kind="server",
+            kind="server",  # vocabulary: acceptance scope
             ops=("all_reduce",),
             units=server_units,
             tiers="HCCS",
@@ -106,7 +106,7 @@ def acceptance_plan(
         )
     else:
         out += scope(
-            kind="server",
+            kind="server",  # vocabulary: acceptance scope
             ops=("all_reduce",),
             units=server_units,
             tiers="HCCS",
@@ -132,7 +132,7 @@ def acceptance_plan(
     if len(pods) > 1:
         units = tuple((p, tuple(ls)) for p, ls in pods.items())
         out += scope(
-            kind="pod",
+            kind="pod",  # vocabulary: acceptance scope
             ops=("all_reduce",),
             units=units,
             tiers="leaf, spine",
@@ -142,7 +142,7 @@ def acceptance_plan(
     if len(supernodes) > 1:
         units = tuple((sn, tuple(ls)) for sn, ls in supernodes.items())
         out += scope(
-            kind="supernode",
+            kind="supernode",  # vocabulary: acceptance scope
             ops=("all_reduce",),
             units=units,
             tiers="supernode interconnect",
@@ -185,7 +185,7 @@ def acceptance_plan(
 
 
 def _servers_of(kind: str, unit: tuple[str, tuple[str, ...]], leaves: Mapping) -> list[str]:
-    if kind == "server":
+    if kind == "server":  # vocabulary: acceptance scope
         return [unit[0]]
     return [s for leaf in unit[1] for s in leaves[leaf]]
 

@@ -148,13 +148,13 @@ def attach(
     border = border_devices(bp)
     firewalls = [name for name, role, _ in border if role == Role.FIREWALL]
     routers = [name for name, role, _ in border if role == Role.BORDER_ROUTER]
-    faces |= dict.fromkeys(routers, "border")
+    faces |= dict.fromkeys(routers, Plane.BORDER)
     ports = FreePorts(builds, switch_model, splits, [*faces, *firewalls])
 
     def uplink(a: str, b: str, where: YamlPath) -> Wire:
         # the firewall end is a whole port: a cable's split end is its far (b) end
-        pa = ports.take(a, BORDER_SPEED, where, "border", whole=True)
-        pb = ports.take(b, BORDER_SPEED, where, "border")
+        pa = ports.take(a, BORDER_SPEED, where, Plane.BORDER, whole=True)
+        pb = ports.take(b, BORDER_SPEED, where, Plane.BORDER)
         return Wire(
             kind=LinkKind.UPLINK,
             a_device=a,
@@ -167,15 +167,15 @@ def attach(
 
     where = ("zones", "border")
     wires = [uplink(fw, t, where) for fw in firewalls for t in faces]
-    uplinks = {r: ports.take(r, BORDER_SPEED, where, "provider") for r in routers}
+    uplinks = {r: ports.take(r, BORDER_SPEED, where, Plane.PROVIDER) for r in routers}
     storage: list[Wire] = []
     if bp.networks.storage.mode == "shared":
         where = ("networks", "storage", "mode")
         for node in hosts.storage_nodes:
-            spec = hosts.model[node].port("storage")
+            spec = hosts.model[node].port("storage")  # vocabulary: host port
             for p, port in enumerate(spec.names if spec else ()):
                 sp = biz_spines[p % len(biz_spines)]
-                pb = ports.take(sp, spec.speed, where, "storage")
+                pb = ports.take(sp, spec.speed, where, Plane.STORAGE)
                 storage.append(
                     Wire(
                         kind=LinkKind.HOST,
@@ -226,13 +226,13 @@ def border_routing(bp: Blueprint, pools: Mapping[str, str], attached: Attached) 
         plane: base + ((1 << (32 - length)) // 8) * BORDER_REGION
         for plane, (base, length) in bases.items()
     }
-    nxt["border"] = net
+    nxt[Plane.BORDER] = net
     p2p: dict[int, tuple[int, int]] = {}
     for i, w in enumerate(attached.border):
         plane = attached.faces[w.b_device]
         p2p[i] = (nxt[plane], nxt[plane] + 1)
         nxt[plane] += 2
-    if nxt["border"] > net + (1 << (32 - prefix)):
+    if nxt[Plane.BORDER] > net + (1 << (32 - prefix)):
         raise BlueprintError(
             [
                 Problem(
@@ -244,7 +244,7 @@ def border_routing(bp: Blueprint, pools: Mapping[str, str], attached: Attached) 
         )
     firewalls = sorted({w.a_device for w in attached.border})
     rank = {fw: i for i, fw in enumerate(firewalls)}
-    want = {Plane.BUSINESS: (0, 0), Plane.INBAND: bases["oob"], Plane.OOB: bases["inband"]}
+    want = {Plane.BUSINESS: (0, 0), Plane.INBAND: bases[Plane.OOB], Plane.OOB: bases[Plane.INBAND]}
     routes: list[Route] = []
     for i, w in enumerate(attached.border):
         fw_ip, far_ip = p2p[i]
@@ -255,7 +255,7 @@ def border_routing(bp: Blueprint, pools: Mapping[str, str], attached: Attached) 
             routes.append(Route(w.b_device, *dest, fw_ip, preference, advertise=True))
             routes.append(Route(w.a_device, *bases[plane], far_ip))
         else:
-            routes.append(Route(w.b_device, *bases["business"], fw_ip, preference))
+            routes.append(Route(w.b_device, *bases[Plane.BUSINESS], fw_ip, preference))
             routes.append(
                 Route(
                     device=w.a_device,
@@ -282,14 +282,14 @@ def border_routing(bp: Blueprint, pools: Mapping[str, str], attached: Attached) 
             Uplink(device=router, port=port, ip=pnet + 2 * k, prefix=31, gateway=pnet + 2 * k + 1)
         )
         routes.append(Route(router, 0, 0, pnet + 2 * k + 1))
-    nat = source_nat(border, firewalls, bases["business"], len(uplinks))
+    nat = source_nat(border, firewalls, bases[Plane.BUSINESS], len(uplinks))
     section = {n.device: n for n in nat}
     for i, w in enumerate(attached.border):  # each router: a firewall's section to that firewall
         if attached.faces[w.b_device] == Plane.BORDER:
             s = section[w.a_device]
             routes.append(Route(w.b_device, s.network, s.prefix, p2p[i][0]))
     routes.sort(key=lambda r: (r.device, r.vrf, r.network, r.prefix, r.preference, r.next_hop))
-    used = nxt["border"] - net
+    used = nxt[Plane.BORDER] - net
     pools_out = (
         Pool(plane=Plane.BORDER, network=net, prefix=prefix, used=used),
         Pool(plane=Plane.PROVIDER, network=pnet, prefix=pprefix, used=2 * len(uplinks)),
@@ -372,7 +372,7 @@ def shared_storage_addresses(pool_text: str, wires: list[Wire], where: YamlPath)
         raise BlueprintError(
             [Problem(where, f"pool {pool_text} is too small for the shared storage plane")]
         )
-    vlan = HOST_VLAN["storage"]
+    vlan = HOST_VLAN[Plane.STORAGE]
     subnets, addresses = [], []
     for i, (spine, ws) in enumerate(ports.items()):
         net = network + i * size

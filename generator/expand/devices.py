@@ -86,12 +86,13 @@ def host_endpoints(hosts: Hosts, floor: Floor) -> dict[str, list[Endpoint]]:
         return out
 
     return {
-        Plane.PARAMETER: endpoints(hosts.servers, "npu"),
-        Plane.STORAGE: endpoints(hosts.servers, "storage")
-        + endpoints(hosts.storage_nodes, "storage"),
-        Plane.BUSINESS: endpoints(hosts.servers, "business"),
+        Plane.PARAMETER: endpoints(hosts.servers, "npu"),  # vocabulary: host port
+        Plane.STORAGE: endpoints(hosts.servers, "storage")  # vocabulary: host port
+        + endpoints(hosts.storage_nodes, "storage"),  # vocabulary: host port
+        Plane.BUSINESS: endpoints(hosts.servers, "business"),  # vocabulary: host port
         Plane.INBAND: endpoints(
-            hosts.servers + hosts.storage_nodes + hosts.management_nodes, "inband"
+            hosts.servers + hosts.storage_nodes + hosts.management_nodes,
+            "inband",  # vocabulary: host port
         ),
     }
 
@@ -199,7 +200,7 @@ class Placer:
                 for slot in floor.rows[(zone, row)]:
                     for dev in slot.devices:
                         if dev in hosts.model:
-                            spec = hosts.model[dev].port("bmc")
+                            spec = hosts.model[dev].port("bmc")  # vocabulary: host port
                             if spec:
                                 out.append(
                                     Endpoint(

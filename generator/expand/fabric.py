@@ -170,7 +170,7 @@ def _leaves(
     for group in groups:
         names = []
         for _r in range(rails):
-            sw = Switch(f"{code}-{name}-{len(leaves) + 1:04d}", "leaf", len(leaves))
+            sw = Switch(f"{code}-{name}-{len(leaves) + 1:04d}", Role.LEAF, len(leaves))
             if plan.split != "none":
                 sw.splits = {parent: plan.split for _, parent in plan.lanes}
             leaves.append(sw)

@@ -82,7 +82,7 @@ def plane_specs(bp: Blueprint) -> dict[str, PlaneSpec]:
             multi_rail=pn.rail == "multi",
             dual_homed=False,
             upper_zone=Zone.TRAINING,
-            vlan=HOST_VLAN["parameter"],
+            vlan=HOST_VLAN[Plane.PARAMETER],
         ),
         Plane.STORAGE: PlaneSpec(
             plane=Plane.STORAGE,
@@ -98,7 +98,7 @@ def plane_specs(bp: Blueprint) -> dict[str, PlaneSpec]:
             pool=sn.pool,
             routing="bgp",
             upper_zone=Zone.TRAINING,
-            vlan=HOST_VLAN["storage"],
+            vlan=HOST_VLAN[Plane.STORAGE],
         ),
         Plane.BUSINESS: PlaneSpec(
             plane=Plane.BUSINESS,
@@ -117,7 +117,7 @@ def plane_specs(bp: Blueprint) -> dict[str, PlaneSpec]:
             peer_links=2 if bn.leaf.mlag else 0,
             subnet_per_group=True,
             bond="bond0",
-            vlan=bn.vlan or HOST_VLAN["business"],
+            vlan=bn.vlan or HOST_VLAN[Plane.BUSINESS],
         ),
     }
     for plane in (Plane.INBAND, Plane.OOB):
@@ -142,7 +142,7 @@ def plane_specs(bp: Blueprint) -> dict[str, PlaneSpec]:
             vlan=HOST_VLAN[plane],
         )
     if sn.mode == "shared":
-        del specs["storage"]
+        del specs[Plane.STORAGE]
     return specs
 
 

@@ -24,9 +24,9 @@ from generator.model import (
     Rack,
 )
 from generator.records import replace
-from generator.vocab import LinkKind, Plane, RackKind, Role, Zone
+from generator.vocab import DomainKind, LinkKind, Plane, RackKind, Role, Zone
 
-CODE = PLANE_CODE["parameter"]
+CODE = PLANE_CODE[Plane.PARAMETER]
 
 
 def supernode_name(index: int) -> str:
@@ -47,9 +47,9 @@ def npu_servers(
         (x.a_device, x.a_port): x.b_device for x in links if x.plane == parameter and x.kind == host
     }
     npu_addr: dict[str, list] = {}
-    for a in addrs["parameter"].addresses if Plane.PARAMETER in addrs else ():
+    for a in addrs[Plane.PARAMETER].addresses if Plane.PARAMETER in addrs else ():
         npu_addr.setdefault(a.device, []).append(a)
-    inband = {a.device: a.ip for a in addrs["inband"].addresses}
+    inband = {a.device: a.ip for a in addrs[Plane.INBAND].addresses}
     pod = {d.name: d.pod or 0 for d in devices if d.role == leaf and d.plane == parameter}
     leaf_index = {d.name: d.index for d in devices if d.role == leaf and d.plane == parameter}
     found = []
@@ -115,19 +115,23 @@ def domain_namer(
     tiers, par-cores in 3) and supernode. Indexes: racks and CDUs in floor order, access units
     by their first leaf's index, pods and supernodes by the model's numbers."""
     rack_ids = {
-        r.name: Domain(kind="rack", index=i, name=r.name)
+        r.name: Domain(kind=DomainKind.RACK, index=i, name=r.name)
         for i, r in enumerate(
             x for x in racks if x.zone == Zone.TRAINING and x.kind == RackKind.COMPUTE
         )
     }
     cdu_of = {
-        r: Domain(kind="cdu", index=i, name=c.name) for i, c in enumerate(cdus) for r in c.racks
+        r: Domain(kind=DomainKind.CDU, index=i, name=c.name)
+        for i, c in enumerate(cdus)
+        for r in c.racks
     }
     tiers = fabric.tiers if fabric else 2
     top = None
     if tiers >= 2:
         top = Domain(
-            kind="fabric", index=0, name=f"{CODE}-spines" if tiers == 2 else f"{CODE}-cores"
+            kind=DomainKind.FABRIC,
+            index=0,
+            name=f"{CODE}-spines" if tiers == 2 else f"{CODE}-cores",
         )
     units: dict[tuple[str, ...], tuple[Domain, ...]] = {}
 
@@ -136,12 +140,12 @@ def domain_namer(
         name = leaves[0].name
         if len(leaves) > 1:
             name += "-" + leaves[-1].name.rsplit("-", 1)[-1]
-        leaf = Domain(kind="leaf", index=leaves[0].index, name=name)  # vocabulary: domain kind
+        leaf = Domain(kind=DomainKind.LEAF, index=leaves[0].index, name=name)
         out = [leaf]
         pods = {leaf.pod for leaf in leaves}
         if tiers == 3 and len(pods) == 1:
             p = pods.pop() or 0
-            out.append(Domain(kind="pod", index=p, name=f"{CODE}-pod{p + 1:02d}"))
+            out.append(Domain(kind=DomainKind.POD, index=p, name=f"{CODE}-pod{p + 1:02d}"))
         return tuple(out)
 
     def domains(d: Device, leaf_names: tuple[str, ...]) -> tuple[Domain, ...]:
@@ -154,7 +158,9 @@ def domain_namer(
             out.append(top)
         if d.supernode is not None:
             out.append(
-                Domain(kind="supernode", index=d.supernode, name=supernode_name(d.supernode))
+                Domain(
+                    kind=DomainKind.SUPERNODE, index=d.supernode, name=supernode_name(d.supernode)
+                )
             )
         return tuple(out)
 

@@ -14,7 +14,7 @@ from generator.catalog import SwitchModel
 from generator.errors import BlueprintError, Problem, YamlPath
 from generator.expand.ports import LeafPlan, describe_ports, spine_lanes
 from generator.records import Record
-from generator.vocab import LinkKind
+from generator.vocab import LinkKind, Role
 
 
 @dataclass(slots=True)
@@ -155,7 +155,7 @@ def _two_tier(
     """`count` spines; leaf i's uplink j to spine j % count, on that spine's lane
     i * per + j // count (`per`: the uplinks each leaf has to each spine)."""
     per = len(plan.uplinks) // count
-    spines = [Switch(f"{code}-{name}-{i + 1:03d}", "spine", i) for i in range(count)]
+    spines = [Switch(f"{code}-{name}-{i + 1:03d}", Role.SPINE, i) for i in range(count)]
     wires = []
     for leaf_sw in leaves:
         for j, port in enumerate(plan.uplinks):
@@ -199,7 +199,7 @@ def _three_tier(
     upper = Upper(
         spines=[],
         cores=[
-            Switch(f"{code}-core-{i + 1:02d}-{c + 1:02d}", "core", i * cores_per_plane + c)
+            Switch(f"{code}-core-{i + 1:02d}-{c + 1:02d}", Role.CORE, i * cores_per_plane + c)
             for i in range(s)
             for c in range(cores_per_plane)
         ],
@@ -214,7 +214,7 @@ def _three_tier(
     for pod in range(upper.pods):
         pod_leaves = leaves[pod * per_pod : (pod + 1) * per_pod]
         pod_spines = [
-            Switch(f"{code}-pod{pod + 1:02d}-spine-{i + 1:02d}", "spine", pod * s + i, pod)
+            Switch(f"{code}-pod{pod + 1:02d}-spine-{i + 1:02d}", Role.SPINE, pod * s + i, pod)
             for i in range(s)
         ]
         upper.spines.extend(pod_spines)

@@ -73,7 +73,7 @@ def _hccs(plan: dict) -> float:
     """The intra-server busbw bound the plan states for the `server` scope (catalog value,
     [unconfirmed] there); 0 when the plan has none (level0 then costs nothing here)."""
     for scope in plan.get("scopes", []):
-        if scope.get("kind") == "server":
+        if scope.get("kind") == "server":  # vocabulary: acceptance scope
             return float(scope.get("bound_gbytes_s") or 0)
     return 0.0
 
@@ -184,7 +184,8 @@ def predict(
         name = scope["name"]
         if scopes and name not in scopes and scope["kind"] not in scopes:
             continue
-        if scope["kind"] == "supernode":  # the plan's own reason: HCCS across the SuperPoD
+        # the plan's own reason: HCCS across the SuperPoD
+        if scope["kind"] == "supernode":  # vocabulary: acceptance scope
             out.notes.append(f"{name}: not predicted: its NPUs talk over the supernode's HCCS")
             continue
         units = scope["units"]

@@ -199,7 +199,7 @@ def _test(args, folder: Path) -> int:
         outcomes = checks.sessions(p)
     outcomes[0].note = f"converged {outcomes[0].seconds:.1f} s after FRR started"
     # what needs no host first, while the host_network role still runs; reported in this order
-    steps = [("ecmp", checks.ecmp), ("npu", partial(checks.npu_paths, every=True))]
+    steps = [("ecmp", checks.ecmp), (drills.NPU_PATHS, partial(checks.npu_paths, every=True))]
     steps[1:1] = [("boundary", checks.pod_boundary)] if args.pod else [
         ("flows", checks.flows), ("forbidden", checks.forbidden), ("dad", mlag.check)]  # fmt: skip
     done = {}

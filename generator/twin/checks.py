@@ -17,10 +17,12 @@ from generator.catalog import shipped_data
 from generator.twin import probe
 from generator.twin.explain import diagnose, inner_pools, walk
 from generator.twin.netlink import Fibs
-from generator.twin.plan import OUTSIDE, Plan, ifname, ns_name
+from generator.twin.plan import NPU_PORT, OUTSIDE, Plan, ifname, ns_name
 from generator.twin.run import sh, vtysh_json
 from generator.verify.flows import endpoints, read_flows
-from generator.vocab import Plane
+from generator.vocab import NsKind, Plane
+
+OUTSIDE_GROUP = "outside"  # vocabulary: flow group (files/flows.csv: beyond the border routers)
 
 ANY_PORT = 50000  # a flow of protocol "any" is probed as TCP to this port
 FORBIDDEN_PORT = 50001  # no flow names it: every cross-plane probe to it must fail
@@ -266,7 +268,7 @@ def _sample(p: Plan, members: list[tuple[str, int]]) -> list[tuple[str, int]]:
         return members
     seen, out = set(), []
     for name, address in members:
-        rack = p.hostvars.get(name.split()[0], {}).get("rack", name)
+        rack = p.hostvars.get(name.split()[0], {}).get("rack", name)  # vocabulary: host_vars key
         if rack not in seen:
             seen.add(rack)
             out.append((name, address))
@@ -301,7 +303,7 @@ def flows(
     out = Outcome("required flows (files/flows.csv) with real packets")
     skip = skip or set()
     groups = endpoints(p.hostvars, p.groups)
-    groups["outside"] = [("outside", int(OUTSIDE))]
+    groups[OUTSIDE_GROUP] = [(OUTSIDE_GROUP, int(OUTSIDE))]
     groups["dhcp-relays"] = [
         (f"{dev.name} {i.name}", int(ipaddress.IPv4Address(a))) for dev, i, a, _ in relays(p)
     ]
@@ -312,10 +314,10 @@ def flows(
         proto = (
             flow.protocol
             if flow.protocol in ("tcp", "udp")
-            else ("udp" if flow.destination == "outside" else "tcp")
+            else ("udp" if flow.destination == OUTSIDE_GROUP else "tcp")
         )
         given = [port for port in flow.ports if port]
-        port = given[0] if given else (53 if flow.destination == "outside" else ANY_PORT)
+        port = given[0] if given else (53 if flow.destination == OUTSIDE_GROUP else ANY_PORT)
         for sname, saddr in _sample(p, groups.get(flow.source, [])):
             for dname, daddr in _sample(p, groups.get(flow.destination, [])):
                 src, dst = _endpoint(p, saddr), _endpoint(p, daddr)
@@ -324,7 +326,7 @@ def flows(
                 if {src[0], dst[0]} & skip:
                     skipped += 1
                     continue
-                routed = p.namespaces[src[0]].kind in ("switch", "router", "firewall")
+                routed = NsKind(p.namespaces[src[0]].kind).routes
                 probes.append(
                     probe.Probe(
                         src[0],
@@ -350,7 +352,7 @@ def flows(
                 f"{where}: {flow.name}: {sname} ({pr.src}) -> {dname} ({pr.dst}) "
                 f"{pr.proto}/{pr.port}: {result.error}; {diagnose(p, pr, result)}"
             )
-        elif flow.destination == "outside" and any(
+        elif flow.destination == OUTSIDE_GROUP and any(
             ipaddress.ip_address(result.seen_as) in n for n in pools
         ):
             out.failures.append(
@@ -388,7 +390,7 @@ def forbidden(p: Plan) -> Outcome:
             if ns not in {m[0] for m in members}:
                 members.append((ns, str(ip)))
     sources = {plane: ends[:1] + ends[-1:] for plane, ends in by_plane.items()}
-    sources["outside"] = [(ns_name("outside"), str(OUTSIDE))]
+    sources[OUTSIDE_GROUP] = [(ns_name(NsKind.OUTSIDE), str(OUTSIDE))]
     hosts = {}
     for ip, (ns, dev) in sorted(p.addresses.items()):
         plane = next((link.plane for link in p.links if (ns, dev) in (link.a, link.b)), None)
@@ -520,7 +522,7 @@ def _nics(p: Plan) -> list[tuple[str, str, str, str]]:
         far_of[link.a], far_of[link.b] = link.b, link.a
     out = []
     for (host, port), end in sorted(p.ports.items()):
-        if host not in p.groups.get("npu_servers", ()) or not port.startswith("npu"):
+        if host not in p.groups.get("npu_servers", ()) or not port.startswith(NPU_PORT):
             continue
         ip = next((str(a) for a, at in p.addresses.items() if at == end), None)
         far = far_of.get(end)

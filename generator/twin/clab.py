@@ -39,6 +39,7 @@ import yaml
 from generator.output import OutputFile
 from generator.twin.plan import PREFIX, Plan, Refused
 from generator.twin.run import paths
+from generator.vocab import NsKind
 
 FRR_IMAGE = "quay.io/frrouting/frr:10.5.1"  # containerlab lab-examples/frr01/frr01.clab.yml
 HOST_IMAGE = "wbitt/network-multitool:3.22.2"  # the same file, its `hosts` group
@@ -146,7 +147,7 @@ def header(p: Plan, name: str) -> str:
         f"{name}/interfaces.csv: what each Linux interface name stands for (device, port)",
         *p.notes,
     ]
-    hosts = any(n.kind == "host" for n in p.namespaces.values())  # vocabulary: twin namespace kind
+    hosts = any(n.kind == NsKind.HOST for n in p.namespaces.values())
     if not p.hosts_done and hosts:
         lines.append(
             "the hosts' own NICs (bond, storage, in-band) carry no address here: `twin up` "

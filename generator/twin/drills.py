@@ -9,9 +9,11 @@ import time
 from generator.twin import checks, linkgroup
 from generator.twin.plan import PREFIX, Plan, ns_name
 from generator.twin.run import Clock, reapply, sh
-from generator.vocab import Plane
+from generator.vocab import NsKind, Plane
 
 RECONVERGE_S = 60.0  # seconds after a cut within which the flows must work again
+
+NPU_PATHS = "npu"  # vocabulary: drill check (after the cut, the NPU paths again)
 
 
 def _set(ends: list[tuple[str, str]], state: str) -> None:
@@ -34,14 +36,14 @@ def _targets(p: Plan) -> list[tuple[str, list[tuple[str, str]], str]]:
         if dev.bgp and d not in leaves and planes.get(ns_name(d)) == {Plane.PARAMETER}
     )  # fmt: skip
     if spines:
-        out.append((f"parameter spine {spines[0]}", _ends_of(p, spines[0]), "npu"))
+        out.append((f"parameter spine {spines[0]}", _ends_of(p, spines[0]), NPU_PATHS))
     if leaves:
         leaf = sorted(d for d in leaves if planes.get(ns_name(d)) == {Plane.PARAMETER})[0]
         uplink = next(
             link for link in p.links if link.a[0] == ns_name(leaf) and link.b[0].startswith(PREFIX)
-            and link.b[0] != link.a[0] and p.namespaces[link.b[0]].kind == "switch"
+            and link.b[0] != link.a[0] and p.namespaces[link.b[0]].kind == NsKind.SWITCH
         )  # fmt: skip
-        out.append((f"leaf uplink {leaf} cable {uplink.cable}", [uplink.a], "npu"))
+        out.append((f"leaf uplink {leaf} cable {uplink.cable}", [uplink.a], NPU_PATHS))
     firewalls = sorted(d for d, dev in p.devices.items() if dev.zones)
     if firewalls:
         out.append((f"firewall {firewalls[0]}", _ends_of(p, firewalls[0]), "flows"))
@@ -72,7 +74,7 @@ def _core_link(p: Plan, firewall: str):
 
 def _check(p: Plan, kind: str, flows: set[str], cut: set[str]) -> checks.Outcome:
     """One look (no probe retried: the drill's loop looks again until they work)."""
-    if kind == "npu":
+    if kind == NPU_PATHS:
         return checks.npu_paths(p, retry=False)
     return checks.flows(p, {"internet"} if kind == "internet" else flows, skip=cut, retry=False)
 

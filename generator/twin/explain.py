@@ -11,7 +11,7 @@ import json
 from generator.twin import probe
 from generator.twin.plan import Plan, ns_name
 from generator.twin.run import sh
-from generator.vocab import Plane
+from generator.vocab import NsKind, Plane
 
 
 def inner_pools(p: Plan) -> list[ipaddress.IPv4Network]:
@@ -52,9 +52,9 @@ def source_of(p: Plan, ns: str) -> str:
     if n.device in p.devices:
         return f"{p.devices[n.device].path} ({n.device})"
     return {
-        "npu": f"files/hccn/{n.device}.conf",
-        "bmc": "files/ip-plan.csv",
-        "host": f"{n.device}'s keyfiles from roles/host_network (host_vars/{n.device}.yml)",
+        NsKind.NPU: f"files/hccn/{n.device}.conf",
+        NsKind.BMC: "files/ip-plan.csv",
+        NsKind.HOST: f"{n.device}'s keyfiles from roles/host_network (host_vars/{n.device}.yml)",
     }.get(n.kind, n.device)
 
 
@@ -63,7 +63,7 @@ def diagnose(p: Plan, pr: probe.Probe, result: probe.Result) -> str:
     there), no route back, or dropped by a filter on the way."""
     private = inner_pools(p)
     came = result.arrived_from and ipaddress.ip_address(result.arrived_from)
-    if came and pr.dst_ns == ns_name("outside") and any(came in n for n in private):
+    if came and pr.dst_ns == ns_name(NsKind.OUTSIDE) and any(came in n for n in private):
         return (
             f"it reached the provider from the private address {result.arrived_from}, "
             "which the provider cannot answer: no source NAT toward the provider"

@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from generator.vocab import NsKind
+
 if TYPE_CHECKING:
     from generator.twin.plan import Plan
 
@@ -31,7 +33,7 @@ IGMP_DEFAULT = 20  # ip-sysctl.rst: "Default: 20"
 # ip-sysctl.rst: a membership report must fit one datagram, so the setting "should not be set
 # higher than: (65536-24) / 12 = 5459"
 IGMP_MAX = 5459
-ROUTERS = frozenset({"switch", "router", "firewall"})  # vocabulary: twin namespace kind
+ROUTERS = frozenset({NsKind.SWITCH, NsKind.ROUTER, NsKind.FIREWALL})
 
 
 def interfaces(p: Plan) -> Counter[str]:

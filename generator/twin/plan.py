@@ -29,8 +29,10 @@ from generator.twin import pod as pods
 from generator.verify import safe
 from generator.verify.inventory import hosts as read_hosts
 from generator.verify.report import NotAnOutput
-from generator.vocab import Plane
+from generator.vocab import NsKind, Plane
 
+# host port names (the catalog's server ports): a server's NPU ports are npu0, npu1, ...
+NPU_PORT, BMC_PORT = "npu", "bmc"  # vocabulary: host port
 OUTSIDE = ipaddress.IPv4Address("198.18.0.1")  # "the internet", as verify names it (RFC 2544)
 
 
@@ -151,7 +153,7 @@ def checked_ns_name(device: str, part: str = "") -> str:
 class Netns:
     name: str
     device: str
-    kind: str  # switch, router, firewall, host, npu, bmc, outside
+    kind: NsKind
     commands: list[str] = field(default_factory=list)  # `ip -batch` lines, run inside
     frr: str = ""  # frr.conf, when the namespace runs FRR
     daemons: tuple[str, ...] = ()
@@ -338,11 +340,11 @@ def device_names(dev: vrp.Device) -> None:
 
 
 def _host_ns(plan: Plan, device: str, port: str) -> tuple[str, str]:
-    if port.startswith("npu"):
-        return ns_name(device, "npu"), "npu"
-    if port == "bmc":
-        return ns_name(device, "bmc"), "bmc"
-    return ns_name(device), "host"  # vocabulary: twin namespace kind
+    if port.startswith(NPU_PORT):
+        return ns_name(device, NsKind.NPU), NsKind.NPU
+    if port == BMC_PORT:
+        return ns_name(device, NsKind.BMC), NsKind.BMC
+    return ns_name(device), NsKind.HOST
 
 
 def plan(
@@ -411,7 +413,7 @@ def plan(
     for dev in p.devices.values():
         _ports(p, dev)
     for line, r in table(folder, IP_PLAN, ("device", "port", "gateway")):
-        if r["port"] == "bmc" and r["gateway"]:
+        if r["port"] == BMC_PORT and r["gateway"]:
             where = f"{IP_PLAN}:{line}"
             p.bmc_gateways[checked("device", r["device"], where)] = str(
                 address(r["gateway"], where)
@@ -466,7 +468,7 @@ def _bound(p: Plan, rows: list[tuple[int, dict[str, str]]]) -> None:
 
 
 def _host_part(port: str) -> str:
-    return "npu" if port.startswith("npu") else "bmc" if port == "bmc" else ""
+    return NsKind.NPU if port.startswith(NPU_PORT) else NsKind.BMC if port == BMC_PORT else ""
 
 
 def _bond_members(hostvars: dict[str, dict]) -> dict[str, set[str]]:
@@ -487,8 +489,8 @@ def _public(dev: vrp.Device) -> vrp.Device:
 
 
 def _device(p: Plan, dev: vrp.Device) -> None:
-    router = "router" if dev.path.startswith("files/border") else "switch"
-    kind = "firewall" if dev.zones else router  # vocabulary: twin namespace kind
+    router = NsKind.ROUTER if dev.path.startswith("files/border") else NsKind.SWITCH
+    kind = NsKind.FIREWALL if dev.zones else router
     for vpn in dev.vpns or [vrp.PUBLIC]:
         ns = p.ns(ns_name(dev.name, vpn), dev.name, kind)
         ns.sysctls |= {
@@ -553,15 +555,15 @@ def _hosts(
 ) -> None:
     for ns in list(p.namespaces.values()):
         hv = p.hostvars.get(ns.device, {})
-        if ns.kind == "host":  # vocabulary: twin namespace kind
+        if ns.kind == NsKind.HOST:
             _keyfiles(p, ns, keyfiles.get(ns.device, {}))
-        elif ns.kind == "npu":
+        elif ns.kind == NsKind.NPU:
             _npus(p, ns, folder / "files" / "hccn" / f"{ns.device}.conf")
-        elif ns.kind == "bmc" and hv.get("bmc_address"):
+        elif ns.kind == NsKind.BMC and hv.get("bmc_address"):
             file, keys = p.hostlines.get(ns.device, ("hosts.yml", {}))
             where = f"{file}:{keys['bmc_address']}" if "bmc_address" in keys else file
             bmc = address(hv["bmc_address"], f"{where}: bmc_address", ipaddress.IPv4Interface)
-            p.address(ns, bmc, "bmc")
+            p.address(ns, bmc, BMC_PORT)  # the BMC namespace's interface is named as its port
             if gateway := p.bmc_gateways.get(ns.device):
                 ns.commands.append(f"route add default via {gateway}")
 
@@ -573,7 +575,7 @@ def add_keyfiles(
     namespace -> the commands they added."""
     added = {}
     for ns in p.namespaces.values():
-        if ns.kind == "host":  # vocabulary: twin namespace kind
+        if ns.kind == NsKind.HOST:
             before = len(ns.commands)
             _keyfiles(p, ns, keyfiles.get(ns.device, {}))
             added[ns.name] = ns.commands[before:]
@@ -704,7 +706,9 @@ def _outside(p: Plan) -> None:
                 continue
             for route in dev.statics:
                 if route.network.prefixlen == 0 and route.next_hop in iface.addresses[0].network:
-                    outside = outside or p.ns(ns_name("outside"), "outside", "outside")
+                    outside = outside or p.ns(
+                        ns_name(NsKind.OUTSIDE), NsKind.OUTSIDE, NsKind.OUTSIDE
+                    )
                     name = f"to-{dev.name}"
                     name = name if len(name) <= 15 else f"to{zlib.crc32(dev.name.encode()):08x}"
                     p.ports[(dev.name, iface.name)] = (

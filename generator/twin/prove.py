@@ -36,7 +36,7 @@ from generator.twin.explain import walk
 from generator.twin.plan import PREFIX, Plan, ns_name
 from generator.twin.run import sh
 from generator.verify.report import NotAnOutput
-from generator.vocab import Plane
+from generator.vocab import NsKind, Plane
 
 # bgpd holds a new update subgroup's first updates back for 1 s plus 50 ms per peer, at most
 # 10 s (FRR bgpd/bgp_updgrp.h: BGP_DEFAULT_SUBGROUP_COALESCE_TIME 1000,
@@ -240,9 +240,9 @@ def _run(
         looks, out.fibs = _converge(q, inside, names, routes)
         _out(f"shard {s.number}, pass {passes}: BGP tables and FIBs the same at look {looks}")
         out.outcomes.append(ecmp(q, whole))
-        if any(n.kind == "npu" for n in q.namespaces.values()):
+        if any(n.kind == NsKind.NPU for n in q.namespaces.values()):
             out.outcomes.append(npu_ring(q))
-        if ns_name("outside") in s.interior and not args.no_flows:
+        if ns_name(NsKind.OUTSIDE) in s.interior and not args.no_flows:
             out.outcomes += [checks.flows(q), checks.forbidden(q)]
     finally:
         clear(list(q.namespaces))

@@ -494,7 +494,7 @@ def up_folder() -> tuple[Path, int] | None:
         return None
     try:
         state = json.loads((STATE / "twin.json").read_text())
-        return Path(state["folder"]).resolve(), state.get("pod", 0)
+        return Path(state["folder"]).resolve(), state.get("pod", 0)  # vocabulary: state key
     except (OSError, ValueError, KeyError):
         return Path("an unknown folder"), 0
 

@@ -40,10 +40,11 @@ import re
 from dataclasses import dataclass, field
 
 from generator.twin.plan import Netns, Plan, ns_name
+from generator.vocab import NsKind
 
 MIB = {"zebra": 10, "staticd": 4, "ospfd": 4, "bgpd": 10}  # per daemon, before its BGP peers
 PEER_MIB = 0.75  # per BGP session of a bgpd
-DEVICE_KINDS = ("switch", "router", "firewall", "outside")  # vocabulary: twin namespace kind
+DEVICE_KINDS = (NsKind.SWITCH, NsKind.ROUTER, NsKind.FIREWALL, NsKind.OUTSIDE)
 BOUNDARY = "boundary"  # the kind of a stand-in namespace
 _ADDRESS = re.compile(r"address add (\S+) dev (\S+)$")
 
@@ -184,7 +185,7 @@ def layout(p: Plan, budget: int) -> Layout:
         s.mib, s.speakers = cost(p, s.interior, far)
         s.routers = sum(1 for n in s.interior if p.namespaces[n].frr)
         kinds = {p.namespaces[h].kind for h in attached(p, s.interior)}
-        s.hosts = "host" in kinds  # vocabulary: twin namespace kind
+        s.hosts = NsKind.HOST in kinds
         s.label = label(p, s.interior)
     # shards with a BGP boundary first, those with hosts (their keyfiles arrive later) last
     shards.sort(key=lambda s: (s.hosts, not s.speakers, s.number))

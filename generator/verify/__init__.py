@@ -115,7 +115,7 @@ def _verify(folder: Path) -> Report:
         shared = settings.get("storage_mode") == "shared"
         rules.border_cabling(
             cabled=cabled,
-            border=groups.get("border", set()),
+            border=groups.get("border", set()),  # vocabulary: Ansible group
             g=g,
             pools=pools,
             report=report,

@@ -61,6 +61,9 @@ def read_flows(folder: Path) -> list[FlowRow]:
         ]
 
 
+BORDER = "border"  # vocabulary: Ansible group (hosts.yml: the border routers and firewalls)
+
+
 def _ip(text) -> int | None:
     try:
         return int(ipaddress.ip_interface(str(text)).ip)
@@ -94,7 +97,7 @@ def endpoints(hostvars: dict, groups: dict, routing=None) -> dict[str, list[tupl
     npus = members("npu_servers")
     return {
         "management-nodes": take(members("management_nodes"), "inband_address"),
-        "switch-management": take(members("switches", "border"), "ansible_host"),
+        "switch-management": take(members("switches", BORDER), "ansible_host"),
         "dhcp-relays": [
             (f"{dev} {port}", a)
             for a, (dev, port, _) in sorted(routing.addresses.items() if routing else ())
@@ -109,7 +112,7 @@ def endpoints(hostvars: dict, groups: dict, routing=None) -> dict[str, list[tupl
         ],
         "npu-storage": nics(npus),
         "storage-data": nics(members("storage_nodes")),
-        "outside": [("outside", OUTSIDE)],
+        "outside": [("outside", OUTSIDE)],  # vocabulary: flow group
     }
 
 

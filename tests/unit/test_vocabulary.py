@@ -1,11 +1,13 @@
-"""One spelling of each plane, role, link kind, floor zone and rack kind name in generator/ (issue
-#33 item 2, issue #41 item 5).
+"""One spelling of each plane, role, link kind, floor zone, rack kind, domain kind, tier, twin
+namespace kind and finding severity in generator/ (issue #33 item 2, issue #41 item 5, issue #44
+item 5).
 
-generator/vocab.py defines `Plane`, `Role`, `LinkKind`, `Zone` and `RackKind`; everywhere else a
-group of those names
-(a tuple, list, set or dict keyed by them), a comparison with one, and a value given one (an
-assignment, a return, either branch of a conditional, a `plane=`/`role=`/`kind=`/`zone=` argument) is
-written with the members.
+generator/vocab.py defines `Plane`, `Role`, `LinkKind`, `Zone`, `RackKind`, `DomainKind`, `Tier`
+and `NsKind`, generator/analysis/finding.py `Severity`; everywhere else a group of those names
+(a tuple, list, set or dict keyed by them), a comparison with one, a value given one (an
+assignment, a return, either branch of a conditional, a `plane=`/`role=`/`kind=`/`zone=` argument),
+a subscript by one (`planes["oob"]`) and a call argument (`cluster.fabric("parameter")`,
+`s.domain("leaf")`) is written with the members.
 A string literal equal to one of the names is allowed where it is text, not a name: docstrings,
 messages and f-strings, YAML paths of the blueprint (a tuple that also holds other strings),
 templates and the JSON schema (not Python); and on a line that says which other vocabulary the
@@ -21,11 +23,12 @@ from pathlib import Path
 
 import yaml
 
-from generator.vocab import LinkKind, Plane, RackKind, Role, Zone
+from generator.analysis.finding import Severity
+from generator.vocab import DomainKind, LinkKind, NsKind, Plane, RackKind, Role, Tier, Zone
 
 ROOT = Path(__file__).resolve().parents[2]
 GENERATOR = ROOT / "generator"
-VOCABULARIES = (Plane, Role, LinkKind, Zone, RackKind)
+VOCABULARIES = (Plane, Role, LinkKind, Zone, RackKind, DomainKind, Tier, NsKind, Severity)
 NAMES = {m.value for cls in VOCABULARIES for m in cls}
 
 
@@ -52,9 +55,11 @@ def _gives_name(n: ast.AST) -> bool:
     return isinstance(n, ast.Assign | ast.AnnAssign | ast.Return) and _is_name(n.value)
 
 
-def spellings(source: str) -> list[tuple[int, str]]:
-    """(line, name) of every vocabulary name spelled as a string literal in a group or a
-    comparison, except on lines marked `# vocabulary: <which>`."""
+def spellings(source: str, keys: bool = True) -> list[tuple[int, str]]:
+    """(line, name) of every vocabulary name spelled as a string literal in a group, a
+    comparison, a value given, a subscript or a call argument (`keys`: False for a module whose
+    subscripts and call arguments are document keys), except on lines marked
+    `# vocabulary: <which>`."""
     lines = source.splitlines()
     found = []
     for n in ast.walk(ast.parse(source)):
@@ -68,6 +73,10 @@ def spellings(source: str) -> list[tuple[int, str]]:
             found += [e for e in (n.body, n.orelse) if _is_name(e)]
         elif _gives_name(n):
             found.append(n.value)
+        elif keys and isinstance(n, ast.Subscript) and _is_name(n.slice):
+            found.append(n.slice)
+        elif keys and isinstance(n, ast.Call):
+            found += [a for a in n.args if _is_name(a)]
     return sorted(
         (e.lineno, e.value)
         for e in found
@@ -79,18 +88,35 @@ def spellings(source: str) -> list[tuple[int, str]]:
 # the VRP `network` command (OSPF) and as an ip-rule argument type (twin/plan.py _RULE_WORDS),
 # never a rack kind. A mark (`# vocabulary: VRP keyword`) on those lines would replace this.
 OTHER_WORDS = {("generator/twin/vrp.py", "network"), ("generator/twin/plan.py", "network")}
+# Where the vocabularies are defined (Check in finding.py holds `provider` as a check's name).
+DEFINITIONS = {"generator/vocab.py", "generator/analysis/finding.py"}
+# Modules that read or write YAML/JSON documents by their keys (the blueprint before it is typed,
+# the catalog overrides, `wanka size`'s starting blueprint, the diff's records, the site overlay):
+# a subscript or call argument there is a document key, e.g. data["compute"]["server"].
+DOCUMENT_KEYS = {
+    "generator/blueprint/semantic.py",
+    "generator/blueprint/refusals.py",
+    "generator/catalog/overrides.py",
+    "generator/sizing.py",
+    "generator/diff.py",
+    "generator/site.py",
+    "generator/site_text.py",
+}
 
 
 def test_generator_spells_each_name_once():
     spelled = [
         f"{path.relative_to(ROOT)}:{line}: {name!r}"
         for path in sorted(GENERATOR.rglob("*.py"))
-        if path.name != "vocab.py"
-        for line, name in spellings(path.read_text(encoding="utf-8"))
+        if path.relative_to(ROOT).as_posix() not in DEFINITIONS
+        for line, name in spellings(
+            path.read_text(encoding="utf-8"),
+            keys=path.relative_to(ROOT).as_posix() not in DOCUMENT_KEYS,
+        )
         if (path.relative_to(ROOT).as_posix(), name) not in OTHER_WORDS
     ]
-    assert not spelled, "use Plane/Role/LinkKind/Zone/RackKind from generator.vocab:\n" + "\n".join(
-        spelled
+    assert not spelled, (
+        "use the members of generator.vocab (and analysis.finding.Severity):\n" + "\n".join(spelled)
     )
 
 
@@ -118,12 +144,17 @@ def f(d, link):
     ]
     marked = 'kind = "leaf" if x else "pod"  # vocabulary: domain kind\nok = kind == "leaf"  # vocabulary: domain kind\n'
     assert spellings(marked) == []
-    values = 'role = "leaf"\nw = Wire(kind="uplink", speed=400)\nx = "oob" if y else "pod"\ndef f():\n    return "firewall"\n'
+    values = 'role = "leaf"\nw = Wire(kind="uplink", speed=400)\nx = "oob" if y else "job"\ndef f():\n    return "firewall"\n'
     assert spellings(values) == [(1, "leaf"), (2, "uplink"), (3, "oob"), (5, "firewall")]
     racks = (
         'r = Rack(zone="training", kind="network")\nx = [r for r in rs if r.kind == "compute"]\n'
     )
     assert spellings(racks) == [(1, "network"), (1, "training"), (2, "compute")]
+    looked_up = 'f = cluster.fabric("parameter")\nd = s.domain("pod") or planes["oob"]\n'
+    looked_up += (
+        'y = data["zones"]["storage"]  # vocabulary: blueprint key\nz = g("job", key="leaf")\n'
+    )
+    assert spellings(looked_up) == [(1, "parameter"), (2, "oob"), (2, "pod")]
 
 
 def test_members_are_their_strings():
