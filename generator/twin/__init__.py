@@ -23,6 +23,7 @@ from generator.analysis.command_table import TRANSLATED, load_table
 from generator.collection import ansible_collection
 from generator.twin import checks, drills, grow, hosts, mlag, plan, routing, run, ztp
 from generator.twin import pod as pods
+from generator.twin.outcome import kinds
 from generator.verify.report import NotAnOutput
 
 SHOWN = 12  # kinds of failure printed per check on the terminal (the report has all)
@@ -175,7 +176,7 @@ def _print(outcomes: list[checks.Outcome]) -> int:
     for o in outcomes:
         mark = "ok  " if o.ok else "FAIL"
         print(f"{mark} {o.name}: {o.proved}/{o.total}" + (f" ({o.note})" if o.note else ""))
-        groups = summary(o.failures)
+        groups = kinds(o.failures)
         for count, example in groups[:SHOWN]:
             print(f"     {example}" + (f"  [and {count - 1} more like it]" if count > 1 else ""))
         if len(groups) > SHOWN:
@@ -214,8 +215,7 @@ def _test(args, folder: Path) -> int:
     rendered = None if args.pod else ztp.render(p, collection)  # in the background till its drill
     if not args.no_drills:
         flow_names = {f.name for f in checks.read_flows(folder)}
-        broken = {f.split(": ")[1] for o in outcomes if o.name.startswith("required flows")
-                  for f in o.failures}  # fmt: skip
+        broken = {f.subject for f in done.get("flows", checks.Outcome("")).failures}
         outcomes += drills.run(p, flow_names - broken, _out, clock)
     if not args.pod:  # last: its dnsmasq and sshd then hold UDP 67 and TCP 22 on the controller
         _out("ZTP drill")
@@ -231,15 +231,6 @@ def _test(args, folder: Path) -> int:
     code = _print(outcomes)
     print(f"report: {args.report}")
     return code
-
-
-def summary(failures: list[str]) -> list[tuple[int, str]]:
-    """Failures grouped by where they come from and what they are (file:line, flow name): the
-    count and the first of each group."""
-    groups: dict[str, list[str]] = {}
-    for f in failures:
-        groups.setdefault(": ".join(f.split(": ")[:2]), []).append(f)
-    return [(len(g), g[0]) for g in groups.values()]
 
 
 def report(folder: Path, p: plan.Plan, outcomes: list[checks.Outcome], times: dict) -> str:

@@ -11,12 +11,12 @@ import ipaddress
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 
 from generator.catalog import shipped_data
 from generator.twin import probe
 from generator.twin.explain import diagnose, inner_pools, walk
 from generator.twin.netlink import Fibs
+from generator.twin.outcome import Failure, Outcome
 from generator.twin.plan import NPU_PORT, OUTSIDE, Plan, ifname, ns_name
 from generator.twin.run import sh, vtysh_json
 from generator.verify.flows import endpoints, read_flows
@@ -27,20 +27,6 @@ OUTSIDE_GROUP = "outside"  # vocabulary: flow group (files/flows.csv: beyond the
 ANY_PORT = 50000  # a flow of protocol "any" is probed as TCP to this port
 FORBIDDEN_PORT = 50001  # no flow names it: every cross-plane probe to it must fail
 SAMPLE = 64  # endpoints of a group probed in full up to this many; beyond it, one per rack
-
-
-@dataclass(slots=True)
-class Outcome:
-    name: str
-    proved: int = 0
-    total: int = 0
-    failures: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    note: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return not self.failures and self.proved == self.total
 
 
 def _bgp_expected(p: Plan):
@@ -97,20 +83,20 @@ POLL = 0.25  # seconds between looks at FRR's sessions and the FIBs
 LOOKERS = 8  # vtysh processes at once
 
 
-def cable_blame(p: Plan, dev, peer: str) -> str:
+def cable_blame(p: Plan, dev, peer: str) -> Failure | None:
     """Why the cable toward a BGP peer (or from an OSPF interface, given its own address)
     cannot carry the session: a port at either end is shut down (its `shutdown` line), or,
     naming its cabling.csv row, the port whose subnet holds the address is cabled to a port
-    whose addresses are in another subnet (a swapped or mis-patched row), or to nothing. ""
+    whose addresses are in another subnet (a swapped or mis-patched row), or to nothing. None
     when the cable is not to blame."""
     address = ipaddress.IPv4Address(peer)
     iface = next(
         (i for i in dev.interfaces.values() for a in i.addresses if address in a.network), None
     )
     if iface is None or (dev.name, iface.name) not in p.ports:
-        return ""
+        return None
     if iface.shutdown:
-        return f"{dev.where(iface.shutdown)}: {iface.name} is shut down (`shutdown`)"
+        return Failure(dev.path, iface.shutdown, message=f"{iface.name} is shut down (`shutdown`)")
     net = next(a.network for a in iface.addresses if address in a.network)
     end = p.ports[(dev.name, iface.name)]
     owner = {ns_if: key for key, ns_if in p.ports.items()}
@@ -121,19 +107,25 @@ def cable_blame(p: Plan, dev, peer: str) -> str:
         far = p.devices.get(far_dev)
         far_if = far.interfaces.get(far_port) if far else None
         if far_if is not None and far_if.shutdown:
-            return f"{far.where(far_if.shutdown)}: {far_port}, the far end, is shut down"
+            return Failure(
+                far.path, far_if.shutdown, message=f"{far_port}, the far end, is shut down"
+            )
         theirs = list(far_if.addresses) if far_if else []
         if any(a.network == net for a in theirs):
-            return ""
+            return None
         shown = ", ".join(str(a) for a in theirs) or "no address"
-        return (
-            f"files/cabling.csv:{link.line}: cable {link.cable} joins {dev.name} {iface.name} "
-            f"({net}) to {far_dev} {far_port} ({shown}), another subnet"
+        return Failure(
+            "files/cabling.csv",
+            link.line,
+            message=f"cable {link.cable} joins {dev.name} {iface.name} ({net}) to {far_dev} "
+            f"{far_port} ({shown}), another subnet",
         )
-    return f"{dev.where(iface.line)}: {iface.name} ({net}) has no cable in files/cabling.csv"
+    return Failure(
+        dev.path, iface.line, message=f"{iface.name} ({net}) has no cable in files/cabling.csv"
+    )
 
 
-def _down(p, bgp, ospf) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+def _down(p, bgp, ospf) -> tuple[list[tuple[str, Failure]], list[tuple[str, Failure]]]:
     """(namespace, failure) of each expected BGP session and OSPF adjacency that is not up."""
     asks = [(ns, "show bgp summary") for ns in sorted({e[1] for e in bgp})]
     asks += [(ns, "show ip ospf neighbor") for ns in sorted({e[1] for e in ospf})]
@@ -151,10 +143,9 @@ def _down(p, bgp, ospf) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
             .get("state", "absent")
         )
         if state != "Established":
-            down = f"{dev.where(line)}: {dev.name}: BGP peer {peer} (AS {asn}) is {state}"
-            bgp_down.append(
-                (ns, f"{blame}; {down}" if (blame := cable_blame(p, dev, peer)) else down)
-            )
+            down = Failure(dev.path, line, dev.name, f"BGP peer {peer} (AS {asn}) is {state}",
+                           cause=cable_blame(p, dev, peer))  # fmt: skip
+            bgp_down.append((ns, down))
     ospf_down = []
     for dev, ns, iface, line in ospf:
         ifname = p.ports[(dev.name, iface.name)][1]
@@ -165,10 +156,11 @@ def _down(p, bgp, ospf) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
             for n in group
         )
         if not full:
-            down = f"{dev.where(line)}: {dev.name}: no Full OSPF adjacency on {iface.name}"
             mine = str(iface.addresses[0].ip) if iface.addresses else ""
-            blame = cable_blame(p, dev, mine) if mine else ""
-            ospf_down.append((ns, f"{blame}; {down}" if blame else down))
+            blame = cable_blame(p, dev, mine) if mine else None
+            down = Failure(dev.path, line, dev.name, f"no Full OSPF adjacency on {iface.name}",
+                           cause=blame)  # fmt: skip
+            ospf_down.append((ns, down))
     return bgp_down, ospf_down
 
 
@@ -237,14 +229,14 @@ def leaf_width(out: Outcome, p: Plan, name: str, *, fib: dict, subnets) -> None:
             if width == want:
                 out.proved += 1
             else:
-                out.failures.append(
-                    f"{dev.where(dev.bgp.maximum_line or dev.bgp.line)}: {name}: {width} next "
-                    f"hops to {net} ({other}), "
-                    f"the design gives {want} ({uplinks} uplinks to spines"
-                    + (f", catalog ecmp_max {cap}" if cap else "")
-                    + f"); the config: maximum load-balancing {dev.bgp.maximum_paths}, "
-                    f"{len(dev.bgp.peers)} BGP peers"
+                catalog = f", catalog ecmp_max {cap}" if cap else ""
+                message = (
+                    f"{width} next hops to {net} ({other}), the design gives {want} ({uplinks} "
+                    f"uplinks to spines{catalog}); the config: maximum load-balancing "
+                    f"{dev.bgp.maximum_paths}, {len(dev.bgp.peers)} BGP peers"
                 )
+                line = dev.bgp.maximum_line or dev.bgp.line
+                out.failures.append(Failure(dev.path, line, name, message))
 
 
 def ecmp(p: Plan) -> Outcome:
@@ -346,18 +338,27 @@ def flows(
         probes, probe.run(probes, retry=retry), why, strict=False
     ):
         out.total += 1
-        where = f"files/flows.csv:{flow.line}"
         if not result.ok:
             out.failures.append(
-                f"{where}: {flow.name}: {sname} ({pr.src}) -> {dname} ({pr.dst}) "
-                f"{pr.proto}/{pr.port}: {result.error}; {diagnose(p, pr, result)}"
+                Failure(
+                    "files/flows.csv",
+                    flow.line,
+                    flow.name,
+                    f"{sname} ({pr.src}) -> {dname} ({pr.dst}) {pr.proto}/{pr.port}: "
+                    f"{result.error}; {diagnose(p, pr, result)}",
+                )
             )
         elif flow.destination == OUTSIDE_GROUP and any(
             ipaddress.ip_address(result.seen_as) in n for n in pools
         ):
             out.failures.append(
-                f"{where}: {flow.name}: {sname} reached the provider with its private address "
-                f"{result.seen_as}: no source NAT on the way out"
+                Failure(
+                    "files/flows.csv",
+                    flow.line,
+                    flow.name,
+                    f"{sname} reached the provider with its private address {result.seen_as}: "
+                    "no source NAT on the way out",
+                )
             )
         else:
             out.proved += 1
@@ -414,7 +415,11 @@ def forbidden(p: Plan) -> Outcome:
         out.total += 1
         if result.ok:
             out.failures.append(
-                f"{a} -> {b}: {pr.src_ns} {pr.src} reached {pr.dst} tcp/{FORBIDDEN_PORT} ({pr.dst_ns})"
+                Failure(
+                    subject=f"{a} -> {b}",
+                    message=f"{pr.src_ns} {pr.src} reached {pr.dst} tcp/{FORBIDDEN_PORT} "
+                    f"({pr.dst_ns})",
+                )
             )
         else:
             out.proved += 1
@@ -503,15 +508,21 @@ def npu_paths(p: Plan, retry: bool = True, every: bool = False) -> Outcome:
             for ns, _ in hops
             if cabled.get(ns) != {Plane.PARAMETER}
         ]
-        if not result.ok:
-            out.failures.append(f"{pr.src_ns} {pr.src} -> {pr.dst}: {result.error}")
-        elif off:
-            out.failures.append(
-                f"{pr.src} -> {pr.dst} leaves the parameter plane at {', '.join(off)}"
-            )
-        else:
-            out.proved += 1
+        wrong = npu_failure(pr, result, off)
+        out.failures += wrong
+        out.proved += not wrong
     return out
+
+
+def npu_failure(pr: probe.Probe, result: probe.Result, off: list[str]) -> list[Failure]:
+    """What is wrong with an NPU probe: it did not arrive, or its path left the parameter plane
+    at `off` (the namespaces and their planes); nothing when it arrived inside the plane."""
+    if not result.ok:
+        return [Failure(subject=f"{pr.src_ns} {pr.src} -> {pr.dst}", message=result.error)]
+    if off:
+        where = ", ".join(off)
+        return [Failure(message=f"{pr.src} -> {pr.dst} leaves the parameter plane at {where}")]
+    return []
 
 
 def _nics(p: Plan) -> list[tuple[str, str, str, str]]:
@@ -554,5 +565,7 @@ def pod_boundary(p: Plan) -> Outcome:
             if got == want:
                 out.proved += 1
             else:
-                out.failures.append(f"{ns.device}: {net} through {got} next hops, not {want}")
+                out.failures.append(
+                    Failure(subject=ns.device, message=f"{net} through {got} next hops, not {want}")
+                )
     return out

@@ -127,7 +127,7 @@ def _run(p: Plan, working_flows: set[str], progress, clock: Clock) -> list[check
             back = checks.sessions(p, timeout=RECONVERGE_S)
         outcome.note = f"restored: sessions back after {back[0].seconds:.1f} s"
         for b in back:
-            outcome.failures += [f"after restoring: {f}" for f in b.failures]
+            outcome.failures += [f.after("after restoring") for f in b.failures]
         progress(f"{outcome.name}: {outcome.proved}/{outcome.total} in {outcome.seconds:.1f} s")
         out.append(outcome)
     return out

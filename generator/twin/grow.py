@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 
 from generator.twin import checks, run
-from generator.twin.checks import Outcome
+from generator.twin.outcome import Failure, Outcome
 from generator.twin.plan import Link, Plan
 
 
@@ -44,22 +44,32 @@ def _leg(link: Link) -> tuple[str, frozenset]:
     return link.cable, frozenset((link.a, link.b))
 
 
-def removals(old: Plan, new: Plan) -> list[str]:
+def removals(old: Plan, new: Plan) -> list[Failure]:
     """What the grown output takes away from the running twin."""
-    out = [f"{name}: the grown output has no such namespace" for name in old.namespaces
+    gone = "the grown output has no such namespace"
+    out = [Failure(subject=name, message=gone) for name in old.namespaces
            if name not in new.namespaces]  # fmt: skip
     legs = {_leg(link) for link in new.links}
     out += [
-        f"files/cabling.csv:{link.line}: cable {link.cable} ({link.a[0]} {link.a[1]} to "
-        f"{link.b[0]} {link.b[1]}) is gone from the grown output or re-patched"
+        Failure(
+            "files/cabling.csv",
+            link.line,
+            message=f"cable {link.cable} ({link.a[0]} {link.a[1]} to {link.b[0]} {link.b[1]}) "
+            "is gone from the grown output or re-patched",
+        )
         for link in old.links
         if _leg(link) not in legs
     ]
     for name, ns in old.namespaces.items():
         if name in new.namespaces and ns.frr:
             kept = set(new.namespaces[name].frr.splitlines())
-            gone = [line for line in ns.frr.splitlines() if line not in kept and line != "!"]
-            out += [f"{ns.device}: the grown output drops the FRR line `{g.strip()}`" for g in gone]
+            lost = [line for line in ns.frr.splitlines() if line not in kept and line != "!"]
+            out += [
+                Failure(
+                    subject=ns.device, message=f"the grown output drops the FRR line `{g.strip()}`"
+                )
+                for g in lost
+            ]
     return out
 
 
@@ -116,7 +126,9 @@ def drill(old: Plan, new: Plan, progress: Callable[[str], None]) -> list[Outcome
     resets = Outcome("growth: no existing BGP session reset", total=len(drops))
     for (ns, peer), n in sorted(drops.items()):
         if after.get((ns, peer), n + 1) != n:
-            resets.failures.append(f"{new.namespaces[ns].device}: BGP peer {peer} was reset")
+            resets.failures.append(
+                Failure(subject=new.namespaces[ns].device, message=f"BGP peer {peer} was reset")
+            )
         else:
             resets.proved += 1
     moved = Outcome("growth: no existing route changed", total=sum(map(len, fibs.values())))
@@ -126,9 +138,12 @@ def drill(old: Plan, new: Plan, progress: Callable[[str], None]) -> list[Outcome
             if dest in now and _hops(now[dest]) == _hops(hops):
                 moved.proved += 1
             else:
+                changed = f"{sorted(_hops(hops))} to {sorted(_hops(now.get(dest, [])))}"
                 moved.failures.append(
-                    f"{new.namespaces[ns].device}: route {dest} changed from "
-                    f"{sorted(_hops(hops))} to {sorted(_hops(now.get(dest, [])))}"
+                    Failure(
+                        subject=new.namespaces[ns].device,
+                        message=f"route {dest} changed from {changed}",
+                    )
                 )
     out.total = out.proved = 1
     for o in up:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from ipaddress import IPv4Address as Addr
 
 from generator.twin import checks, probe
+from generator.twin.outcome import Failure
 from generator.twin.plan import Plan, ifname
 
 DAD_PORT = 1025
@@ -22,7 +23,8 @@ DAD_PORT = 1025
 @dataclass(frozen=True, slots=True)
 class Dad:
     device: str
-    where: str  # files/switches/<device>.cfg:LINE
+    file: str  # files/switches/<device>.cfg
+    line: int  # its detection line
     source: str
     peer: str
     port: int
@@ -32,7 +34,7 @@ def ends(p: Plan) -> list[Dad]:
     """Every DFS group's detection line, as the reader gives it (vrp.Device.dad; the line's form
     is in commands.yaml, `twin: layer2`)."""
     return [
-        Dad(device=name, where=dev.where(number), source=source, peer=peer, port=DAD_PORT)
+        Dad(device=name, file=dev.path, line=number, source=source, peer=peer, port=DAD_PORT)
         for name, dev in sorted(p.devices.items())
         for number, source, peer in dev.dad
     ]
@@ -47,15 +49,19 @@ def _access_port(p: Plan, at: tuple[str, str]) -> tuple[str, str] | None:
     return None
 
 
-def blocked(p: Plan) -> list[str]:
+def _unaddressed(dad: Dad) -> Failure:
+    what = f"dual-active detection {dad.source} -> {dad.peer}"
+    return Failure(dad.file, dad.line, what, "an address no interface of the output has")
+
+
+def blocked(p: Plan) -> list[Failure]:
     """Plan level, no packet sent: every detection pair whose two ends are cabled to isolated
     ports of one switch (its bridge drops frames between them: plan._ports), or not addressed."""
     out = []
     for dad in ends(p):
         at = [p.addresses.get(Addr(a)) for a in (dad.source, dad.peer)]
         if None in at:
-            out.append(f"{dad.where}: dual-active detection {dad.source} -> {dad.peer}: "
-                       "an address no interface of the output has")  # fmt: skip
+            out.append(_unaddressed(dad))
             continue
         ports = [_access_port(p, end) for end in at if end]
         if None in ports or ports[0][0] != ports[1][0]:
@@ -70,8 +76,12 @@ def blocked(p: Plan) -> list[str]:
         ]  # fmt: skip
         if groups[0] is not None and groups[0] == groups[1]:
             out.append(
-                f"{dad.where}: dual-active detection {dad.source} -> {dad.peer} crosses "
-                f"{switch.name}, which isolates both ends in port isolation group {groups[0]}"
+                Failure(
+                    dad.file,
+                    dad.line,
+                    message=f"dual-active detection {dad.source} -> {dad.peer} crosses "
+                    f"{switch.name}, which isolates both ends in port isolation group {groups[0]}",
+                )
             )
     return out
 
@@ -80,8 +90,11 @@ def check(p: Plan) -> checks.Outcome:
     """A UDP exchange from each detection source to its peer, in the management VRF where the
     configuration binds it."""
     out = checks.Outcome("M-LAG dual-active detection reaches the peer (UDP, both directions)")
-    found = [d for d in ends(p) if {Addr(d.source), Addr(d.peer)} <= p.addresses.keys()]
-    out.failures += [f for f in blocked(p) if "no interface" in f]
+    found, missing = [], []
+    for dad in ends(p):
+        addressed = {Addr(dad.source), Addr(dad.peer)} <= p.addresses.keys()
+        (found if addressed else missing).append(dad)
+    out.failures += [_unaddressed(dad) for dad in missing]
     probes = []
     for dad in found:
         src = p.addresses[Addr(dad.source)][0]
@@ -92,8 +105,6 @@ def check(p: Plan) -> checks.Outcome:
         if result.ok:
             out.proved += 1
         else:
-            out.failures.append(
-                f"{dad.where}: dual-active detection {dad.source} -> {dad.peer} "
-                f"udp/{dad.port}: {result.error or 'no answer'}"
-            )
+            what = f"dual-active detection {dad.source} -> {dad.peer} udp/{dad.port}"
+            out.failures.append(Failure(dad.file, dad.line, what, result.error or "no answer"))
     return out

@@ -33,6 +33,7 @@ from pathlib import Path
 from generator.collection import ansible_collection
 from generator.twin import checks, hosts, plan, probe, routing, run, shard
 from generator.twin.explain import walk
+from generator.twin.outcome import Failure
 from generator.twin.plan import PREFIX, Plan, ns_name
 from generator.twin.run import sh
 from generator.verify.report import NotAnOutput
@@ -174,8 +175,8 @@ def _prove(args, folder: Path, p: Plan, lay: shard.Layout, started: float, have:
         outcomes += [_named(o, f"shard {s.number}: ") for o in results[s.number].outcomes]
     outcomes.append(_agree(lay, results, p))
     if not settled:
-        outcomes.append(checks.Outcome("boundaries reach a fixpoint", 0, 1,
-                                       [f"still changing after {MAX_PASSES} passes"]))  # fmt: skip
+        still = Failure(message=f"still changing after {MAX_PASSES} passes")
+        outcomes.append(checks.Outcome("boundaries reach a fixpoint", 0, 1, [still]))
     if args.fibs:
         fibs = {}
         for s in shards:
@@ -357,8 +358,8 @@ def _agree(lay: shard.Layout, results: dict[int, Result], p: Plan) -> checks.Out
                     out.proved += 1
                 else:
                     diff = sorted(set(other) ^ set(table))
-                    out.failures.append(f"{name}: shard {first} and shard {s.number} differ "
-                                        f"in {len(diff)} routes, e.g. {diff[0]}")  # fmt: skip
+                    differ = f"shard {first} and shard {s.number} differ in {len(diff)} routes"
+                    out.failures.append(Failure(subject=name, message=f"{differ}, e.g. {diff[0]}"))
             else:
                 seen[name] = (s.number, table)
     return out
@@ -386,12 +387,7 @@ def npu_ring(q: Plan) -> checks.Outcome:
         hops = walk(q, pr.src_ns, pr.src, pr.dst)[0]
         off = [f"{ns} ({', '.join(sorted(cabled[ns]))})" for ns, _ in hops
                if cabled.get(ns) != {Plane.PARAMETER}]  # fmt: skip
-        if not result.ok:
-            out.failures.append(f"{pr.src_ns} {pr.src} -> {pr.dst}: {result.error}")
-        elif off:
-            out.failures.append(
-                f"{pr.src} -> {pr.dst} leaves the parameter plane at {', '.join(off)}"
-            )
-        else:
-            out.proved += 1
+        wrong = checks.npu_failure(pr, result, off)
+        out.failures += wrong
+        out.proved += not wrong
     return out

@@ -20,6 +20,7 @@ from itertools import zip_longest
 from pathlib import Path
 
 from generator.twin import checks, explain, hosts, probe
+from generator.twin.outcome import Failure
 from generator.twin.plan import Plan, Refused, ns_name
 from generator.twin.run import STATE, ZTP_USER, background, claim, finish, reapply, sh
 from generator.verify import vrp
@@ -150,7 +151,7 @@ def _flat(lines: list[vrp.Line], depth: int = 0):
         yield from _flat(line.children, depth + 1)
 
 
-def staged_differences(folder: Path, switches: list[str]) -> list[str]:
+def staged_differences(folder: Path, switches: list[str]) -> list[Failure]:
     """Where a switch's staged startup configuration (files/ztp/configs, what ZTP boots it
     with) does not read as the same lines, at the same depths, as its CLI script
     (files/switches, what the twin runs): its framing (system-view, commit, return, comments)
@@ -163,12 +164,15 @@ def staged_differences(folder: Path, switches: list[str]) -> list[str]:
         got = vrp.tree(file_text(folder, staged), kind, rel(folder, staged))
         for g, w in zip_longest(_flat(got), _flat(want)):
             if g is None or w is None or (g[0], g[1].text) != (w[0], w[1].text):
-                mine = f":{g[1].number}: {g[1].text!r}" if g else ": ends"
                 there = rel(folder, script)
                 theirs = f"{there}:{w[1].number} has {w[1].text!r}" if w else f"{there} has ended"
                 out.append(
-                    f"{rel(folder, staged)}{mine} where {theirs}: ZTP would boot {name} with "
-                    "another configuration"
+                    Failure(
+                        rel(folder, staged),
+                        g[1].number if g else 0,
+                        f"{g[1].text!r} where {theirs}" if g else f"ends where {theirs}",
+                        f"ZTP would boot {name} with another configuration",
+                    )
                 )
                 break
     return out
@@ -202,7 +206,12 @@ def _file_service(p: Plan, base: Path, controller: str, address: str) -> checks.
     ini = written[0].read_text(encoding="utf-8") if written else ""
     found = re.search(r"^\*?FILESERVER=(\w+)://", ini, re.M)
     if not found or found.group(1) not in FILE_PORTS:
-        out.failures.append("ztp*.ini (ztp_server role): no FILESERVER URL of a known protocol")
+        out.failures.append(
+            Failure(
+                subject="ztp*.ini (ztp_server role)",
+                message="no FILESERVER URL of a known protocol",
+            )
+        )
         return out
     scheme = found.group(1)
     proto, port = FILE_PORTS[scheme]
@@ -219,11 +228,12 @@ def _file_service(p: Plan, base: Path, controller: str, address: str) -> checks.
         if result.ok:
             out.proved += 1
         else:
-            out.failures.append(
-                f"{p.devices[switch].path}: {switch} fetches its day-0 files by {scheme.upper()} "
-                f"({scheme}://{address}, {proto}/{port}, as ztp_server's intermediate file says) "
-                f"from {pr.src} behind {gw}: {result.error}; {explain.diagnose(p, pr, result)}"
+            fetches = (
+                f"{switch} fetches its day-0 files by {scheme.upper()} ({scheme}://{address}, "
+                f"{proto}/{port}, as ztp_server's intermediate file says) from {pr.src} behind {gw}"
             )
+            why = f"{result.error}; {explain.diagnose(p, pr, result)}"
+            out.failures.append(Failure(p.devices[switch].path, subject=fetches, message=why))
     return out
 
 
@@ -251,7 +261,8 @@ def drill(p: Plan, collection: Path, rendered=None) -> list[checks.Outcome]:
         _start(base, controllers[0], address)
         serving = True
     except RuntimeError as err:  # what the role configured does not run: that is the finding
-        out.failures.append(f"the ztp_server role's file and DHCP service does not start: {err}")
+        role = "the ztp_server role's file and DHCP service does not start"
+        out.failures.append(Failure(subject=role, message=str(err)))
         serving = False
     relays = list(checks.relays(p))
     for dev, iface, relay, servers in relays:
@@ -268,19 +279,18 @@ def drill(p: Plan, collection: Path, rendered=None) -> list[checks.Outcome]:
         if gw in built:  # a switch ZTP builds, not one of the console-built ZTP path
             _one(p=p, out=out, switch=p.namespaces[built[gw][0]].device, end=built[gw], base=base)
         elif gw not in meth:
-            out.failures.append(
-                f"{dev.where(iface.relay_line)}: {dev.name} relays DHCP but no switch's MEth "
-                "is cabled to it"
-            )
+            alone = f"{dev.name} relays DHCP but no switch's MEth is cabled to it"
+            out.failures.append(Failure(dev.path, iface.relay_line, message=alone))
     no_relay = sorted(set(built) - set(gateways))
     for gw in no_relay:
         out.total += 1
         dev = p.devices.get(gw)
-        where = dev.path if dev else gw
+        why = (
+            f"{gw} is the out-of-band gateway of switch management ports and relays no DHCP "
+            "(`dhcp select relay`): a factory-default switch behind it never gets a lease"
+        )
         out.failures.append(
-            f"{where}: {gw} is the out-of-band gateway of switch management ports and "
-            "relays no DHCP (`dhcp select relay`): a factory-default switch behind it never "
-            "gets a lease"
+            Failure(dev.path, message=why) if dev else Failure(subject=gw, message=why)
         )
     return [files, out]
 
@@ -303,12 +313,11 @@ def _one(p: Plan, out: checks.Outcome, switch: str, end: tuple[str, str], base: 
         )  # fmt: skip
         staged = base / "srv" / "ztp" / f"{switch}.cfg"
         if got.returncode != 0:
-            out.failures.append(f"files/ztp/switches.yml: {switch}: {got.stderr.strip()[-400:]}")
+            said = got.stderr.strip()[-400:]
+            out.failures.append(Failure("files/ztp/switches.yml", 0, switch, said))
         elif (base / f"got-{switch}.cfg").read_bytes() != staged.read_bytes():
-            out.failures.append(
-                f"files/ztp/configs/{switch}.cfg: {switch} fetched a config that differs from "
-                "the staged one"
-            )
+            differs = f"{switch} fetched a config that differs from the staged one"
+            out.failures.append(Failure(f"files/ztp/configs/{switch}.cfg", message=differs))
         else:
             out.proved += 1
     finally:

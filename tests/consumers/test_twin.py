@@ -114,9 +114,11 @@ def test_a_grown_output_that_takes_something_away_is_refused_before_it_is_applie
     spine = next(n for n in large.namespaces.values() if n.device == "par-spine-001" and n.frr)
     spine.frr = spine.frr.replace(" maximum-paths", " maximum-paths-gone")
     found = grow.removals(small, large)
-    assert any(f"cable {small.links[0].cable} (" in f and "is gone" in f for f in found)
-    assert any("par-spine-001: the grown output drops the FRR line `maximum-paths" in f
-               for f in found)  # fmt: skip
+    cable = next(f for f in found if f.file == "files/cabling.csv")
+    assert cable.line == small.links[0].line and f"cable {small.links[0].cable} (" in cable.message
+    assert "is gone" in cable.message
+    assert any(f.subject == "par-spine-001" and f.message.startswith(
+               "the grown output drops the FRR line `maximum-paths") for f in found)  # fmt: skip
 
 
 @pytest.mark.slow

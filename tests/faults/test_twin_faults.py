@@ -287,5 +287,6 @@ def test_a_staged_config_that_diverges_from_the_script_is_named(
     lines[at : at + 1] = [] if new is None else [new]
     staged.write_text("\n".join(lines) + "\n")
     (found,) = ztp.staged_differences(folder, [name])
-    assert found.startswith(f"files/ztp/configs/{name}.cfg:{at + 1}: "), found
-    assert f"files/switches/{name}.cfg:" in found and "ZTP would boot" in found
+    assert (found.file, found.line) == (f"files/ztp/configs/{name}.cfg", at + 1), found
+    assert f"files/switches/{name}.cfg:" in found.subject and "ZTP would boot" in found.message
+    assert found.text().startswith(f"files/ztp/configs/{name}.cfg:{at + 1}: ")

@@ -1,0 +1,57 @@
+"""The twin's failures are records (file, line, subject, message, the cause to blame, the phase),
+read by their fields; their text is only what the report and the terminal show."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from generator.twin.outcome import Failure, Outcome, kinds
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_failure_reads_as_where_subject_message_leaving_out_what_is_empty():
+    width = Failure("files/switches/par-leaf-0001.cfg", 838, "par-leaf-0001", "1 next hops to X")
+    assert width.where == "files/switches/par-leaf-0001.cfg:838"
+    assert width.text() == "files/switches/par-leaf-0001.cfg:838: par-leaf-0001: 1 next hops to X"
+    assert str(width) == width.text()
+    whole_file = Failure("files/ztp/configs/a.cfg", message="a fetched a config that differs")
+    assert whole_file.text() == "files/ztp/configs/a.cfg: a fetched a config that differs"
+    no_file = Failure(subject="parameter -> business", message="ns 10.0.0.1 reached 10.1.0.1")
+    assert no_file.text() == "parameter -> business: ns 10.0.0.1 reached 10.1.0.1"
+
+
+def test_the_cause_comes_first_and_the_phase_before_everything():
+    shut = Failure("files/switches/par-leaf-0002.cfg", 400, message="400GE1/3/1 is shut down")
+    down = Failure("files/switches/par-leaf-0002.cfg", 838, "par-leaf-0002", "BGP peer 10.0.0.1 "
+                   "(AS 65001) is Active", cause=shut)  # fmt: skip
+    assert down.text() == (
+        "files/switches/par-leaf-0002.cfg:400: 400GE1/3/1 is shut down; "
+        "files/switches/par-leaf-0002.cfg:838: par-leaf-0002: BGP peer 10.0.0.1 (AS 65001) is Active"
+    )
+    later = down.after("after restoring")
+    assert later.text() == "after restoring: " + down.text()
+    assert (later.file, later.line, later.cause) == (down.file, down.line, shut)
+
+
+def test_failures_of_one_line_and_subject_are_one_kind_and_others_each_their_own():
+    flow = [Failure("files/flows.csv", 7, "dns", f"host{i} -> resolver: timed out") for i in (1, 2)]
+    other_flow = Failure("files/flows.csv", 8, "ntp", "host1 -> ntp: timed out")
+    pairs = [Failure(subject="parameter -> business", message=f"ns{i} reached") for i in (1, 2)]
+    groups = kinds([flow[0], pairs[0], flow[1], other_flow, pairs[1]])
+    assert groups == [(2, flow[0]), (1, pairs[0]), (1, other_flow), (1, pairs[1])]
+
+
+def test_an_outcome_is_ok_only_with_every_case_proved_and_no_failure():
+    assert Outcome("x", proved=3, total=3).ok
+    assert not Outcome("x", proved=2, total=3).ok
+    assert not Outcome("x", proved=3, total=3, failures=[Failure(message="late")]).ok
+
+
+def test_no_twin_module_splits_text_back_into_data():
+    """The review's finding: `f.split(": ")[1]` recovered flow names from failure strings."""
+    for path in sorted((ROOT / "generator" / "twin").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"""\.split\(["']: ["']\)""", text), path.name
+        assert "failures: list[str]" not in text, path.name
