@@ -16,12 +16,11 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 
 from generator.analysis.command_table import TRANSLATED, load_table
 from generator.collection import ansible_collection
-from generator.twin import checks, drills, grow, hosts, mlag, plan, routing, run, ztp
+from generator.twin import checks, grow, hosts, plan, routing, run, steps
 from generator.twin import pod as pods
 from generator.twin.outcome import kinds
 from generator.verify.report import NotAnOutput
@@ -196,31 +195,17 @@ def _test(args, folder: Path) -> int:
     clock = run.Clock()
     made = not run.namespaces()
     p, hosts_done = bring_up(folder, args.pod, collection, clock, up=made)
-    with clock("sessions up and FIBs settled"):
-        outcomes = checks.sessions(p)
-    outcomes[0].note = f"converged {outcomes[0].seconds:.1f} s after FRR started"
-    # what needs no host first, while the host_network role still runs; reported in this order
-    steps = [("ecmp", checks.ecmp), (drills.NPU_PATHS, partial(checks.npu_paths, every=True))]
-    steps[1:1] = [("boundary", checks.pod_boundary)] if args.pod else [
-        ("flows", checks.flows), ("forbidden", checks.forbidden), ("dad", mlag.check)]  # fmt: skip
-    done = {}
-    for name, check in sorted(steps, key=lambda step: step[0] in ("flows", "forbidden")):
-        if name == "flows":
-            hosts_done()
-        _out(f"checking {name}")
-        with clock(f"check: {name}"):
-            done[name] = check(p)
-    hosts_done()  # a one-pod twin: nothing to wait for
-    outcomes += [done[name] for name, _ in steps]
-    rendered = None if args.pod else ztp.render(p, collection)  # in the background till its drill
-    if not args.no_drills:
-        flow_names = {f.name for f in checks.read_flows(folder)}
-        broken = {f.subject for f in done.get("flows", checks.Outcome("")).failures}
-        outcomes += drills.run(p, flow_names - broken, _out, clock)
-    if not args.pod:  # last: its dnsmasq and sshd then hold UDP 67 and TCP 22 on the controller
-        _out("ZTP drill")
-        with clock("ZTP drill"):
-            outcomes += ztp.drill(p, collection, rendered)
+    r = steps.Run(
+        p,
+        folder,
+        collection,
+        hosts_done,
+        pod=args.pod,
+        drills=not args.no_drills,
+        say=_out,
+        clock=clock,
+    )
+    outcomes = steps.walk(r)
     if made and not args.keep:
         with clock("down"):
             run.down()
