@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from generator import pipeline
 
 EXIT_OK, EXIT_DRIFT, EXIT_INVALID = 0, 1, 2
+EXIT_INTERRUPTED = 130
 
 
 class Progress:
@@ -45,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
             return _COMMANDS[args.command](args)
     except KeyboardInterrupt:
         print("wanka: interrupted; previous output left as it was", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # `wanka diff ... | head`: the reader has gone; so do we, quietly
         _silence_stdout()
         return EXIT_PIPE
@@ -427,6 +428,44 @@ def _catalog(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _twin(args: argparse.Namespace) -> int:
+    """`wanka twin`: its result printed, its progress on stderr as it goes."""
+    if args.twin_command == "prove":  # prints and picks its exit code itself (issue #44: to do)
+        from generator.twin import prove
+
+        return prove.main(args)
+    from generator import twin
+
+    def say(message: str) -> None:
+        print(f"twin: {message}", file=sys.stderr, flush=True)
+
+    try:
+        done = twin.main(args, say)
+    except twin.Stop as err:
+        print(f"wanka: {err}", file=sys.stderr)
+        return EXIT_INVALID
+    except twin.TakenDown:
+        print("wanka: interrupted; the twin was taken down", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    print(done.text, end="")
+    if done.status is not None:  # `twin exec`: the command's own
+        return done.status
+    return EXIT_DRIFT if done.failed else EXIT_OK
+
+
+def _predict(args: argparse.Namespace) -> int:
+    from generator.predict import command
+    from generator.verify.report import NotAnOutput, printable
+
+    try:
+        text = command.run(args)
+    except NotAnOutput as err:
+        print(f"wanka: {printable(str(err))}", file=sys.stderr)
+        return EXIT_INVALID
+    sys.stdout.write(text)
+    return EXIT_OK
+
+
 _COMMANDS = {
     "generate": _generate,
     "validate": _validate,
@@ -439,6 +478,6 @@ _COMMANDS = {
     "site": _site,
     "catalog": _catalog,
     "ansible-path": _ansible_path,
-    "twin": lambda args: __import__("generator.twin").twin.main(args),
-    "predict": lambda args: __import__("generator.predict.command").predict.command.main(args),
+    "twin": _twin,
+    "predict": _predict,
 }

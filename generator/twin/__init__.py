@@ -12,17 +12,18 @@ from __future__ import annotations
 import argparse
 import shutil
 import signal
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from generator.analysis.command_table import TRANSLATED, load_table
 from generator.collection import ansible_collection
-from generator.twin import checks, grow, hosts, plan, routing, run, steps
+from generator.render import render
+from generator.twin import grow, hosts, plan, routing, run, steps
 from generator.twin import pod as pods
-from generator.twin.outcome import kinds
+from generator.twin.outcome import Outcome, kinds
 from generator.verify.report import NotAnOutput
 
 SHOWN = 12  # kinds of failure printed per check on the terminal (the report has all)
@@ -36,8 +37,27 @@ STAGING = run.STATE / "keyfiles"
 GROWN = run.STATE / "keyfiles-grown"
 
 
-def _out(message: str) -> None:
-    print(f"twin: {message}", file=sys.stderr, flush=True)
+class Stop(Exception):
+    """What ends a twin command before it has a result: a located message (printable) for the
+    CLI, which prints it and exits 2."""
+
+
+class TakenDown(Exception):
+    """Interrupted (Ctrl-C, SIGTERM): the twin was taken down."""
+
+
+@dataclass(slots=True)
+class Finished:
+    """What a twin command leaves for the CLI: the text for standard output, whether a check
+    failed, and (`twin exec`) the exit status of the command it ran."""
+
+    text: str = ""
+    failed: bool = False
+    status: int | None = None
+
+
+def _quiet(message: str) -> None:
+    pass
 
 
 def build(
@@ -57,11 +77,13 @@ def bring_up(
     clock: run.Clock | None = None,
     up: bool = True,
     keyfiles: Path = STAGING,
+    say: Callable[[str], None] = _quiet,
 ) -> tuple[plan.Plan, Callable[[], None]]:
     """The plan, and (`up`) the twin of it brought up, and what completes both with the hosts:
     the host_network role renders the hosts' keyfiles in the background while the devices'
     namespaces, cables and FRR come up (and what needs no host is checked); calling the second
-    waits for it, adds the keyfiles to the plan and (`up`) configures the hosts from them."""
+    waits for it, adds the keyfiles to the plan and (`up`) configures the hosts from them.
+    Progress goes to `say`."""
     clock = clock or run.Clock()
     with clock("plan and translation (no root)"):
         p = plan.plan(folder, {}, pod)  # first: a line it refuses stops the twin before anything
@@ -70,7 +92,7 @@ def bring_up(
     if job and not job.process:
         _out(f"host keyfiles: those of an identical earlier run (cache {job.key[:12]})")
     if up:
-        run.up(p, _out, clock)
+        run.up(p, say, clock)
 
     def hosts_done() -> None:
         if p.hosts_done:
@@ -81,7 +103,7 @@ def bring_up(
         if up and added:
             for name, commands in added.items():
                 run.configure(p.namespaces[name], commands, [], nft=False)
-            _out("hosts configured from the host_network keyfiles")
+            say("hosts configured from the host_network keyfiles")
 
     return p, hosts_done
 
@@ -90,73 +112,60 @@ def _sigterm(*_):
     raise KeyboardInterrupt
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, say: Callable[[str], None] = _quiet) -> Finished:
+    """`wanka twin up|test|grow|down|exec|export`: the result for the CLI to print, or Stop
+    (exit 2) or TakenDown (interrupted). Progress goes to `say`."""
     if args.twin_command == "export":  # writes files only: no root, no instance
         from generator.twin import clab
 
-        return clab.main(args)
-    if args.twin_command == "prove":  # in shards (generator.twin.prove)
-        from generator.twin import prove
-
-        return prove.main(args)
+        return Finished(clab.main(args))
     try:  # one run, one instance (generator.twin.run): a second run of it is refused
         if args.twin_command == "down":
             names, pids = run.down()
-            print(f"removed {names} namespaces and {pids} processes (instance {run.INSTANCE})")
-            return 0
+            return Finished(
+                f"removed {names} namespaces and {pids} processes (instance {run.INSTANCE})\n"
+            )
         if missing := run.missing():
-            print("wanka: the twin needs " + ", ".join(missing), file=sys.stderr)
-            return 2
+            raise Stop("the twin needs " + ", ".join(missing))
         if args.twin_command == "exec":
             return _exec(args)
         run.claim()
         if args.twin_command == "up":
             run.vacant()
     except plan.Refused as err:
-        print(f"wanka: {err}", file=sys.stderr)
-        return 2
+        raise Stop(str(err)) from None
     folder = Path(args.folder).resolve()
     if not (folder / "files" / "cabling.csv").is_file():
-        print(
-            f"wanka: {args.folder}: not a generated folder (no files/cabling.csv)", file=sys.stderr
-        )
-        return 2
+        raise Stop(f"{args.folder}: not a generated folder (no files/cabling.csv)")
     signal.signal(signal.SIGTERM, _sigterm)
     try:
         if args.twin_command == "up":
             clock = run.Clock()
-            bring_up(folder, args.pod, args.collection, clock)[1]()
-            times = clock.times
-            print(", ".join(f"{k} {v:.1f} s" for k, v in times.items()))
-            return 0
+            bring_up(folder, args.pod, args.collection, clock, say=say)[1]()
+            return Finished(", ".join(f"{k} {v:.1f} s" for k, v in clock.times.items()) + "\n")
         if args.twin_command == "grow":
-            return _grow(folder)
-        return _test(args, folder)
+            return _grow(folder, say)
+        return _test(args, folder, say)
     except pods.PodError as err:
-        print(f"wanka: {args.folder}: {err}", file=sys.stderr)
-        return 2
+        raise Stop(f"{args.folder}: {err}") from None
     except NotAnOutput as err:  # a file it cannot read, a line no form of the table matches
         run.abandon()  # what this run made: a refused folder leaves nothing behind
-        print(f"wanka: {args.folder}/{err}", file=sys.stderr)
-        return 2
+        raise Stop(f"{args.folder}/{err}") from None
     except KeyboardInterrupt:
         run.down()
-        print("wanka: interrupted; the twin was taken down", file=sys.stderr)
-        return 130
+        raise TakenDown from None
     except Exception:
         if args.twin_command == "up" or not getattr(args, "keep", False):
             run.down()
         raise
 
 
-def _grow(folder: Path) -> int:
+def _grow(folder: Path, say: Callable[[str], None]) -> Finished:
     """`twin grow`: the running twin's folder and the grown one, applied; the twin is then the
     grown folder's (its state says so), and it stays up."""
     running = run.up_folder()
     if running is None or running[1]:
-        print("wanka: no whole twin is up: `wanka twin up FOLDER` the smaller build first",
-              file=sys.stderr)  # fmt: skip
-        return 2
+        raise Stop("no whole twin is up: `wanka twin up FOLDER` the smaller build first")
     if (STAGING / "hosts").is_dir():  # the keyfiles the running twin's hosts were given
         old = plan.plan(running[0], hosts.read(STAGING / "hosts"))
         routing.apply(old)
@@ -164,37 +173,40 @@ def _grow(folder: Path) -> int:
         old = build(running[0])
     new, hosts_done = bring_up(folder, up=False, keyfiles=GROWN)
     hosts_done()
-    outcomes = grow.drill(old, new, _out)
+    outcomes = grow.drill(old, new, say)
     run.record(new)
     shutil.rmtree(STAGING, ignore_errors=True)
     GROWN.rename(STAGING)
-    return _print(outcomes)
+    return Finished(terminal(outcomes), failed=any(not o.ok for o in outcomes))
 
 
-def _print(outcomes: list[checks.Outcome]) -> int:
+def terminal(outcomes: list[Outcome]) -> str:
+    """The outcomes as the terminal shows them: each with its counts and, per check, the first
+    SHOWN kinds of failure (outcome.kinds), each with how many more are like it."""
+    rows = []
     for o in outcomes:
-        mark = "ok  " if o.ok else "FAIL"
-        print(f"{mark} {o.name}: {o.proved}/{o.total}" + (f" ({o.note})" if o.note else ""))
         groups = kinds(o.failures)
-        for count, example in groups[:SHOWN]:
-            print(f"     {example}" + (f"  [and {count - 1} more like it]" if count > 1 else ""))
-        if len(groups) > SHOWN:
-            rest = sum(count for count, _ in groups[SHOWN:])
-            print(f"     [and {rest} more failures of other kinds: see the report]")
-    return 1 if any(not o.ok for o in outcomes) else 0
+        rows.append(
+            {
+                "mark": "ok  " if o.ok else "FAIL",
+                "outcome": o,
+                "shown": [(count, f.text()) for count, f in groups[:SHOWN]],
+                "rest": sum(count for count, _ in groups[SHOWN:]),
+            }
+        )
+    return render("twin/outcomes.txt.j2", rows=rows)
 
 
-def _test(args, folder: Path) -> int:
+def _test(args, folder: Path, say: Callable[[str], None]) -> Finished:
     started = time.perf_counter()
     up = run.up_folder()
     if up is not None and up != (folder.resolve(), args.pod):
         pod = f" (pod {up[1]})" if up[1] else ""
-        print(f"wanka: a twin of {up[0]}{pod} is up: run `wanka twin down` first", file=sys.stderr)
-        return 2
+        raise Stop(f"a twin of {up[0]}{pod} is up: run `wanka twin down` first")
     collection = args.collection or ansible_collection()
     clock = run.Clock()
     made = not run.namespaces()
-    p, hosts_done = bring_up(folder, args.pod, collection, clock, up=made)
+    p, hosts_done = bring_up(folder, args.pod, collection, clock, up=made, say=say)
     r = steps.Run(
         p,
         folder,
@@ -202,7 +214,7 @@ def _test(args, folder: Path) -> int:
         hosts_done,
         pod=args.pod,
         drills=not args.no_drills,
-        say=_out,
+        say=say,
         clock=clock,
     )
     outcomes = steps.walk(r)
@@ -210,61 +222,47 @@ def _test(args, folder: Path) -> int:
         with clock("down"):
             run.down()
     clock.times["total"] = time.perf_counter() - started
-    _out("times: " + ", ".join(f"{k} {v:.1f} s" for k, v in clock.times.items()))
+    say("times: " + ", ".join(f"{k} {v:.1f} s" for k, v in clock.times.items()))
     text = report(folder, p, outcomes, clock.times)
     Path(args.report).write_text(text, encoding="utf-8")
-    code = _print(outcomes)
-    print(f"report: {args.report}")
-    return code
+    shown = terminal(outcomes) + f"report: {args.report}\n"
+    return Finished(shown, failed=any(not o.ok for o in outcomes))
 
 
-def report(folder: Path, p: plan.Plan, outcomes: list[checks.Outcome], times: dict) -> str:
-    kinds: dict[str, int] = {}
-    for ns in p.namespaces.values():
-        kinds[ns.kind] = kinds.get(ns.kind, 0) + 1
-    lines = [
-        f"# Twin report: {folder.name}",
-        "",
-        f"{len(p.namespaces)} network namespaces ("
-        + ", ".join(f"{v} {k}" for k, v in sorted(kinds.items()))
-        + f"), {len(p.links)} cables as veth pairs, "
-        f"{sum(1 for n in p.namespaces.values() if n.frr)} FRR routers, "
-        f"{sum(1 for n in p.namespaces.values() if n.nft)} nftables rulesets.",
-        "",
-        "| check | proved | of | seconds | |",
-        "|---|---|---|---|---|",
-    ]
-    for o in outcomes:
-        lines.append(
-            f"| {o.name} | {o.proved} | {o.total} | {o.seconds:.1f} | {'ok' if o.ok else 'FAIL'} {o.note} |"
-        )
-    lines += ["", "## Failures", ""]
-    for o in outcomes:
-        lines += [f"- {o.name}: {f}" for f in o.failures]
-    if not any(o.failures for o in outcomes):
-        lines.append("none")
-    lines += ["", "## Lines read", "", *read_lines(p)]
-    lines += ["", "## Emulated differently", ""] + [f"- {n}" for n in p.notes]
-    lines += ["", "## Not emulated (never claimed)", ""] + [f"- {n}" for n in NOT_EMULATED]
-    lines += ["", "## Times", ""] + [f"- {k}: {v:.1f} s" for k, v in times.items()]
-    return "\n".join(lines) + "\n"
+def report(folder: Path, p: plan.Plan, outcomes: list[Outcome], times: dict) -> str:
+    """twin-report.md (templates/twin/report.md.j2)."""
+    kinds = Counter(ns.kind for ns in p.namespaces.values())
+    return render(
+        "twin/report.md.j2",
+        name=folder.name,
+        namespaces=len(p.namespaces),
+        kinds=[f"{n} {kind}" for kind, n in sorted(kinds.items())],
+        cables=len(p.links),
+        routers=sum(1 for n in p.namespaces.values() if n.frr),
+        rulesets=sum(1 for n in p.namespaces.values() if n.nft),
+        outcomes=outcomes,
+        failed=any(o.failures for o in outcomes),
+        lines_read=read_lines(p),
+        notes=p.notes,
+        not_emulated=NOT_EMULATED,
+        times=list(times.items()),
+    )
 
 
-def read_lines(p: plan.Plan) -> list[str]:
+def read_lines(p: plan.Plan) -> list[tuple[int, str, str]]:
     """Every configuration line the twin read, counted by what it does with its form (the
-    command table's `twin:`): translated, or the item it does not emulate, with what that means."""
+    command table's `twin:`): (lines, translated or the item it does not emulate, what that
+    means)."""
     counts: Counter[str] = Counter()
     for dev in p.devices.values():
         counts.update(dev.lines)
     items = load_table().twin_items
-    out = ["| lines | twin | what it means |", "|---|---|---|"]
     done = "reproduced in FRR, nftables, addresses, bridges and links"
-    out.append(f"| {counts.pop(TRANSLATED, 0)} | {TRANSLATED} | {done} |")
-    out += [f"| {n} | not emulated: {k} | {items[k]} |" for k, n in sorted(counts.items())]
-    return out
+    out = [(counts.pop(TRANSLATED, 0), TRANSLATED, done)]
+    return out + [(n, f"not emulated: {k}", items[k]) for k, n in sorted(counts.items())]
 
 
-def _exec(args) -> int:
+def _exec(args) -> Finished:
     import os
     import subprocess
 
@@ -272,18 +270,14 @@ def _exec(args) -> int:
     ns = plan.checked_ns_name(args.device, args.part or "")
     if ns not in names:
         candidates = [n for n in names if n.startswith(plan.ns_name(args.device))]
-        print(
-            f"wanka: no twin namespace {ns}"
-            + (f" (has: {', '.join(candidates)})" if candidates else ""),
-            file=sys.stderr,
-        )
-        return 2
+        has = f" (has: {', '.join(candidates)})" if candidates else ""
+        raise Stop(f"no twin namespace {ns}{has}")
     if not args.exec_argv:
         out = subprocess.run(["ip", "-n", ns, "-br", "link"], capture_output=True, text=True).stdout
-        print(f"# {ns}: Linux interface <- port (ports map as in generator.twin.plan.ifname)")
-        print(out, end="")
-        return 0
+        head = f"# {ns}: Linux interface <- port (ports map as in generator.twin.plan.ifname)\n"
+        return Finished(head + out)
     command = list(args.exec_argv)
     if command[0] == "vtysh":
         command[1:1] = ["--vty_socket", str(run.frr_dir(ns))]
-    return subprocess.run(["ip", "netns", "exec", ns, *command], env=os.environ).returncode
+    done = subprocess.run(["ip", "netns", "exec", ns, *command], env=os.environ)
+    return Finished(status=done.returncode)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-import sys
+from pathlib import Path
 
 import yaml
 
@@ -175,13 +175,12 @@ class _Dumper(yaml.SafeDumper):
         return super().increase_indent(flow, False)
 
 
-def main(args) -> int:
-    """`wanka twin export`: no root, nothing started; exit 2 for a folder the twin refuses."""
-    from pathlib import Path
-
+def main(args) -> str:
+    """`wanka twin export`: no root, nothing started; what it wrote, or twin.Stop (exit 2) for a
+    folder the twin refuses."""
     from generator import output
+    from generator.twin import Stop, routing
     from generator.twin import pod as pods
-    from generator.twin import routing
     from generator.twin.plan import plan
     from generator.verify.report import NotAnOutput
 
@@ -193,17 +192,13 @@ def main(args) -> int:
         files = export(p, name, args.frr_image or FRR_IMAGE, args.host_image or HOST_IMAGE)
         output.write(Path(args.containerlab), files)
     except (Refused, pods.PodError) as err:
-        print(f"wanka: {args.folder}: {err}", file=sys.stderr)
-        return 2
+        raise Stop(f"{args.folder}: {err}") from None
     except NotAnOutput as err:  # a file it cannot read, a line no form of the table matches
-        print(f"wanka: {args.folder}/{err}", file=sys.stderr)
-        return 2
+        raise Stop(f"{args.folder}/{err}") from None
     except output.OutputError as err:
-        print(f"wanka: {str(err).replace(' with -o', ' with --containerlab')}", file=sys.stderr)
-        return 2
+        raise Stop(str(err).replace(" with -o", " with --containerlab")) from None
     routers = sum(1 for n in p.namespaces.values() if n.frr)
-    print(
+    return (
         f"{Path(args.containerlab) / (name + '.clab.yml')}: {len(p.namespaces)} nodes "
-        f"({routers} FRR routers), {len(p.links)} links"
+        f"({routers} FRR routers), {len(p.links)} links\n"
     )
-    return 0

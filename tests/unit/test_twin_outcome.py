@@ -55,3 +55,24 @@ def test_no_twin_module_splits_text_back_into_data():
         text = path.read_text(encoding="utf-8")
         assert not re.search(r"""\.split\(["']: ["']\)""", text), path.name
         assert "failures: list[str]" not in text, path.name
+
+
+def test_the_terminal_shows_each_kind_once_with_how_many_more_are_like_it():
+    from generator.twin import terminal
+
+    flows = [Failure("files/flows.csv", 7, "dns", f"h{i} -> resolver: timed out") for i in range(3)]
+    pairs = [Failure(subject=f"parameter -> p{i}", message=f"ns{i} reached") for i in range(13)]
+    text = terminal([
+        Outcome("required flows", 26, 29, flows, note="3 probes not made"),
+        Outcome("forbidden pairs fail", 0, 13, pairs),
+        Outcome("ECMP width", 4, 4),
+    ])  # fmt: skip
+    assert text.splitlines() == [
+        "FAIL required flows: 26/29 (3 probes not made)",
+        "     files/flows.csv:7: dns: h0 -> resolver: timed out  [and 2 more like it]",
+        "FAIL forbidden pairs fail: 0/13",
+        *[f"     parameter -> p{i}: ns{i} reached" for i in range(12)],
+        "     [and 1 more failures of other kinds: see the report]",
+        "ok   ECMP width: 4/4",
+    ]
+    assert text.endswith("ok   ECMP width: 4/4\n")
