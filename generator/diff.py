@@ -15,6 +15,7 @@ from typing import Any
 from generator.analysis.materials import ip_entries
 from generator.expand.growth import prefix
 from generator.model import Cluster, Growth, Link, ip
+from generator.render import render
 
 End = tuple[str, str]  # (device, port)
 
@@ -189,8 +190,12 @@ def disturbances(report: dict[str, Any]) -> list[dict[str, str]]:
 
     for x in d["changed"]:
         o, n = x["old"], x["new"]
-        add("device moved" if (o["rack"], o["u"]) != (n["rack"], n["u"]) else "device changed",
-            x["name"], f"{o['model']} {o['rack']} U{o['u']}", f"{n['model']} {n['rack']} U{n['u']}")  # fmt: skip
+        add(
+            "device moved" if (o["rack"], o["u"]) != (n["rack"], n["u"]) else "device changed",
+            x["name"],
+            f"{o['model']} {o['rack']} U{o['u']}",
+            f"{n['model']} {n['rack']} U{n['u']}",
+        )
     for x in d["removed"]:
         add("device removed", x["name"], f"{x['model']} {x['rack']} U{x['u']}", "-")
     for x in c["repatched"]:
@@ -198,9 +203,12 @@ def disturbances(report: dict[str, Any]) -> list[dict[str, str]]:
         add("cable re-patched", n["cable_id"], f"{o['a']} - {o['b']}", f"{n['a']} - {n['b']}")
     for x in c["changed"]:
         o, n = x["old"], x["new"]
-        add("cable changed", f"{o['a']} - {o['b']}",
+        add(
+            "cable changed",
+            f"{o['a']} - {o['b']}",
             f"{o['speed']}G {o['media']} {o['length_m']} m",
-            f"{n['speed']}G {n['media']} {n['length_m']} m")  # fmt: skip
+            f"{n['speed']}G {n['media']} {n['length_m']} m",
+        )
     for x in c["removed"]:
         add("cable removed", x["cable_id"], f"{x['a']} - {x['b']}", "-")
     for x in a["changed"]:
@@ -214,8 +222,12 @@ def disturbances(report: dict[str, Any]) -> list[dict[str, str]]:
         add("rank changed", f"{x['server']} device {x['device_id']}", x["old"], x["new"])
     for x in r["configs"]:
         if x["status"] == "removed" or (x["status"] == "changed" and x["removed"]):
-            add("switch config changed", x["switch"], f"{x['removed']:,} lines removed",
-                f"{x['added']:,} lines added")  # fmt: skip
+            add(
+                "switch config changed",
+                x["switch"],
+                f"{x['removed']:,} lines removed",
+                f"{x['added']:,} lines added",
+            )
     return out
 
 
@@ -278,149 +290,145 @@ def changed(report: dict[str, Any]) -> bool:
 LIMIT = 50  # rows listed per table in Markdown (counts are always complete)
 
 
-def _rows(head: list[str], body: list[list[Any]]) -> list[str]:
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in body[:LIMIT]]
-    if len(body) > LIMIT:
-        lines.append(f"| ... {len(body) - LIMIT:,} more |" + " |" * (len(head) - 1))
-    return lines
+def _table(head: list[str], body: list[list[Any]], title: str = "") -> dict[str, Any]:
+    """A Markdown table's data: at most LIMIT rows, and how many more there are."""
+    more = len(body) - LIMIT
+    return {
+        "title": title,
+        "count": f"{len(body):,}",
+        "head": head,
+        "rows": body[:LIMIT],
+        "more": f"{more:,}" if more > 0 else "",
+    }
 
 
 def markdown(report: dict[str, Any]) -> str:
+    """The report for a pull request or a change ticket (templates/diff/diff.md.j2)."""
     r = report
     if not changed(r):
-        return "### wanka diff: no change to the build\n"
+        return render("diff/diff.md.j2", changed=False)
     d, c, a = r["devices"], r["cables"], r["addresses"]
     k = r["ranks"]
     dist = r["disturbances"]
     kinds = Counter(x["kind"] for x in dist)
-    out = [
-        "### wanka diff",
-        "",
-        f"**{len(dist):,} disturbances** of installed gear"
-        + (": " + ", ".join(f"{n:,} {k}" for k, n in sorted(kinds.items())) if dist else "")
-        + "; everything else is an addition.",
-    ]
+    plan = None
     if p := r.get("plan"):
-        left = sum(p["disturbances"].values())
-        out += [
-            "",
-            f"A growth plan would have avoided {'them' if not left else 'most of them'}: set "
-            f"`growth.cards: {p['cards']}` in phase 1 (`growth: {{cards: {p['cards']}}}` in the "
-            f"old blueprint); it would have moved {p['disturbances'].get('device moved', 0):,} "
-            f"devices and disturbed installed gear {left:,} times (devices, cables, addresses, "
-            "ASNs, ranks).",
-        ]
-    if dist:
-        out += ["", "#### Disturbances", ""]
-        out += _rows(["kind", "what", "old", "new"],
-                     [[x["kind"], x["item"], x["old"], x["new"]] for x in dist])  # fmt: skip
-    out += [
-        "",
-        "| what | added | removed | changed |",
-        "|---|---|---|---|",
-        f"| devices | {len(d['added']):,} | {len(d['removed']):,} | {len(d['changed']):,} |",
-        f"| cables | {len(c['added']):,} | {len(c['removed']):,} | "
-        f"{len(c['repatched']):,} re-patched, {len(c['changed']):,} other |",
-        f"| addresses | {len(a['added']):,} | {len(a['removed']):,} | {len(a['changed']):,} |",
-        f"| ASNs | | | {len(r['asns']):,} |",
-        f"| ranks | {max(0, k['new'] - k['old']):,} | {max(0, k['old'] - k['new']):,} | "
-        f"{len(k['moved']):,} moved |",
-        f"| switch configs | {sum(x['status'] == 'added' for x in r['configs']):,} | "
-        f"{sum(x['status'] == 'removed' for x in r['configs']):,} | "
-        f"{sum(x['status'] == 'changed' for x in r['configs']):,} |",
-    ]
-
-    def section(title: str, head: list[str], body: list[list[Any]]) -> None:
-        if body:
-            out.extend(["", f"#### {title} ({len(body):,})", "", *_rows(head, body)])
-
+        plan = {
+            "cards": p["cards"],
+            "moved": f"{p['disturbances'].get('device moved', 0):,}",
+            "left": f"{sum(p['disturbances'].values()):,}",
+            "all": not sum(p["disturbances"].values()),
+        }
+    status = Counter(x["status"] for x in r["configs"])
+    counts = {
+        "devices_added": len(d["added"]),
+        "devices_removed": len(d["removed"]),
+        "devices_changed": len(d["changed"]),
+        "cables_added": len(c["added"]),
+        "cables_removed": len(c["removed"]),
+        "cables_repatched": len(c["repatched"]),
+        "cables_changed": len(c["changed"]),
+        "addresses_added": len(a["added"]),
+        "addresses_removed": len(a["removed"]),
+        "addresses_changed": len(a["changed"]),
+        "asns": len(r["asns"]),
+        "ranks_added": max(0, k["new"] - k["old"]),
+        "ranks_removed": max(0, k["old"] - k["new"]),
+        "ranks_moved": len(k["moved"]),
+        "configs_added": status["added"],
+        "configs_removed": status["removed"],
+        "configs_changed": status["changed"],
+    }
     dev = ["name", "role", "plane", "model", "rack", "U"]
-    section(
-        "Devices added",
-        dev,
-        [[x[h] for h in ("name", "role", "plane", "model", "rack", "u")] for x in d["added"]],
-    )
-    section(
-        "Devices removed",
-        dev,
-        [[x[h] for h in ("name", "role", "plane", "model", "rack", "u")] for x in d["removed"]],
-    )
-    section(
-        "Devices changed",
-        ["name", "old", "new"],
-        [
-            [
-                x["name"],
-                f"{x['old']['model']} {x['old']['rack']} U{x['old']['u']}",
-                f"{x['new']['model']} {x['new']['rack']} U{x['new']['u']}",
-            ]
-            for x in d["changed"]
-        ],
-    )
+    fields = ("name", "role", "plane", "model", "rack", "u")
     cab = ["cable", "plane", "a end", "b end", "speed", "media", "length m"]
 
-    def body(xs: list[dict[str, Any]]) -> list[list[Any]]:
+    def cables(xs: list[dict[str, Any]]) -> list[list[Any]]:
         return [
             [x["cable_id"], x["plane"], x["a"], x["b"], f"{x['speed']}G", x["media"], x["length_m"]]
             for x in xs
         ]
 
-    section("Cables added", cab, body(c["added"]))
-    section("Cables removed", cab, body(c["removed"]))
-    section(
-        "Cables re-patched",
-        ["cable", "old ends", "new ends"],
-        [
-            [
-                x["new"]["cable_id"],
-                f"{x['old']['a']} - {x['old']['b']}",
-                f"{x['new']['a']} - {x['new']['b']}",
-            ]
-            for x in c["repatched"]
-        ],
-    )
-    section(
-        "Cables changed",
-        ["ends", "old", "new"],
-        [
-            [
-                f"{x['old']['a']} - {x['old']['b']}",
-                f"{x['old']['speed']}G {x['old']['media']} {x['old']['length_m']} m",
-                f"{x['new']['speed']}G {x['new']['media']} {x['new']['length_m']} m",
-            ]
-            for x in c["changed"]
-        ],
-    )
+    def kit(x: dict[str, Any]) -> str:
+        return f"{x['speed']}G {x['media']} {x['length_m']} m"
+
     adr = ["device", "port", "plane", "address"]
-    section(
-        "Addresses added",
-        adr,
-        [[x["device"], x["port"], x["plane"], x["address"]] for x in a["added"]],
+    sections = [
+        _table(dev, [[x[h] for h in fields] for x in d["added"]], "Devices added"),
+        _table(dev, [[x[h] for h in fields] for x in d["removed"]], "Devices removed"),
+        _table(
+            ["name", "old", "new"],
+            [
+                [
+                    x["name"],
+                    f"{x['old']['model']} {x['old']['rack']} U{x['old']['u']}",
+                    f"{x['new']['model']} {x['new']['rack']} U{x['new']['u']}",
+                ]
+                for x in d["changed"]
+            ],
+            "Devices changed",
+        ),
+        _table(cab, cables(c["added"]), "Cables added"),
+        _table(cab, cables(c["removed"]), "Cables removed"),
+        _table(
+            ["cable", "old ends", "new ends"],
+            [
+                [
+                    x["new"]["cable_id"],
+                    f"{x['old']['a']} - {x['old']['b']}",
+                    f"{x['new']['a']} - {x['new']['b']}",
+                ]
+                for x in c["repatched"]
+            ],
+            "Cables re-patched",
+        ),
+        _table(
+            ["ends", "old", "new"],
+            [
+                [f"{x['old']['a']} - {x['old']['b']}", kit(x["old"]), kit(x["new"])]
+                for x in c["changed"]
+            ],
+            "Cables changed",
+        ),
+        _table(
+            adr,
+            [[x["device"], x["port"], x["plane"], x["address"]] for x in a["added"]],
+            "Addresses added",
+        ),
+        _table(
+            adr,
+            [[x["device"], x["port"], x["plane"], x["address"]] for x in a["removed"]],
+            "Addresses removed",
+        ),
+        _table(
+            ["device", "port", "plane", "old", "new"],
+            [[x["device"], x["port"], x["plane"], x["old"], x["new"]] for x in a["changed"]],
+            "Addresses changed",
+        ),
+        _table(
+            ["device", "old", "new"],
+            [[x["device"], x["old"] or "-", x["new"] or "-"] for x in r["asns"]],
+            "ASNs changed",
+        ),
+        _table(
+            ["server", "device", "old rank", "new rank"],
+            [[x["server"], x["device_id"], x["old"], x["new"]] for x in k["moved"]],
+            "Ranks moved",
+        ),
+        _table(
+            ["switch", "status", "lines added", "lines removed"],
+            [[x["switch"], x["status"], x["added"], x["removed"]] for x in r["configs"]],
+            "Switch configurations",
+        ),
+    ]
+    listed = [[x["kind"], x["item"], x["old"], x["new"]] for x in dist]
+    return render(
+        "diff/diff.md.j2",
+        changed=True,
+        disturbances=f"{len(dist):,}",
+        kinds=[f"{n:,} {kind}" for kind, n in sorted(kinds.items())],
+        plan=plan,
+        listed=_table(["kind", "what", "old", "new"], listed) if listed else None,
+        n={key: f"{v:,}" for key, v in counts.items()},
+        sections=[t for t in sections if t["rows"]],
     )
-    section(
-        "Addresses removed",
-        adr,
-        [[x["device"], x["port"], x["plane"], x["address"]] for x in a["removed"]],
-    )
-    section(
-        "Addresses changed",
-        ["device", "port", "plane", "old", "new"],
-        [[x["device"], x["port"], x["plane"], x["old"], x["new"]] for x in a["changed"]],
-    )
-    section(
-        "ASNs changed",
-        ["device", "old", "new"],
-        [[x["device"], x["old"] or "-", x["new"] or "-"] for x in r["asns"]],
-    )
-    section(
-        "Ranks moved",
-        ["server", "device", "old rank", "new rank"],
-        [[x["server"], x["device_id"], x["old"], x["new"]] for x in k["moved"]],
-    )
-    section(
-        "Switch configurations",
-        ["switch", "status", "lines added", "lines removed"],
-        [[x["switch"], x["status"], x["added"], x["removed"]] for x in r["configs"]],
-    )
-    return "\n".join(out) + "\n"

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 from generator.analysis.failure_domains import ClassRow, Review
 from generator.model import Cluster
+from generator.render import render
 from generator.vocab import Plane
 
 # the planes whose cut hosts are counted beside the parameter plane's ranks
@@ -143,12 +144,6 @@ BORDER_COST = {  # what a border failure costs beyond capacity (docs "The way ou
 }
 
 
-def _table(head: list[str], body: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(r) + " |" for r in body]
-    return lines
-
-
 def one_failure(cluster: Cluster, rev: Review, mark: str) -> tuple[list[str], list[list[str]]]:
     """The "one failure" table in words (head, rows): what the worst unit of each class costs;
     `mark` flags a class over design.max_failure_share."""
@@ -186,91 +181,47 @@ def one_failure(cluster: Cluster, rev: Review, mark: str) -> tuple[list[str], li
     )
 
 
-def markdown(cluster: Cluster, rev: Review) -> str:
-    servers = len(cluster.npu_servers)
-    limit = cluster.settings.max_failure_share
-    out = [
-        f"# Failure domains: {cluster.name}",
-        "",
-        f"{rev.cards:,} cards in {servers:,} NPU servers. What one failure costs (the worst unit of "
-        "each class), and how often a job is interrupted. The figures are computed from the "
-        "cluster model; the failure rates are assumptions [U] from the catalog "
-        "(`failure_rate_per_year`) and the blueprint (`design.failure_rates`).",
-        "",
-        "## Mean time between job interruptions",
-        "",
-    ]
-    body = []
-    for j in rev.jobs:
-        top = ", ".join(f"{k} {_big(round(v, 4))}" for k, v in j.by_kind[:3])
-        body.append(
-            [
-                j.where,
-                f"{j.cards:,}",
-                f"{j.servers:,}",
-                _big(round(j.per_year, 3)),
-                f"{j.per_day:.2f}",
-                f"{j.mtbi_hours:,.1f} h",
-                top,
-            ]
-        )
-    out += _table(
+def markdown(cluster: Cluster, rev: Review, level: int = 2, title: bool = True) -> str:
+    """files/failure-domains.md (templates/analysis/failure-domains.md.j2); its sections at
+    heading `level`, with the page's own heading when `title`."""
+    jobs = [
         [
-            "job placed on",
-            "cards",
-            "servers",
-            "interruptions / year",
-            "per day",
-            "MTBI",
-            "largest causes / year",
-        ],
-        body,
-    )
+            j.where,
+            f"{j.cards:,}",
+            f"{j.servers:,}",
+            _big(round(j.per_year, 3)),
+            f"{j.per_day:.2f}",
+            f"{j.mtbi_hours:,.1f} h",
+            ", ".join(f"{k} {_big(round(v, 4))}" for k, v in j.by_kind[:3]),
+        ]
+        for j in rev.jobs
+    ]
+    largest = None
     if rev.jobs:
         j = rev.jobs[-1]
         server = next((r for r in rev.rows if r.kind == "NPU server"), None)
-        out += ["", "How the largest job's figure adds up (interruptions per year):", ""]
-        if server is not None:
-            out.append(
-                f"- NPU servers: {j.servers:,} x {_num(server.rate)} = "
-                f"{_big(round(j.servers * server.rate, 3))}"
-            )
-        out += [f"- {k}: {_big(round(v, 4))}" for k, v in j.by_kind if k != "NPU server"]
-        out.append(
-            f"- total {_big(round(j.per_year, 3))} a year = {j.per_day:.2f} a day; MTBI = "
-            f"8,766 h / {_big(round(j.per_year, 3))} = {j.mtbi_hours:,.1f} h"
-        )
-    out += ["", "## One failure", ""]
-    out += _table(*one_failure(cluster, rev, "**over limit**"))
-    rates = rev.rates
-    out += [
-        "",
-        "## How to read it",
-        "",
-        "- A job is *interrupted* when one of its servers stops, any of its NPU ports loses every "
-        "path to the spine/core layer, or a server loses every port of its storage path (DPC mounts "
-        "hang) or of the in-band network (the scheduler loses the node and evicts its pods after "
-        "its timeout). Business and out-of-band ports do not stop a running job.",
-        "- *Slowed* cards keep running behind a leaf that lost part of its uplinks, or in a pod "
-        "that lost part of its bandwidth toward the cores: a spine failure takes 1/S of every "
-        "leaf's uplink bandwidth.",
-        "- Jobs are placed the way topology-aware scheduling places them: a job of one leaf's "
-        "cards on one leaf, a supernode's or a pod's inside one supernode or pod. *Jobs lost* "
-        "counts the jobs of that size the cluster can no longer hold after the failure.",
-        f"- The design check warns when one failure interrupts more than "
-        f"`design.max_failure_share` = {limit:g} of the cards (failures no larger than one server "
-        "are not counted).",
-        f"- Rates: racks {_num(rates.get('rack', 0))}, CDUs {_num(rates.get('cdu', 0))} and cables "  # vocabulary: blueprint key
-        f"{_num(rates.get('cable', 0))} a year each (`design.failure_rates`); devices from the "
-        "catalog. Cables on other planes than the parameter plane count in the job figures "
-        "(in-band and single storage cables interrupt), not in the table.",
-        "- The article 十万亿参数的算力账先算到绝望 §2.2 quotes a card failure rate of 0.1% a year: "
-        f"{rev.cards:,} x 0.001 / 365.25 = {rev.cards * 0.001 / 365.25:.3f} card failures a day, "
-        "one every "
-        f"{365.25 / (rev.cards * 0.001) if rev.cards else 0:,.0f} days, not several a day. "
-        "Several a day follow from field rates like the proxy the catalog ships (Meta's Llama 3 "
-        "run: about 1.2 failures per 8-accelerator server a year).",
-    ]
-    if rev.unrated:
-        out.append(f"- No failure rate in the catalog for {', '.join(rev.unrated)}: counted as 0.")
-    return "\n".join(out) + "\n"
+        largest = {
+            "servers": f"{j.servers:,}",
+            "server": server
+            and {"rate": _num(server.rate), "total": _big(round(j.servers * server.rate, 3))},
+            "others": [(k, _big(round(v, 4))) for k, v in j.by_kind if k != "NPU server"],
+            "per_year": _big(round(j.per_year, 3)),
+            "per_day": f"{j.per_day:.2f}",
+            "mtbi": f"{j.mtbi_hours:,.1f}",
+        }
+    return render(
+        "analysis/failure-domains.md.j2",
+        title=title,
+        h="#" * level,
+        name=cluster.name,
+        cards=f"{rev.cards:,}",
+        servers=f"{len(cluster.npu_servers):,}",
+        jobs=jobs,
+        largest=largest,
+        one_failure=one_failure(cluster, rev, "**over limit**"),
+        limit=f"{cluster.settings.max_failure_share:g}",
+        rates={k: _num(rev.rates.get(k, 0)) for k in ("rack", "cdu", "cable")},
+        card_failures_a_day=f"{rev.cards * 0.001 / 365.25:.3f}",
+        days_between=f"{365.25 / (rev.cards * 0.001) if rev.cards else 0:,.0f}",
+        unrated=rev.unrated,
+    )

@@ -198,8 +198,7 @@ def rack_rows(cluster: Cluster) -> list[list[str]]:
 def readme(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) -> str:
     switches = sum(1 for d in cluster.devices if d.is_switch)
     cab, opt = cable_counts(analysis)
-    text = markdown(cluster, analysis.failures)
-    failure_domains = text.split("\n", 2)[2] if text.startswith("# ") else text
+    failure_domains = markdown(cluster, analysis.failures, level=3, title=False)
     return render.render(
         "docs/README.md.j2",
         name=cluster.name,
@@ -245,7 +244,7 @@ def readme(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) -> st
             [model, platform, str(len(forms)), ", ".join(f"`{f}`" for f in forms)]
             for model, platform, forms in analysis.unconfirmed_commands
         ],
-        failure_domains=failure_domains.replace("\n## ", "\n### ").rstrip("\n"),
+        failure_domains=failure_domains.rstrip("\n"),
     )
 
 

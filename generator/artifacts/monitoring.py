@@ -25,6 +25,7 @@ import yaml
 
 from generator.artifacts import OutputFile
 from generator.model import Cluster, Device, NpuServer, ip
+from generator.render import render
 from generator.vocab import DomainKind, Plane, Role
 
 NPU_EXPORTER_PORT = 8082  # MindCluster NPU Exporter default (-port=8082)
@@ -199,184 +200,39 @@ PORT = "port {{ $labels.ifName }} ({{ $labels.ifAlias }})"
 CABLED = 'ifAlias=~"to .+|peer-link to .+"'  # the switch configs describe every cabled port
 
 
-def _alert(name: str, expr: str, for_: str, severity: str, summary: str, why: str) -> dict:
-    rule: dict[str, Any] = {"alert": name, "expr": expr}
-    if for_:
-        rule["for"] = for_
-    rule["labels"] = {"severity": severity}
-    rule["annotations"] = {"summary": summary, "description": why}
-    return rule
-
-
-def rules() -> dict[str, Any]:
-    npu = [
-        _alert(
-            name="NpuExporterDown",
-            expr='up{job="npu-exporter"} == 0',
-            for_="5m",
-            severity="warning",
-            summary=f"npu-exporter on {WHERE_NPU} does not answer",
-            why="No NPU metrics from this server: its cards are unwatched.",
-        ),
-        _alert(
-            name="NpuTemperatureHigh",
-            expr=f"npu_chip_info_temperature > {TEMP_DERATE_C}",
-            for_="5m",
-            severity="warning",
-            summary=f"NPU {{{{ $labels.id }}}} on {WHERE_NPU} at {{{{ $value }}}} °C",
-            why=f"Above {TEMP_DERATE_C} °C (the article 万卡集群不是堆显卡而是重构算力交付的底层逻辑 action 7: derate the card); check the cooling "
-            "of its rack and CDU.",
-        ),
-        _alert(
-            name="NpuTemperatureCritical",
-            expr=f"npu_chip_info_temperature >= {TEMP_THROTTLE_C}",
-            for_="1m",
-            severity="critical",
-            summary=f"NPU {{{{ $labels.id }}}} on {WHERE_NPU} at {{{{ $value }}}} °C",
-            why=f"At {TEMP_THROTTLE_C} °C and above the 910B throttles and loses ~40% performance "
-            "(the article 万卡集群不是堆显卡而是重构算力交付的底层逻辑 action 7); the whole job runs at this card's speed.",
-        ),
-        _alert(
-            name="NpuHbmEccErrors",
-            expr="npu_chip_info_hbm_ecc_double_bit_error_cnt > 0 "
-            "or npu_chip_info_hbm_ecc_single_bit_error_cnt > 0",
-            for_="",
-            severity="critical",
-            summary=f"HBM ECC errors on NPU {{{{ $labels.id }}}} of {WHERE_NPU}",
-            why="Any HBM ECC error count above 0 means the card must be replaced (the article 万卡集群不是堆显卡而是重构算力交付的底层逻辑 action 3): "
-            "a single-bit error can already crash training. Drain the server.",
-        ),
-        _alert(
-            name="NpuUnhealthy",
-            expr="npu_chip_info_health_status == 0",
-            for_="1m",
-            severity="critical",
-            summary=f"NPU {{{{ $labels.id }}}} of {WHERE_NPU} reports unhealthy",
-            why="npu-smi health is not OK; check npu_chip_info_error_code.",
-        ),
-        _alert(
-            name="NpuLinkDown",
-            expr="npu_chip_info_link_status == 0",
-            for_="1m",
-            severity="critical",
-            summary=f"NPU port {{{{ $labels.id }}}} of {WHERE_NPU} is down",
-            why="The card lost its parameter-plane port: jobs on this server stop.",
-        ),
-        _alert(
-            name="NpuLinkFlapping",
-            expr="changes(npu_chip_link_up_num[15m]) > 0",
-            for_="",
-            severity="warning",
-            summary=f"NPU port {{{{ $labels.id }}}} of {WHERE_NPU} went down and up",
-            why="npu_chip_link_up_num counts link-up events; a flap can stall collective "
-            "communication (the article 十万亿参数的算力账先算到绝望 §2.2). Check the optic and the leaf port.",
-        ),
-        _alert(
-            name="NpuPfcPauseStorm",
-            expr=f"rate(npu_chip_mac_rx_pfc_pkt_num[5m]) > {PFC_STORM_PER_S} "
-            f"or rate(npu_chip_mac_tx_pfc_pkt_num[5m]) > {PFC_STORM_PER_S}",
-            for_="5m",
-            severity="warning",
-            summary=f"PFC pause storm on NPU port {{{{ $labels.id }}}} of {WHERE_NPU}",
-            why=f"More than {PFC_STORM_PER_S} PFC frames/s for 5 minutes [U threshold]: congestion "
-            "or a stuck receiver spreads pauses through the lossless class; check ECN (the article 万卡集群不是堆显卡而是重构算力交付的底层逻辑 "
-            "action 1) and the leaf. Assumes the counters are cumulative.",
-        ),
-        _alert(
-            name="NpuOpticalModuleMissing",
-            expr="npu_chip_optical_state == 0",
-            for_="1m",
-            severity="critical",
-            summary=f"No optical module in NPU port {{{{ $labels.id }}}} of {WHERE_NPU}",
-            why="The NPU port has no optic present.",
-        ),
-        _alert(
-            name="NpuOpticalRxPowerLow",
-            expr=f'{{__name__=~"npu_chip_optical_rx_power_[0-3]"}} < {OPTICAL_RX_MIN_MW}',
-            for_="10m",
-            severity="warning",
-            summary=f"Low optical receive power ({{{{ $value }}}} mW) on NPU port {{{{ $labels.id }}}} "
-            f"of {WHERE_NPU}",
-            why=f"A lane below {OPTICAL_RX_MIN_MW} mW (-10 dBm) [U threshold]: an ageing optic or a "
-            "dirty fibre raises the error rate slowly before the link fails (the article 十万亿参数的算力账先算到绝望 §5.3).",
-        ),
-    ]
-    switch = [
-        _alert(
-            name="SnmpTargetDown",
-            expr='up{job="snmp"} == 0',
-            for_="5m",
-            severity="warning",
-            summary=f"No SNMP answer from {WHERE_SWITCH}",
-            why="snmp_exporter cannot poll the switch on its management address.",
-        ),
-        _alert(
-            name="SwitchPortDown",
-            expr=f"ifOperStatus{{{CABLED}}} == 2 and on(instance, ifIndex) ifAdminStatus == 1",
-            for_="2m",
-            severity="critical",
-            summary=f"{PORT} on {WHERE_SWITCH} is down",
-            why="A cabled port (the switch configs describe every cabled port 'to <device> <port>') "
-            "is down though administratively up.",
-        ),
-        _alert(
-            name="SwitchPortFlapping",
-            expr=f"changes(ifOperStatus{{{CABLED}}}[15m]) >= 2",
-            for_="",
-            severity="warning",
-            summary=f"{PORT} on {WHERE_SWITCH} flaps",
-            why="The port went down and up in the last 15 minutes.",
-        ),
-        _alert(
-            name="SwitchPortErrors",
-            expr=f"rate(ifInErrors{{{CABLED}}}[5m]) > 0",
-            for_="15m",
-            severity="warning",
-            summary=f"Receive errors on {PORT} of {WHERE_SWITCH}",
-            why="Errored frames on a cabled port: an ageing optic, a dirty connector or a bad cable "
-            "(the article 十万亿参数的算力账先算到绝望 §5.3: loss creeping from 0.001% to 0.01%). Switch optical power and PFC "
-            "counters need Huawei's private MIBs, not in if_mib; left out.",
-        ),
-    ]
-    topology = [
-        _alert(
-            name="LeafSuspected",
-            # a multi-rail server has no one leaf: its ports are counted by rail group
-            expr=f"count by (leaf, rail_group, pod) (npu_chip_info_link_status == 0) >= {LEAF_PORTS_DOWN}",
-            for_="1m",
-            severity="critical",
-            summary="{{ $value }} NPU ports down under {{ if $labels.leaf }}leaf {{ $labels.leaf }}"
-            "{{ else }}rail group {{ $labels.rail_group }}{{ end }} ({{ $labels.pod }})",
-            why="Many cards lost their port on the same leaf at once: check the leaf, its power and "
-            "its rack before the servers.",
-        ),
-        _alert(
-            name="CduSuspected",
-            expr=f"count by (cdu) (npu_chip_info_temperature > {TEMP_DERATE_C}) >= {CDU_HOT_CARDS}",
-            for_="5m",
-            severity="critical",
-            summary=f"{{{{ $value }}}} cards above {TEMP_DERATE_C} °C on {{{{ $labels.cdu }}}}",
-            why="Many hot cards on racks fed by the same CDU: check the CDU before the servers.",
-        ),
-    ]
-    return {
-        "groups": [
-            {"name": "wanka-npu", "rules": npu},
-            {"name": "wanka-switch", "rules": switch},
-            {"name": "wanka-topology", "rules": topology},
-        ]
-    }
+# Prometheus's own templates in the rules, given to the Jinja2 template as variables (never read
+# by Jinja2 itself)
+PROMETHEUS = {
+    "id": "{{ $labels.id }}",
+    "value": "{{ $value }}",
+    "cdu": "{{ $labels.cdu }}",
+    "pod": "{{ $labels.pod }}",
+    "leaf_or_rail_group": "{{ if $labels.leaf }}leaf {{ $labels.leaf }}"
+    "{{ else }}rail group {{ $labels.rail_group }}{{ end }}",  # a multi-rail server has no leaf
+}
 
 
 def rules_text() -> str:
-    header = (
-        "# Alerts of the seeds' operational checklist (the article 万卡集群不是堆显卡而是重构算力交付的底层逻辑 §5) and of the fabric, generated\n"
-        "# by wanka. Every series carries its target's labels (zone, rack, leaf, pod, supernode,\n"
-        "# cdu), so every alert names where in the fabric it fires. [U] marks assumed thresholds.\n"
+    """files/monitoring/rules/wanka.rules.yml (templates/monitoring/wanka.rules.yml.j2)."""
+    return render(
+        "monitoring/wanka.rules.yml.j2",
+        where_npu=WHERE_NPU,
+        where_switch=WHERE_SWITCH,
+        port=PORT,
+        cabled="{" + CABLED + "}",
+        temp_derate_c=TEMP_DERATE_C,
+        temp_throttle_c=TEMP_THROTTLE_C,
+        pfc_storm_per_s=PFC_STORM_PER_S,
+        optical_rx_min_mw=OPTICAL_RX_MIN_MW,
+        leaf_ports_down=LEAF_PORTS_DOWN,
+        cdu_hot_cards=CDU_HOT_CARDS,
+        **PROMETHEUS,
     )
-    return header + yaml.safe_dump(
-        rules(), sort_keys=False, default_flow_style=False, width=10_000, allow_unicode=True
-    )
+
+
+def rules() -> dict[str, Any]:
+    """The rules as Prometheus reads them."""
+    return yaml.safe_load(rules_text())
 
 
 def _json_lines(groups: list[dict[str, Any]]) -> bytes:

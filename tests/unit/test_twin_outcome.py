@@ -76,3 +76,51 @@ def test_the_terminal_shows_each_kind_once_with_how_many_more_are_like_it():
         "ok   ECMP width: 4/4",
     ]
     assert text.endswith("ok   ECMP width: 4/4\n")
+
+
+def test_the_report_lists_every_failure_under_its_check_and_none_when_clean():
+    from generator.twin import NOT_EMULATED, plan, report
+
+    folder = ROOT / "inventories" / "pod-128"
+    p = plan.plan(folder, {})
+    cause = Failure(
+        "files/cabling.csv", 130, message="cable PAR-000065 joins x to y, another subnet"
+    )
+    down = Failure(
+        "files/switches/a.cfg", 9, "a", "BGP peer 10.0.0.1 (AS 1) is Active", cause=cause
+    )
+    failing = [Outcome("BGP sessions Established", 1, 2, [down], seconds=1.25, note="converged")]
+    text = report(folder, p, failing, {"total": 3.04})
+    assert text.startswith("# Twin report: pod-128\n\n")
+    assert "| BGP sessions Established | 1 | 2 | 1.2 | FAIL converged |\n" in text
+    assert (
+        "## Failures\n\n- BGP sessions Established: files/cabling.csv:130: cable PAR-000065 joins "
+        "x to y, another subnet; files/switches/a.cfg:9: a: BGP peer 10.0.0.1 (AS 1) is Active\n\n"
+        "## Lines read\n"
+    ) in text
+    assert text.endswith("## Times\n\n- total: 3.0 s\n")
+    clean = report(folder, p, [Outcome("ECMP", 4, 4)], {})
+    assert "## Failures\n\nnone\n\n## Lines read\n\n| lines | twin | what it means |\n" in clean
+    assert f"## Not emulated (never claimed)\n\n- {NOT_EMULATED[0]}\n" in clean
+
+
+# modules that still print: twin prove (issue #44: its own output and exit codes, next), the ZTP
+# client test double (a program of its own, run by path in a switch's namespace: its stdout is
+# its answer to the drill), and the collection's `python -m generator.collection readme`
+STILL_PRINTING = {"twin/prove.py", "twin/ztp_client.py", "collection.py"}
+
+
+def test_only_the_cli_prints():
+    import ast
+
+    printing = set()
+    for path in sorted((ROOT / "generator").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "print"
+            for node in ast.walk(tree)
+        ):
+            printing.add(path.relative_to(ROOT / "generator").as_posix())
+    assert printing - {"cli.py"} == STILL_PRINTING
