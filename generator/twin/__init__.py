@@ -90,7 +90,7 @@ def bring_up(
         routing.apply(p)
     job = None if pod else hosts.start(folder, keyfiles, collection or ansible_collection())
     if job and not job.process:
-        _out(f"host keyfiles: those of an identical earlier run (cache {job.key[:12]})")
+        say(f"host keyfiles: those of an identical earlier run (cache {job.key[:12]})")
     if up:
         run.up(p, say, clock)
 

@@ -103,7 +103,7 @@ STEPS = (
     _check("flows", checks.flows, needs=(HOSTS,), when=whole),
     _check("forbidden", checks.forbidden, needs=(HOSTS,), when=whole),
     _check("dad", mlag.check, when=whole),
-    _check("npu", partial(checks.npu_paths, every=True)),
+    _check(drills.NPU_PATHS, partial(checks.npu_paths, every=True)),
     Step(HOSTS, _hosts, lazy=True, reported=False),
     Step("ztp render", _render, needs=(HOSTS,), when=whole, reported=False),
     Step("drills", _drills, needs=(HOSTS, "flows"), when=drilling),
