@@ -210,7 +210,8 @@ def parser() -> argparse.ArgumentParser:
         "  wanka predict inventories/pod-128 --scope cluster --format markdown\n"
         "  wanka ranktable blueprints/pod-128.yaml --servers 4 -o job.json\n"
         "  wanka predict inventories/pod-128 --ranktable job.json --scope none\n"
-        "  wanka predict inventories/pod-128 --placement 64\n",
+        "  wanka predict inventories/pod-128 --placement 64\n"
+        "  wanka predict inventories/pod-128 --write   # the acceptance role's thresholds\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     pr.add_argument("folder", help="a generated folder, e.g. inventories/pod-128")
@@ -245,6 +246,19 @@ def parser() -> argparse.ArgumentParser:
         "(least predicted collision loss), beside plain rank order",
     )
     pr.add_argument("--format", choices=("yaml", "markdown"), default="yaml")
+    pr.add_argument(
+        "--write",
+        action="store_true",
+        help="write the acceptance role's pass thresholds (p5 x (1 - margin)) per scope and "
+        "condition to <folder>.site/acceptance/expected.yml, and expected.md beside it",
+    )
+    pr.add_argument(
+        "--margin",
+        type=float,
+        default=0.10,
+        help="threshold = p5 x (1 - MARGIN) (default 0.10: the model's error against the "
+        "public figures; see expected.yml)",
+    )
 
     st = sub.add_parser(
         "site",

@@ -454,12 +454,13 @@ def _twin(args: argparse.Namespace) -> int:
 
 
 def _predict(args: argparse.Namespace) -> int:
+    from generator.output import OutputError
     from generator.predict import command
     from generator.verify.report import NotAnOutput, printable
 
     try:
         text = command.run(args)
-    except NotAnOutput as err:
+    except (NotAnOutput, OutputError, command.BadMargin) as err:
         print(f"wanka: {printable(str(err))}", file=sys.stderr)
         return EXIT_INVALID
     sys.stdout.write(text)

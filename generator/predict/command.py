@@ -6,10 +6,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from generator.predict import advise_placement, predict, report
+from generator.predict import advise_placement, expected, predict, report
+
+
+class BadMargin(ValueError):
+    """--margin outside [0, 1): cli.py says so and exits 2."""
 
 
 def run(args: argparse.Namespace) -> str:
+    if not 0 <= args.margin < 1:  # before minutes of prediction
+        raise BadMargin(f"--margin {args.margin:g}: a share from 0 to below 1, e.g. 0.1")
     if args.placement:
         advice = advise_placement(
             Path(args.folder), args.placement, size=args.size, seeds=args.seeds
@@ -27,4 +33,8 @@ def run(args: argparse.Namespace) -> str:
         algo=args.algo,
         with_failures=not args.no_failures,
     )
+    if args.write:  # OutputError: cli.py says so and exits 2
+        target = expected.write(Path(args.folder), p, args.margin)
+        return (f"wrote {target} and {target.with_suffix('.md').name} (thresholds: p5 x"
+                f" (1 - {args.margin:g}))\n")  # fmt: skip
     return report.markdown(p) if args.format == "markdown" else report.yaml(p)

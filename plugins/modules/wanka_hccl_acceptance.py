@@ -4,8 +4,16 @@
 For every scope of files/acceptance/plan.yml and every unit of it (a server, a leaf, a pod, a
 leaf pair, the cluster) it writes an MPI hostfile (`host:slots`), starts the plan's mpirun line,
 reads HCCL Test's result table, turns the algorithm bandwidth of the largest size into bus
-bandwidth and compares it with the plan. Then it names the outliers: the server, leaf, leaf
-pair, pod or spine/core group below its expectation, and by how much.
+bandwidth and compares it with its pass threshold. Then it names the outliers: the server,
+leaf, leaf pair, pod or spine/core group below its expectation, and by how much.
+
+The threshold comes from the prediction when there is one: `expected`, the file `wanka predict
+FOLDER --write` writes into the site overlay (acceptance/expected.yml: per scope and condition
+busbw p5/p50/p95 and threshold = p5 x (1 - margin)); each run then also reports measured /
+predicted (p50). `condition` picks the row: "as built", or a single failure the prediction
+names ("spine par-spine-001 down") while that failure is in place. A scope the prediction does
+not cover (or no file) is judged against the plan's expected_busbw_gbytes_s, its ceiling. A
+prediction of another plan.yml (plan_sha256) is refused: the cluster was generated again.
 
 HCCL Test output (CANN "HCCL Performance Tester" > result description, HCCLpertest_16_0006,
 hiascend.com): a header line `data_size(Bytes): | avg_time(us): | alg_bandwidth(GB/s): |
@@ -16,6 +24,7 @@ all_gather algbw x (n-1)/n, reported in 10^9 bytes per second like the plan.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shlex
@@ -36,6 +45,8 @@ options:
   workdir: {description: Where hostfiles and raw outputs go, type: path, required: true}
   batch: {description: Runs started at once (0 = the plan's), type: int, default: 0}
   timeout: {description: Seconds one run may take, type: int, default: 3600}
+  expected: {description: "wanka predict --write's expected.yml (absent: judge by the plan)", type: path}
+  condition: {description: "Row of expected.yml to judge by", type: str, default: as built}
 """
 
 # The plan's names become hostfile lines (`host:slots`), file names, Prometheus label values and
@@ -84,26 +95,72 @@ def units_of(scope: dict, plan: dict) -> list[tuple[str, list[str], list[str]]]:
     ]
 
 
-def judge(scope: dict, unit: tuple, ranks: int, output: str, rc: int) -> dict:
+def judge(scope: dict, unit: tuple, ranks: int, output: str, rc: int, predicted=None) -> dict:
+    """One run's result; `predicted` the prediction's row for its scope ({busbw: [p5, p50,
+    p95], threshold}) or None (then the plan's expected_busbw_gbytes_s is the threshold)."""
     name, leaves, servers = unit
     rows = parse_table(output)
+    expected = predicted["threshold"] if predicted else scope["expected_busbw_gbytes_s"]
     result = {
         "scope": scope["name"], "kind": scope["kind"], "op": scope["op"], "unit": name,
-        "leaves": leaves, "servers": servers, "ranks": ranks,
-        "expected_busbw": scope["expected_busbw_gbytes_s"], "rc": rc,
+        "leaves": leaves, "servers": servers, "ranks": ranks, "expected_busbw": expected,
+        "source": "prediction" if predicted else "plan",
+        "predicted_busbw": predicted["busbw"][1] if predicted else None, "ratio": None, "rc": rc,
     }  # fmt: skip
     if rc != 0 or not rows:
         return {**result, "busbw": 0.0, "shortfall_pct": 100.0, "passed": False,
                 "reason": f"mpirun exited {rc}, {len(rows)} result rows"}  # fmt: skip
     top = max(rows, key=lambda r: r["data_size"])
     busbw = round(bus_bandwidth(scope["op"], top["alg_bandwidth"], ranks), 3)
-    expected = scope["expected_busbw_gbytes_s"]
     short = round(max(0.0, (expected - busbw) / expected * 100), 1) if expected else 0.0
     failed = top["check_result"] == "failed"
     passed = busbw >= expected and not failed
     reason = "" if passed else ("result check failed" if failed else f"{short}% below expected")
+    ratio = round(busbw / predicted["busbw"][1], 3) if predicted and predicted["busbw"][1] else None
     return {**result, "data_size": top["data_size"], "alg_bandwidth_gib": top["alg_bandwidth"],
-            "busbw": busbw, "shortfall_pct": short, "passed": passed, "reason": reason}  # fmt: skip
+            "busbw": busbw, "shortfall_pct": short, "passed": passed, "reason": reason,
+            "ratio": ratio}  # fmt: skip
+
+
+def load_expected(path: str | None, plan_bytes: bytes, condition: str) -> dict:
+    """scope name -> its row of `condition` in wanka predict's expected.yml ({} without one).
+    PlanError when it is not one, was predicted from another plan, or lacks the condition."""
+    if not path or not os.path.exists(path):
+        return {}
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = yaml.safe_load(fh)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
+        raise PlanError(f"{path}: {err}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("scopes"), dict):
+        raise PlanError(f"{path}: not wanka predict's expected.yml (no scopes mapping)")
+    if data.get("plan_sha256") != hashlib.sha256(plan_bytes).hexdigest():
+        raise PlanError(
+            f"{path}: predicted from another plan.yml (plan_sha256 differs): the cluster was"
+            " generated again; run `wanka predict FOLDER --write` again"
+        )
+    out, conditions = {}, set()
+    for name, rows in data["scopes"].items():
+        if not isinstance(rows, dict):
+            raise PlanError(f"{path}: scopes.{name}: a mapping of condition -> figures expected")
+        conditions.update(rows)
+        row = rows.get(condition)
+        if row is None:
+            continue
+        busbw, threshold = row.get("busbw"), row.get("threshold")
+        if not (
+            isinstance(busbw, list) and len(busbw) == 3 and isinstance(threshold, (int, float))
+        ):
+            raise PlanError(
+                f"{path}: scopes.{name}.{condition}: busbw [p5, p50, p95] and threshold"
+            )
+        out[name] = {"busbw": [float(v) for v in busbw], "threshold": float(threshold)}
+    if condition not in conditions:
+        raise PlanError(
+            f"{path}: no condition {condition!r} (npu_acceptance_condition); it has: "
+            + ", ".join(sorted(conditions))
+        )
+    return out
 
 
 def outliers(results: list[dict]) -> list[str]:
@@ -116,6 +173,11 @@ def outliers(results: list[dict]) -> list[str]:
         out.append(
             f"{what}: {r['op']} busbw {r['busbw']:.1f} GB/s, expected {r['expected_busbw']:g} GB/s"
             f" ({r['shortfall_pct']:g}% short{'; ' + r['reason'] if 'check' in r['reason'] else ''})"
+            + (
+                f", measured/predicted {r['ratio']:g} of p50 {r['predicted_busbw']:g} GB/s"
+                if r.get("ratio") is not None
+                else ""
+            )
         )
 
     for r in bad:
@@ -220,7 +282,7 @@ def fill(words: list[str], values: dict[str, str]) -> list[str]:
     return out
 
 
-def run_scope(module, scope, plan, args) -> list[dict]:
+def run_scope(module, scope, plan, args, predicted=None) -> list[dict]:
     per_server = plan["ranks_per_server"]
     batch = args["batch"] or plan.get("batch", 1)
     units = units_of(scope, plan)
@@ -259,7 +321,7 @@ def run_scope(module, scope, plan, args) -> list[dict]:
                 output, _ = proc.communicate()
             with open(os.path.join(args["workdir"], safe + ".out"), "w") as fh:
                 fh.write(output)
-            results.append(judge(scope, unit, ranks, output, proc.returncode))
+            results.append(judge(scope, unit, ranks, output, proc.returncode, predicted))
     return results
 
 
@@ -274,25 +336,41 @@ def main() -> None:
             "workdir": {"type": "path", "required": True},
             "batch": {"type": "int", "default": 0},
             "timeout": {"type": "int", "default": 3600},
+            "expected": {"type": "path", "default": None},
+            "condition": {"type": "str", "default": "as built"},
         },
         supports_check_mode=True,
     )
     args = module.params
     try:
-        with open(args["plan"]) as fh:
-            plan = yaml.safe_load(fh)
+        with open(args["plan"], "rb") as fh:
+            plan_bytes = fh.read()
+        plan = yaml.safe_load(plan_bytes)
         check_plan(plan)
     except (OSError, yaml.YAMLError, PlanError) as err:
         module.fail_json(msg=f"{args['plan']}: {err}")
+    try:
+        predicted = load_expected(args["expected"], plan_bytes, args["condition"])
+    except PlanError as err:
+        module.fail_json(msg=str(err))
     scopes = [s for s in plan["scopes"] if not args["kinds"] or s["kind"] in args["kinds"]]
     runs = sum(len(units_of(s, plan)) for s in scopes)
     if module.check_mode:
-        module.exit_json(changed=False, runs=runs, results=[], outliers=[], failed_runs=0)
+        module.exit_json(changed=False, runs=runs, results=[], outliers=[], failed_runs=0,
+                         condition=args["condition"], predicted=sorted(predicted))  # fmt: skip
     os.makedirs(args["workdir"], exist_ok=True)
-    results = [r for s in scopes for r in run_scope(module, s, plan, args)]
+    results = [
+        r for s in scopes for r in run_scope(module, s, plan, args, predicted.get(s["name"]))
+    ]
     failed = sum(1 for r in results if not r["passed"])
     module.exit_json(
-        changed=False, runs=runs, results=results, outliers=outliers(results), failed_runs=failed
+        changed=False,
+        runs=runs,
+        results=results,
+        outliers=outliers(results),
+        failed_runs=failed,
+        condition=args["condition"],
+        predicted=sorted(predicted),
     )
 
 

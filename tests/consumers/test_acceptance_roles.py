@@ -125,6 +125,108 @@ def test_degraded_link_fails_naming_its_leaf_and_the_shortfall(acceptance):
     assert 'wanka_acceptance_passed{scope="server",op="all_reduce",unit="npu-006"} 1' in prom
 
 
+@pytest.fixture(scope="module")
+def predicted(tmp_path_factory, pod):
+    """The role judging by `wanka predict --write`'s thresholds (leaf and leaf-pair scopes, with
+    the single failures), against the HCCL Test double in its two-level (HCCL mesh + NIC) mode:
+    healthy, npu-006's links at half speed, and healthy judged under a spine failure's row."""
+    tmp = tmp_path_factory.mktemp("predicted")
+    res = subprocess.run(
+        [sys.executable, "-m", "generator", "predict", str(pod), "--write", "--seeds", "8",
+         "--scope", "leaf", "--scope", "leaf-pair"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    written = pod.with_name(pod.name + ".site") / "acceptance"
+    expected = tmp / "expected.yml"  # out of the overlay: the plan-judged tests above keep theirs
+    shutil.move(written / "expected.yml", expected)
+    table = (written / "expected.md").read_text()
+    runs = {}
+    for tag, degraded, condition in (
+        ("healthy", "", "as built"),
+        ("degraded", "npu-006 0.5\n", "as built"),
+        ("spine down", "", "spine par-spine-001 down"),
+    ):
+        overrides = tmp / f"vars-{tag}.yml"
+        overrides.write_text(yaml.safe_dump({"all": {"vars": {
+            "ansible_connection": "local",
+            "ansible_python_interpreter": sys.executable,
+            "npu_acceptance_hccl_test_dir": str(FAKES / "hccl_test"),
+            "npu_acceptance_mpirun": str(FAKES / "bin" / "mpirun"),
+            "npu_acceptance_workdir": str(tmp / "work"),
+            "npu_acceptance_textfile_dir": str(tmp),
+            "npu_acceptance_kinds": ["leaf", "leaf-pair"],
+            "npu_acceptance_expected": str(expected),
+            "npu_acceptance_condition": condition,
+            "npu_acceptance_report": str(tmp / f"{tag}.md"),
+        }}}))  # fmt: skip
+        fabric = tmp / "fabric.conf"
+        fabric.write_text(degraded)
+        env = ansible_env(
+            tmp,
+            PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+            WANKA_FAKE_FABRIC=str(fabric),
+            WANKA_FAKE_HIERARCHICAL="1",
+        )
+        play = subprocess.run(
+            [_tool("ansible-playbook"), "-i", str(pod / "hosts.yml"), "-i", str(overrides),
+             "playbooks/acceptance.yml"],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        report = tmp / f"{tag}.md"
+        runs[tag] = (play, report.read_text() if report.exists() else "")
+    return {"runs": runs, "expected": yaml.safe_load(expected.read_text()), "table": table}
+
+
+def _rows(report: str) -> dict[tuple[str, str], list[str]]:
+    """(scope kind, unit) -> the cells of the report's Runs table."""
+    out = {}
+    for line in report.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 11 and cells[0] in ("leaf", "leaf-pair"):
+            out[(cells[0], cells[2])] = cells
+    return out
+
+
+def test_the_role_judges_by_the_prediction_and_reports_measured_over_predicted(predicted):
+    exp = predicted["expected"]
+    row = exp["scopes"]["leaf/all_reduce"]["as built"]
+    assert exp["margin"] == 0.1 and row["threshold"] == round(row["busbw"][0] * 0.9, 2)
+    assert "| leaf-pair/all_reduce | spine par-spine-001 down |" in predicted["table"]
+    play, report = predicted["runs"]["healthy"]
+    assert play.returncode == 0, play.stdout[-3000:]
+    assert "12 runs, 0 below expectation" in report
+    rows = _rows(report)
+    leaf = rows[("leaf", "par-leaf-0001")]
+    assert leaf[5] == f"{row['threshold']:g}" and leaf[6] == "prediction"
+    assert leaf[7] == f"{row['busbw'][1]:g}"
+    assert float(leaf[8]) == pytest.approx(float(leaf[4]) / row["busbw"][1], abs=1e-3)
+    # the double has no ECMP collisions: a leaf pair measures above its collision-aware p50
+    pair = rows[("leaf-pair", "par-leaf-0001+par-leaf-0002")]
+    assert float(pair[8]) > 1.0
+
+
+def test_a_slow_leaf_fails_against_its_predicted_threshold(predicted):
+    play, report = predicted["runs"]["degraded"]
+    assert play.returncode != 0
+    outliers = [line for line in report.splitlines() if line.startswith("- ")]
+    ops = [o.split(":")[1].split()[0] for o in outliers]
+    assert ops == ["all_reduce", "all_gather"], outliers
+    assert all(o.startswith("- leaf par-leaf-0002: ") for o in outliers), outliers
+    assert all("measured/predicted 0.61" in o for o in outliers), outliers  # half-speed NICs
+    assert _rows(report)[("leaf", "par-leaf-0001")][-1] == "pass"
+
+
+def test_under_a_spine_failure_the_role_takes_that_row_of_the_prediction(predicted):
+    play, report = predicted["runs"]["spine down"]
+    assert play.returncode == 0, play.stdout[-3000:]
+    want = predicted["expected"]["scopes"]["leaf-pair/all_reduce"]["spine par-spine-001 down"]
+    pair = _rows(report)[("leaf-pair", "par-leaf-0001+par-leaf-0002")]
+    assert pair[5] == f"{want['threshold']:g}" and pair[6] == "prediction"
+    # one leaf has no spine between its servers: the prediction has no such row, the plan judges
+    assert _rows(report)[("leaf", "par-leaf-0001")][6] == "plan"
+
+
 def test_hostile_folder_values_stay_one_argument_of_mpirun(tmp_path, pod):
     """npu_acceptance_workdir (where the hostfiles go) and npu_acceptance_hccl_test_dir hold ";",
     "$(...)", backquotes and a newline: the module runs each command as an argument list (no
