@@ -22,7 +22,10 @@ HEADER = """\
 # Performance Tester" result description, HCCLpertest_16_0006). The role converts it to bus
 # bandwidth in 10^9 bytes/s (NCCL-tests convention):
 #   all_reduce busbw = algbw x 2(n-1)/n      all_gather busbw = algbw x (n-1)/n     (n ranks)
-# and compares it, at the largest size (-e), with expected_busbw_gbytes_s below.
+# and compares it, at the largest size (-e), with its pass threshold: the prediction's, p5 x
+# (1 - margin) per scope and single failure, when `wanka predict <this folder> --write` wrote
+# <this folder>.site/acceptance/expected.yml (the role then reports measured/predicted too);
+# else expected_busbw_gbytes_s below, the ceiling (efficiency x the port or leaf bound).
 # Units: `server` runs once on every server, `leaf` once per access unit (leaf or rail group),
 # `pod`/`supernode`/`cluster` once per listed group, `leaf-pair` once per pair of neighbouring
 # leaves (a leaf whose two pairs are both slow is the bad one).
@@ -40,13 +43,18 @@ def command(scope: AcceptanceScope, cluster: Cluster) -> str:
     )
 
 
+def scope_name(s: AcceptanceScope) -> str:
+    """The scope's name in the plan, the prediction and the role's report."""
+    across = s.kind == "leaf-pair" and "core" in s.tiers  # vocabulary: the tiers text
+    return f"{s.kind}/{s.op}" + ("/across-pods" if across else "")
+
+
 def plan(cluster: Cluster) -> dict[str, Any]:
     a = cluster.acceptance
     scopes = []
     for s in a.scopes:
-        across = s.kind == "leaf-pair" and "core" in s.tiers  # vocabulary: the tiers text
         entry: dict[str, Any] = {
-            "name": f"{s.kind}/{s.op}" + ("/across-pods" if across else ""),
+            "name": scope_name(s),
             "kind": s.kind,
             "op": s.op,
             "tiers": s.tiers,

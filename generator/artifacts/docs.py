@@ -131,6 +131,23 @@ def oversubscription_rows(cluster: Cluster) -> list[list[str]]:
     return out
 
 
+def acceptance_rows(cluster: Cluster) -> list[list[str]]:
+    """The acceptance plan's scopes: what each runs and its ceiling (the prediction is
+    `wanka predict --write`'s, in the site overlay)."""
+    from generator.artifacts.acceptance import scope_name
+
+    return [
+        [
+            scope_name(s),
+            f"{s.ranks:,}",
+            f"{len(s.units):,}",
+            s.tiers,
+            f"{s.expected_busbw:g}" if s.bound_gbytes_s else "measured, not judged",
+        ]
+        for s in cluster.acceptance.scopes
+    ]
+
+
 def pool_rows(cluster: Cluster) -> list[list[str]]:
     subnets = Counter(s.plane for s in cluster.subnets)
     return [
@@ -221,6 +238,7 @@ def readme(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) -> st
         cdus=cdu_rows(cluster),
         fabrics=[(plane, mermaid(cluster, plane, graph)) for plane, graph in fabric.items()],
         oversubscription=oversubscription_rows(cluster),
+        acceptance=acceptance_rows(cluster),
         pools=pool_rows(cluster),
         way_out=way_out_rows(cluster),
         flows=[

@@ -347,3 +347,19 @@ def test_free_text_does_not_run_in_the_browser(tmp_path):
     assert 'data-ready="1"' in run.stdout
     assert "<title>pwned</title>" not in run.stdout  # the second script did not run
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in run.stdout
+
+
+def test_the_design_review_lists_each_acceptance_scope_with_the_plan_s_ceiling():
+    """The review's acceptance table is the plan's (one scope a row, the same ceiling), and it
+    says where the predicted figures per scope and failure are: `wanka predict --write`."""
+    files = emitted("pod-128.yaml", docs.emit)
+    text = files["docs/README.md"].decode()
+    section = text.split("## Acceptance: expected HCCL bandwidth per scope", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    assert "`wanka predict <this folder> --write`" in section
+    rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| ")][1:]
+    from generator.artifacts import acceptance
+
+    plan = yaml.safe_load(emitted("pod-128.yaml", acceptance.emit)["files/acceptance/plan.yml"])
+    want = [[s["name"].lstrip("| "), f"{s['expected_busbw_gbytes_s']:g} |"] for s in plan["scopes"]]
+    assert [[r[0].lstrip("| "), r[-1]] for r in rows] == want
