@@ -193,3 +193,41 @@ def test_a_damaged_cable_speed_is_located(tmp_path, capsys):
     csv_path.write_text("\n".join(lines) + "\n")
     assert cli.main(["predict", str(folder)]) == 2
     assert "files/cabling.csv:4: not a port speed: 'fastGE'" in capsys.readouterr().err
+
+
+def test_write_puts_the_role_s_thresholds_into_the_site_overlay_only(tmp_path, capsys):
+    """--write: expected.yml (threshold = p5 x (1 - margin), the plan's sha256) and expected.md
+    in <folder>.site/acceptance/, nothing in the generated folder (generate would refuse it);
+    the role's module reads it back and refuses it once the plan changed."""
+    import hashlib
+
+    from tests.support.ansible_run import plugin
+
+    folder = tmp_path / "pod-128"
+    shutil.copytree(POD, folder)
+    before = sorted(p.name for p in folder.rglob("*"))
+    argv = ["predict", str(folder), "--write", "--scope", "leaf-pair", "--seeds", "4"]
+    assert cli.main([*argv, "--margin", "0.2"]) == 0
+    assert "expected.yml" in capsys.readouterr().out
+    assert sorted(p.name for p in folder.rglob("*")) == before
+    written = tmp_path / "pod-128.site" / "acceptance" / "expected.yml"
+    data = yaml.safe_load(written.read_text())
+    plan = (folder / "files" / "acceptance" / "plan.yml").read_bytes()
+    assert data["plan_sha256"] == hashlib.sha256(plan).hexdigest() and data["margin"] == 0.2
+    rows = data["scopes"]["leaf-pair/all_reduce"]
+    assert "spine par-spine-001 down" in rows and len(rows) == 1 + 4 + 16  # 4 spines, 16 uplinks
+    for row in rows.values():
+        assert row["threshold"] == round(row["busbw"][0] * 0.8, 2)
+    assert "| leaf-pair/all_reduce | as built | 64 |" in written.with_suffix(".md").read_text()
+    module = plugin("modules", "wanka_hccl_acceptance")
+    got = module.load_expected(str(written), plan, "spine par-spine-002 down")
+    assert got["leaf-pair/all_reduce"]["threshold"] == rows["spine par-spine-002 down"]["threshold"]
+    with pytest.raises(module.PlanError, match=r"another plan\.yml"):
+        module.load_expected(str(written), plan + b"\n", "as built")
+    with pytest.raises(module.PlanError, match="no condition 'spine nine down'"):
+        module.load_expected(str(written), plan, "spine nine down")
+
+
+def test_a_margin_that_is_no_share_exits_2_before_predicting(capsys):
+    assert cli.main(["predict", str(POD), "--write", "--margin", "1"]) == 2
+    assert "--margin 1: a share from 0 to below 1" in capsys.readouterr().err
