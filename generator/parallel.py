@@ -2,10 +2,12 @@
 
 The emitters that read only the model start in forked workers as soon as the cluster is
 expanded, beside the analysis in the parent; the emitters that show the analysis join them once
-it exists. An emitter that renders unit by unit (the switch configurations, half of all emit
-work at 10,240 cards) is split into parts across the workers here: its module offers
-`units(cluster)` and `emit_units(cluster, units)`, and its `emit(cluster)` stays the only
-signature the rest of wanka sees.
+it exists. Each emitter declares what it needs in its own module (generator/artifacts:
+`@emitter(analysis=..., late=...)`) and is scheduled here from that declaration, so adding an
+output touches only its module. An emitter that renders unit by unit (the switch
+configurations, half of all emit work at 10,240 cards) is split into parts across the workers
+here: it declares `parts` with its `units` and `emit_units`, and `emit(cluster, analysis)` stays
+the one signature the rest of wanka sees.
 """
 
 from __future__ import annotations
@@ -19,74 +21,37 @@ from typing import Any
 
 from generator import forking, output
 from generator.analysis import Analysis
-from generator.artifacts import (
-    OutputFile,
-    acceptance,
-    bom,
-    border,
-    bring_up,
-    cabling,
-    docs,
-    failure_report,
-    hccl,
-    hccn,
-    inventory,
-    monitoring,
-    rollout,
-    scheduler,
-    switches,
-    ztp,
-)
+from generator.artifacts import Emitter, OutputFile, registered
 from generator.model import Cluster
 
-# Emitters that read only the model, `emit(cluster)`: for a large cluster they start in forked
-# workers as soon as expand is done, while the parent analyses (the slowest first, so the
-# workers finish together).
-MODEL_EMITTERS = (
-    switches.emit,
-    cabling.emit,
-    hccl.emit,
-    hccn.emit,
-    monitoring.emit,
-    scheduler.emit,
-    border.emit,
-    ztp.emit,
-    acceptance.emit,
-    bring_up.emit,
-)
-# The small ones are queued behind the analysis emitters' tasks instead: they fill the workers'
+# every emitter, as its module declares it (generator/artifacts: `@emitter(...)`), by name
+EMITTERS = {e.name: e for e in registered()}
+# Emitters that read only the model: for a large cluster they start in forked workers as soon as
+# expand is done, while the parent analyses (the largest first, so the workers finish together);
+# the late ones are queued behind the analysis emitters' tasks instead: they fill the workers'
 # last moments rather than delay the design review, the last task to end (at 10,240 cards a
 # worker sat idle for 0.1-0.15 s while the other finished it).
-LATE = frozenset(
-    (monitoring.emit, scheduler.emit, border.emit, ztp.emit, acceptance.emit, bring_up.emit)
-)
-# Emitters that show the analysis, `emit(cluster, analysis)`: they join the workers once it
-# exists, the design review alone (the largest), the rest as one task (one copy of the analysis
+MODEL_EMITTERS = tuple(e for e in EMITTERS.values() if not e.analysis)
+# Emitters that show the analysis: they join the workers once it exists, each that is not late
+# (the design review, the largest) alone, the late ones as one task (one copy of the analysis
 # each).
-ANALYSIS_EMITTERS = (
-    docs.emit,
-    bom.emit,
-    inventory.emit,
-    failure_report.emit,
-    rollout.emit,
+ANALYSIS_EMITTERS = tuple(e for e in EMITTERS.values() if e.analysis)
+ANALYSIS_TASKS = (
+    *((e.name,) for e in ANALYSIS_EMITTERS if not e.late),
+    tuple(e.name for e in ANALYSIS_EMITTERS if e.late),
 )
-ANALYSIS_TASKS = (ANALYSIS_EMITTERS[:1], ANALYSIS_EMITTERS[1:])
 
 PARALLEL_FROM_LINKS = 20_000  # below this, forking costs more than it saves
-# emitters that render unit by unit: their module (`units`, `emit_units`) and how many parts
-# their units are split into across the workers
-PARTS = {switches.emit: (switches, 2)}
 
 # every file once the analysis exists: the files, or with an output root the paths written
 Collect = Callable[[Analysis], list[Any]]
-Emit = Callable[..., Iterable[OutputFile]]  # an emitter's `emit` (pickled by reference)
 
 
 def emit_all(cluster: Cluster, analysis: Analysis) -> list[OutputFile]:
     """Every emitter's files, sorted by path, made in this process (`emitters` makes the same
     bytes in worker processes)."""
-    files = [f for emit in MODEL_EMITTERS for f in emit(cluster)]
-    files += [f for emit in ANALYSIS_EMITTERS for f in emit(cluster, analysis)]
+    files = [f for e in MODEL_EMITTERS for f in e.emit(cluster, None)]
+    files += [f for e in ANALYSIS_EMITTERS for f in e.emit(cluster, analysis)]
     return sorted(files, key=lambda f: f.path)
 
 
@@ -119,12 +84,12 @@ def emitters(cluster: Cluster, root: str = "") -> Iterator[Collect]:
         forking.pool(workers, (cluster, spool, root)) as pool,
     ):
         tasks = _model_tasks()
-        model = pool.imap_unordered(_emit_model, [t for t in tasks if t[0] not in LATE])
+        model = pool.imap_unordered(_emit_model, [t for t in tasks if not EMITTERS[t[0]].late])
 
         def collect(analysis: Analysis) -> list[Any]:
             shared = _spool(spool, analysis)  # pickled once, here, not once per task
             shown = pool.imap_unordered(_emit_shown, [(shows, shared) for shows in ANALYSIS_TASKS])
-            late = pool.imap_unordered(_emit_model, [t for t in tasks if t[0] in LATE])
+            late = pool.imap_unordered(_emit_model, [t for t in tasks if EMITTERS[t[0]].late])
             # each task's result is taken as soon as it is done, while the others still run
             done = (model, shown, late)
             got = [x for results in done for r in results for x in (r if root else _unspool(r))]
@@ -133,29 +98,35 @@ def emitters(cluster: Cluster, root: str = "") -> Iterator[Collect]:
         yield collect
 
 
-def _model_tasks() -> list[tuple[Emit, int]]:
-    """(model emitter, part) in MODEL_EMITTERS order, the slowest first; part -1: not split."""
+def _model_tasks() -> list[tuple[str, int]]:
+    """(model emitter's name, part) in MODEL_EMITTERS order, the largest first; part -1: not
+    split."""
     return [
-        (emit, part)
-        for emit in MODEL_EMITTERS
-        for part in (range(PARTS[emit][1]) if emit in PARTS else (-1,))
+        (e.name, part)
+        for e in MODEL_EMITTERS
+        for part in (range(e.parts) if e.parts > 1 else (-1,))
     ]
 
 
-def _emit_model(task: tuple[Emit, int]) -> str | list[str]:
-    emit, part = task
+def split(e: Emitter, cluster: Cluster, part: int) -> Iterable[OutputFile]:
+    """The files of part `part` of an emitter split into `e.parts`: every parts-th unit from
+    `part`."""
+    assert e.units and e.emit_units
+    return e.emit_units(cluster, e.units(cluster)[part :: e.parts])
+
+
+def _emit_model(task: tuple[str, int]) -> str | list[str]:
+    name, part = task
     cluster, spool, root = forking.shared()
-    if part < 0:
-        return _hand_over(root, spool, emit(cluster))
-    module, parts = PARTS[emit]  # every parts-th unit from `part`
-    return _hand_over(root, spool, module.emit_units(cluster, module.units(cluster)[part::parts]))
+    e = EMITTERS[name]
+    return _hand_over(root, spool, e.emit(cluster, None) if part < 0 else split(e, cluster, part))
 
 
-def _emit_shown(task: tuple[tuple[Emit, ...], str]) -> str | list[str]:
-    shows, shared = task
+def _emit_shown(task: tuple[tuple[str, ...], str]) -> str | list[str]:
+    names, shared = task
     cluster, spool, root = forking.shared()
     analysis = _unspool(shared)
-    return _hand_over(root, spool, (f for emit in shows for f in emit(cluster, analysis)))
+    return _hand_over(root, spool, (f for n in names for f in EMITTERS[n].emit(cluster, analysis)))
 
 
 def _hand_over(root: str, spool: str, files: Iterable[OutputFile]) -> str | list[str]:

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from generator.artifacts import OutputFile
+from generator.artifacts import OutputFile, emitter
 from generator.model import AcceptanceScope, Cluster
 from generator.structured_yaml import line
 
@@ -103,6 +103,7 @@ def _text(data: dict[str, Any]) -> str:
     return "".join(out)
 
 
+@emitter(late=True)
 def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
     if not cluster.acceptance.scopes:
         return

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from generator.analysis import Analysis
-from generator.artifacts import OutputFile, csv_bytes
+from generator.artifacts import OutputFile, csv_bytes, emitter
 from generator.model import Cluster
 
 # confirmed and source were appended (issue #32), part_number after them (issue #41): readers
@@ -28,6 +28,7 @@ BOM_COLUMNS = (
 IP_COLUMNS = ("address", "prefix", "subnet", "gateway", "device", "port", "plane")
 
 
+@emitter(analysis=True, late=True)
 def emit(cluster: Cluster, analysis: Analysis) -> Iterator[OutputFile]:
     yield OutputFile("files/bom.csv", csv_bytes(BOM_COLUMNS, analysis.bom))
     yield OutputFile("files/ip-plan.csv", csv_bytes(IP_COLUMNS, analysis.ip_plan))

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from generator import render
-from generator.artifacts import OutputFile, csv_bytes
+from generator.artifacts import OutputFile, csv_bytes, emitter
 from generator.model import BorderOspf, Cluster, Device, Flow, Link, ip, netmask, network_of
 from generator.structured_yaml import to_yaml
 from generator.switch_routing import OSPF_AREA, OSPF_PROCESS, wildcard
@@ -287,6 +287,7 @@ def flows_csv(flows: tuple[Flow, ...]) -> bytes:
     )
 
 
+@emitter(late=True)
 def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
     yield OutputFile("files/flows.csv", flows_csv(cluster.flows))
     links: dict[str, list[Link]] = {}

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from generator import render
-from generator.artifacts import OutputFile
+from generator.artifacts import OutputFile, emitter
 from generator.model import Cluster, Device, ip, network_of
 from generator.switch_ports import ztp_switches
 from generator.vocab import Plane, Role
@@ -149,5 +149,6 @@ def bring_up(cluster: Cluster) -> str:
     )
 
 
+@emitter(late=True)
 def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
     yield OutputFile("docs/bring-up.md", bring_up(cluster).encode())

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import msgspec
 from msgspec.structs import astuple
 
-from generator.artifacts import OutputFile, csv_bytes
+from generator.artifacts import OutputFile, csv_bytes, emitter
 from generator.model import Cluster
 from generator.structured_yaml import line
 
@@ -78,6 +78,7 @@ def json_file(table: list[CableRow]) -> bytes:
     return ("[\n" + lines + "\n]\n").encode()
 
 
+@emitter()
 def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
     table = list(rows(cluster))
     yield OutputFile("files/cabling.csv", csv_bytes(COLUMNS, map(astuple, table)))

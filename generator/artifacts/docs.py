@@ -25,7 +25,7 @@ from generator import render
 from generator.analysis import ERROR, WARNING, Analysis
 from generator.analysis.failure_text import markdown, one_failure
 from generator.analysis.growth_cost import summary as growth_summary
-from generator.artifacts import OutputFile
+from generator.artifacts import OutputFile, emitter
 from generator.artifacts.drawings import (
     COLOURS,
     LEVEL,
@@ -367,6 +367,7 @@ def report_html(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) 
     )
 
 
+@emitter(analysis=True)
 def emit(cluster: Cluster, analysis: Analysis) -> Iterator[OutputFile]:
     fabric = graphs(cluster)
     yield OutputFile("docs/README.md", readme(cluster, analysis, fabric).encode())

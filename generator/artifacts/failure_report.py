@@ -8,10 +8,11 @@ from collections.abc import Iterator
 
 from generator.analysis import Analysis
 from generator.analysis.failure_text import columns, markdown, rows
-from generator.artifacts import OutputFile, csv_bytes
+from generator.artifacts import OutputFile, csv_bytes, emitter
 from generator.model import Cluster
 
 
+@emitter(analysis=True, late=True)
 def emit(cluster: Cluster, analysis: Analysis) -> Iterator[OutputFile]:
     rev = analysis.failures
     yield OutputFile("files/failure-domains.csv", csv_bytes(columns(rev), rows(rev)))

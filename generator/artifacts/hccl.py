@@ -11,7 +11,7 @@ import socket
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from generator.artifacts import OutputFile
+from generator.artifacts import OutputFile, emitter
 from generator.model import Cluster, NpuServer, ip
 from generator.structured_yaml import indented
 
@@ -104,6 +104,7 @@ def missing_facts(cluster: Cluster, servers: Sequence[NpuServer] | None = None) 
     )
 
 
+@emitter()
 def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
     version = cluster.host_settings.rank_table_version
     why = missing_facts(cluster) if version == "1.2" else ""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from generator.artifacts import OutputFile
+from generator.artifacts import OutputFile, emitter
 from generator.model import NIC_COMMANDS, Cluster, Lossless, NpuServer, ip, netmask
 from generator.vocab import Plane
 
@@ -97,6 +97,7 @@ def commands(server: NpuServer, lossless: Lossless, sets: tuple[str, ...] = ALL)
     return "\n".join(out) + "\n"
 
 
+@emitter()
 def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
     lossless = cluster.lossless_of(Plane.PARAMETER)
     for s in cluster.npu_servers:

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from generator.analysis import Analysis
-from generator.artifacts import OutputFile
+from generator.artifacts import OutputFile, emitter
 from generator.model import Cluster, ip
 from generator.names import HOST_GROUP, PARENTS, SWITCH_GROUP, groups
 from generator.structured_yaml import Template, variables_file
@@ -233,6 +233,7 @@ def switch_vars() -> dict[str, Any]:
     }
 
 
+@emitter(analysis=True, late=True)
 def emit(cluster: Cluster, analysis: Analysis) -> Iterator[OutputFile]:
     yield OutputFile("hosts.yml", hosts_yml(cluster, analysis.rolling.order).encode())
     for host, values in sorted(host_vars(cluster).items()):

@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from generator.artifacts import OutputFile
+from generator.artifacts import OutputFile, emitter
 from generator.model import Cluster, Device, NpuServer, ip
 from generator.render import render
 from generator.vocab import DomainKind, Plane, Role
@@ -241,6 +241,7 @@ def _json_lines(groups: list[dict[str, Any]]) -> bytes:
     return ("[\n" + ",\n".join(lines) + "\n]\n").encode() if lines else b"[]\n"
 
 
+@emitter(late=True)
 def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
     yield OutputFile("files/monitoring/prometheus.yml", prometheus_config(cluster).encode())
     yield OutputFile("files/monitoring/rules/wanka.rules.yml", rules_text().encode())

@@ -11,10 +11,11 @@ from collections.abc import Iterator
 from generator import render
 from generator.analysis import Analysis
 from generator.analysis.rolling import MAX_LAYER_SHARE
-from generator.artifacts import OutputFile
+from generator.artifacts import OutputFile, emitter
 from generator.model import Cluster
 
 
+@emitter(analysis=True, late=True)
 def emit(cluster: Cluster, analysis: Analysis) -> Iterator[OutputFile]:
     plan = [list(b) for b in analysis.rolling.switch_batches]
     number = {name: i for i, b in enumerate(plan, start=1) for name in b}

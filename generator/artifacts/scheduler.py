@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import yaml
 
-from generator.artifacts import OutputFile
+from generator.artifacts import OutputFile, emitter
 from generator.model import Cluster, NpuServer, ip
 from generator.structured_yaml import indented
 from generator.topology import PLANE, Level, Topology, topology
@@ -414,6 +414,7 @@ def topology_yaml(
 # --- emit -----------------------------------------------------------------------------------
 
 
+@emitter(late=True)
 def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
     if cluster.fabric(PLANE) is None:
         return

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from generator import render
-from generator.artifacts import OutputFile
+from generator.artifacts import OutputFile, emitter
 from generator.model import Cluster, ip, netmask, network_of
 from generator.switch_ports import ztp_switches
 
@@ -40,6 +40,7 @@ def switches(cluster: Cluster) -> list[dict[str, object]]:
     return out
 
 
+@emitter(late=True)
 def emit(cluster: Cluster, analysis: object = None) -> Iterator[OutputFile]:
     text = render.render("ztp/switches.yml.j2", cluster=cluster.name, switches=switches(cluster))
     yield OutputFile("files/ztp/switches.yml", text.encode())

@@ -48,12 +48,12 @@ def child(blueprint: str) -> None:
     callgrind("--dump=expand")
     analysis = analyse(cluster)
     callgrind("--dump=analyse")
-    for emit in parallel.MODEL_EMITTERS:
-        list(emit(cluster))
-        callgrind(f"--dump={emit.__module__.rsplit('.', 1)[1]}")
-    for emit in parallel.ANALYSIS_EMITTERS:
-        list(emit(cluster, analysis))
-        callgrind(f"--dump={emit.__module__.rsplit('.', 1)[1]}")
+    for e in parallel.MODEL_EMITTERS:
+        list(e.emit(cluster, None))
+        callgrind(f"--dump={e.name}")
+    for e in parallel.ANALYSIS_EMITTERS:
+        list(e.emit(cluster, analysis))
+        callgrind(f"--dump={e.name}")
     callgrind("--instr=off")
 
 

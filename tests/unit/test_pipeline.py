@@ -38,10 +38,12 @@ def test_the_pipeline_is_a_short_list_of_timed_stages_in_order():
 
 
 def test_no_emitter_takes_parts():
-    """An emitter's public signature is `emit(cluster[, analysis])`: splitting one across the
-    workers is generator/parallel.py's business, never a parameter of the emitter."""
+    """Every emitter's public signature is `emit(cluster, analysis)`: splitting one across the
+    workers is its declaration's and generator/parallel.py's business, never a parameter."""
     found = []
     for path in sorted((GENERATOR / "artifacts").rglob("*.py")):
+        if path.name == "__init__.py":  # the `emitter` declaration, where `parts` is declared
+            continue
         for node in ast.walk(_tree(path)):
             if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
@@ -51,20 +53,42 @@ def test_no_emitter_takes_parts():
             if {"part", "parts"} & set(names):
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}{names}")
             if node.name == "emit":
-                assert names in (["cluster"], ["cluster", "analysis"]), (path.name, names)
+                assert names == ["cluster", "analysis"], (path.name, names)
     assert found == []
+
+
+def test_every_emitter_registers_itself_and_parallel_names_none():
+    """Adding an output touches one file (#44 item 3): every artifacts module with an `emit`
+    declares it with `@emitter(...)` and is scheduled from that declaration; parallel.py names
+    no emitter module and no scheduling list by hand."""
+    with_emit = {
+        p.stem
+        for p in (GENERATOR / "artifacts").glob("*.py")
+        if "\ndef emit(" in p.read_text(encoding="utf-8")
+    }
+    assert {e.name for e in parallel.EMITTERS.values()} == with_emit
+    assert len(with_emit) >= 15
+    assert {e.name for e in parallel.ANALYSIS_EMITTERS} >= {"docs", "bom", "inventory"}
+    assert "switches" in {e.name for e in parallel.MODEL_EMITTERS}
+    imported = {
+        a.name
+        for node in ast.walk(_tree(GENERATOR / "parallel.py"))
+        if isinstance(node, ast.ImportFrom) and node.module == "generator.artifacts"
+        for a in node.names
+    }
+    assert not imported & with_emit, imported & with_emit
 
 
 def test_switch_configs_split_into_parts_are_the_whole():
     """The parts parallel.py hands to its workers make exactly the files `emit` makes."""
     cluster = generated("pod-128.yaml").cluster
     whole = [(f.path, f.data) for f in switches.emit(cluster)]
-    module, parts = parallel.PARTS[switches.emit]
-    units = module.units(cluster)
+    declared = parallel.EMITTERS["switches"]
+    assert declared is switches.emit and declared.parts > 1
     split = [
         (f.path, f.data)
-        for part in range(parts)
-        for f in module.emit_units(cluster, units[part::parts])
+        for part in range(declared.parts)
+        for f in parallel.split(declared, cluster, part)
     ]
     assert whole and sorted(split) == sorted(whole)
 
