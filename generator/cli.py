@@ -198,8 +198,8 @@ def _split(text: str | None) -> list[str] | None:
 
 def _select(args: argparse.Namespace):  # -> (cluster, Selection), or an exit code
     from generator import pipeline
+    from generator.analysis.placement import RequestError, select_servers
     from generator.errors import BlueprintError
-    from generator.placement import RequestError, select_servers
 
     try:
         cluster = pipeline.run(args.blueprint, emit=False, facts=args.facts).cluster
@@ -246,7 +246,7 @@ def _ranktable(args: argparse.Namespace) -> int:
 
 
 def _placement(args: argparse.Namespace) -> int:
-    from generator.placement import RequestError, placement
+    from generator.analysis.placement import RequestError, placement
 
     chosen = _select(args)
     if isinstance(chosen, int):

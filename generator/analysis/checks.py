@@ -24,12 +24,12 @@ from generator.analysis.hardware import (
     switch_mtu,
 )
 from generator.analysis.physical import split_ports
+from generator.analysis.placement import RequestError, placement
 from generator.analysis.redundancy import dad_path, firewall_paths
 from generator.errors import YamlPath
 from generator.expand.fabric import parse_ratio
 from generator.expand.racks import budget_remedy, rack_budget
 from generator.model import Cluster, Rack, ip
-from generator.placement import RequestError, placement
 from generator.vocab import LinkKind, Plane, RackKind, Role, Zone
 
 

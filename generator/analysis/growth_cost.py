@@ -7,7 +7,7 @@ least one such group. One eighth is a stated choice, not a vendor figure: big en
 next purchase order of a cluster this size, small enough to be the one that comes first, and a
 whole number of the units the fabric is built from (on 2,048 cards: +256, the step the issue
 measured). The blueprint is expanded once more at that size without a plan and compared with the
-build now by the comparison `wanka diff` makes (generator.diff, without the rendered switch
+build now by the comparison `wanka diff` makes (generator.analysis.changes, without the rendered switch
 configurations). The recommended `growth.cards` is the next step's size, the smallest plan that
 covers it: inside a plan, growing only adds (generator.expand.growth; tests/unit/test_growth.py
 proves it); the reservation is that plan's build now (growth.prefix of the next step) against the
@@ -24,7 +24,7 @@ from typing import Any
 
 import msgspec
 
-from generator import diff
+from generator.analysis.changes import disturbances, model_report
 from generator.blueprint.spec import Blueprint
 from generator.errors import BlueprintError, format_path
 from generator.expand import expand
@@ -121,12 +121,12 @@ def next_step_cost(cluster: Cluster, bp: Blueprint) -> GrowthCost | None:
         where = format_path(p.path)
         hint = f" ({p.hint})" if p.hint else ""
         return replace(base, problem=f"{where}: {p.message}{hint}")
-    shown = diff.disturbances(diff.model_report(unplanned, grown))
+    shown = disturbances(model_report(unplanned, grown))
     kinds = Counter(x["kind"] for x in shown)
     reserved = prefix(grown, now, Growth(target, now))
     return replace(
         base,
-        disturbances=tuple(kinds.items()),  # in generator.diff's order
+        disturbances=tuple(kinds.items()),  # in generator.analysis.changes' order
         moved=tuple(x["item"] for x in shown if x["kind"] == "device moved"),
         **reservation(unplanned, reserved, grown),
     )
@@ -224,6 +224,6 @@ def _cost(c: GrowthCost) -> str:
 
 
 def _plural(kind: str) -> str:
-    """A disturbance kind of generator.diff for a count: 'device moved' -> 'devices moved'."""
+    """A disturbance kind of generator.analysis.changes for a count: 'device moved' -> 'devices moved'."""
     noun, rest = kind.split(" ", 1)
     return f"{noun}{'es' if noun.endswith('ss') else 's'} {rest}"

@@ -17,9 +17,9 @@ from typing import Any
 
 from generator import render
 from generator.artifacts import OutputFile, csv_bytes, emitter
+from generator.artifacts.switch_routing import OSPF_AREA, OSPF_PROCESS, wildcard
 from generator.model import BorderOspf, Cluster, Device, Flow, Link, ip, netmask, network_of
 from generator.structured_yaml import to_yaml
-from generator.switch_routing import OSPF_AREA, OSPF_PROCESS, wildcard
 from generator.vocab import Plane, Role
 
 Config = dict[str, Any]

@@ -22,8 +22,8 @@ from collections.abc import Iterator
 
 from generator import render
 from generator.artifacts import OutputFile, emitter
+from generator.artifacts.switch_ports import ztp_switches
 from generator.model import Cluster, Device, ip, network_of
-from generator.switch_ports import ztp_switches
 from generator.vocab import Plane, Role
 
 

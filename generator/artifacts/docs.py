@@ -23,7 +23,6 @@ from markupsafe import Markup
 
 from generator import render
 from generator.analysis import ERROR, WARNING, Analysis
-from generator.analysis.failure_text import markdown, one_failure
 from generator.analysis.growth_cost import summary as growth_summary
 from generator.artifacts import OutputFile, emitter
 from generator.artifacts.drawings import (
@@ -34,6 +33,7 @@ from generator.artifacts.drawings import (
     graphs,
     mermaid,
 )
+from generator.artifacts.failure_text import markdown, one_failure
 from generator.artifacts.rack_drawings import (
     ALL_RACKS,
     KIND_COLOURS,

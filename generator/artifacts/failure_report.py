@@ -1,14 +1,14 @@
 """files/failure-domains.csv and files/failure-domains.md: what one failure costs, per failure
 class, and the mean time between interruptions of a job (generator.analysis computes them once;
-generator.analysis.failure_text words them, for this file and the design review alike)."""
+generator.artifacts.failure_text words them, for this file and the design review alike)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from generator.analysis import Analysis
-from generator.analysis.failure_text import columns, markdown, rows
 from generator.artifacts import OutputFile, csv_bytes, emitter
+from generator.artifacts.failure_text import columns, markdown, rows
 from generator.model import Cluster
 
 

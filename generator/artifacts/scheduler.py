@@ -13,7 +13,7 @@ leaves' pods, the servers' supernodes) and rendered for each consumer:
 - slurm/topology.conf (topology/tree), slurm/topology-block.conf (topology/block, supernodes only)
   and slurm/topology.yaml (Slurm 25.05+, both topologies by name).
 
-The domain tree (generator/topology.py) is built from the model's domains of each server, so
+The domain tree (generator/artifacts/scheduler_topology.py) is built from the model's domains of each server, so
 the names here are the ones the inventory, monitoring and failure reports use.
 """
 
@@ -26,9 +26,9 @@ from collections.abc import Iterable, Iterator, Sequence
 import yaml
 
 from generator.artifacts import OutputFile, emitter
+from generator.artifacts.scheduler_topology import PLANE, Level, Topology, topology
 from generator.model import Cluster, NpuServer, ip
 from generator.structured_yaml import indented
-from generator.topology import PLANE, Level, Topology, topology
 from generator.vocab import DomainKind
 
 MANAGED_BY = ("app.kubernetes.io/managed-by", "wanka")

@@ -29,9 +29,7 @@ from typing import Any
 
 from generator import render
 from generator.artifacts import OutputFile, emitter
-from generator.model import MGMT_VRF, Cluster, Device, Lossless, Subnet, ip
-from generator.structured_yaml import to_yaml
-from generator.switch_ports import (
+from generator.artifacts.switch_ports import (
     PLATFORMS,
     Context,
     End,
@@ -39,7 +37,9 @@ from generator.switch_ports import (
     meth,
     server_trunks,
 )
-from generator.switch_routing import monitor_link, routing, wildcard
+from generator.artifacts.switch_routing import monitor_link, routing, wildcard
+from generator.model import MGMT_VRF, Cluster, Device, Lossless, Subnet, ip
+from generator.structured_yaml import to_yaml
 from generator.vocab import LinkKind, Plane
 
 Config = dict[str, Any]

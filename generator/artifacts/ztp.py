@@ -16,8 +16,8 @@ from collections.abc import Iterator
 
 from generator import render
 from generator.artifacts import OutputFile, emitter
+from generator.artifacts.switch_ports import ztp_switches
 from generator.model import Cluster, ip, netmask, network_of
-from generator.switch_ports import ztp_switches
 
 
 def switches(cluster: Cluster) -> list[dict[str, object]]:

@@ -15,7 +15,7 @@ import pytest
 
 from generator import cli, pipeline
 from generator.artifacts import hccl
-from generator.switch_ports import PLATFORMS
+from generator.artifacts.switch_ports import PLATFORMS
 from tests.support.examples import TINY
 
 

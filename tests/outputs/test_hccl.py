@@ -11,11 +11,11 @@ from collections import Counter
 import pytest
 
 from generator import pipeline
+from generator.analysis.placement import RequestError, placement, select_servers
 from generator.artifacts import hccl
 from generator.artifacts.hccl import rank_table, rank_table_problems
 from generator.cli import main
 from generator.model import ip, network_of
-from generator.placement import RequestError, placement, select_servers
 from tests.support.examples import ROOT, expanded, generated
 from tests.support.npu_facts_fixture import write_facts
 
@@ -369,7 +369,7 @@ def test_placement_reports_the_widest_tier_of_every_group(sizes):
     out; the servers are spread over several pods, so some groups reach the core."""
     from itertools import product
 
-    from generator.placement import TIERS, tier_of
+    from generator.analysis.placement import TIERS, tier_of
 
     cluster = expanded("wanka-10k.yaml").cluster
     servers = cluster.npu_servers[::10]

@@ -208,7 +208,10 @@ def test_emitter_reads_only_the_model(module):
 # -- facts the model holds are computed nowhere else (issue #33 item 1) ------------------------------
 
 GENERATOR = ROOT / "generator"
-SWITCH_EMITTER = {GENERATOR / "switch_ports.py", GENERATOR / "artifacts" / "switches.py"}
+SWITCH_EMITTER = {
+    GENERATOR / "artifacts" / "switch_ports.py",
+    GENERATOR / "artifacts" / "switches.py",
+}
 
 
 def _readers() -> list[Path]:
@@ -285,7 +288,7 @@ def test_the_recomputation_finder_finds_each_known_form(tmp_path):
         "npus = cluster.npu_servers[0].npus if cluster.npu_servers else 0\n"
         "preset = cluster.blueprint['hccl']\n"
         "mtu = IP_MTU\n"
-        "from generator.switch_ports import PLATFORMS\n"
+        "from generator.artifacts.switch_ports import PLATFORMS\n"
         "ok = len(cluster.devices) + len(failure.devices)\n"
         "per = len(cluster.npu_servers[0].devices)\n"
     )

@@ -26,8 +26,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jsonschema import Draft7Validator
 
-from generator import pipeline, topology
+from generator import pipeline
 from generator.artifacts import scheduler
+from generator.artifacts import scheduler_topology as topology
 from generator.blueprint.load import load_blueprint
 from generator.blueprint.spec import blueprint_spec
 from generator.blueprint.validate import SCHEMA, validate

@@ -533,10 +533,10 @@ def services_agree_between_inventory_and_switches(o: Outputs, _result) -> Proble
 
 
 def rank_ids_agree(o: Outputs, result) -> Problems:
-    """The rank of every NPU is the same in files/hccl/rank_table.json, in generator.placement
-    (a job of the whole cluster) and in generator.diff, and the rank table's device address is
+    """The rank of every NPU is the same in files/hccl/rank_table.json, in generator.analysis.placement
+    (a job of the whole cluster) and in generator.analysis.changes (`wanka diff`), and the rank table's device address is
     the one the host's hccn.conf sets."""
-    from generator import diff, placement
+    from generator.analysis import changes, placement
 
     table = {}
     for server in o.rank_table["server_list"]:
@@ -555,7 +555,7 @@ def rank_ids_agree(o: Outputs, result) -> Problems:
         for i, s in enumerate(chosen)
         for d in range(len(s.devices))
     }
-    counted = diff._ranks(result.cluster)
+    counted = changes._ranks(result.cluster)
     problems = []
     for key in sorted(table.keys() | placed.keys() | counted.keys()):
         seen = (table.get(key), placed.get(key), counted.get(key))

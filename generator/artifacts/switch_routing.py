@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from generator.artifacts.switch_ports import Context
 from generator.model import Device, ip, network_of
-from generator.switch_ports import Context
 from generator.vocab import LinkKind
 
 Config = dict[str, Any]
