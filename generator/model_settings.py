@@ -8,6 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
+from generator.blueprint.spec import Design, Hccl, Networks, Zones
+
 
 @dataclass(frozen=True, slots=True)
 class Services:
@@ -171,26 +175,33 @@ class Growth:
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """What the design checks, the failure-domain analysis and the review read from the
-    blueprint and catalog, resolved once by generator.expand.settings from the validated blueprint, whose
-    schema defaults are already filled in. The defaults here are not the schema's: they mean
-    "nothing set" (no failure rates, no limit, nothing to warn about) for a Cluster built
-    without a blueprint."""
+    """What the design checks, the failure-domain analysis and the review read of the blueprint:
+    a view over its typed records (generator.blueprint.spec), validated with every schema
+    default filled in, so a setting is declared once, in the schema and its Struct, and read
+    where it is used (`settings.design.max_failure_share`, `settings.networks.storage.mode`).
+    Made by generator.expand.settings, with what the catalog adds."""
 
-    max_failure_share: float = 1.0  # design.max_failure_share
-    # design.accept: a check's name -> the reason its warnings are accepted (--strict passes them)
-    accepted: Mapping[str, str] = field(default_factory=dict)
-    rack_failure_rate: float = 0.0  # design.failure_rates.rack, per rack per year
-    cdu_failure_rate: float = 0.0  # design.failure_rates.cdu, per CDU per year
-    cable_failure_rate: float = 0.0  # design.failure_rates.cable, per cable per year
+    design: Design  # design.max_failure_share, design.failure_rates (rack, cdu, cable per year)
+    networks: Networks  # networks.parameter.rail, storage.mode, business.leaf.mlag, ...
+    zones: Zones  # zones.storage.access, zones.border.router.pair, zones.border.firewall.pair
+    hccl: Hccl  # hccl.parallelism
     model_failure_rates: Mapping[str, float] = field(default_factory=dict)  # catalog model -> /year
-    parallelism: Mapping[str, int] = field(default_factory=dict)  # hccl.parallelism (tp, pp, ...)
-    parameter_rail: str = ""  # networks.parameter.rail (single | multi)
-    storage_mode: str = ""  # networks.storage.mode (dedicated | shared)
-    storage_access: str = ""  # zones.storage.access (dpc | nfs)
-    business_leaf_mlag: bool = True  # networks.business.leaf.mlag (True: no single leaf)
-    border_router_pair: bool = True  # zones.border.router.pair
-    firewall_pair: bool = True  # zones.border.firewall.pair
     # zones.training.cooling written in the blueprint (False: the schema default applied);
     # set by the pipeline from the loaded file's keys (pipeline._chosen)
     cooling_chosen: bool = True
+
+    @property
+    def accepted(self) -> dict[str, str]:
+        """design.accept: a check's name -> the reason its warnings are accepted (--strict
+        passes them)."""
+        return {a.check: a.reason for a in self.design.accept}
+
+    @property
+    def parallelism(self) -> dict[str, int]:
+        """hccl.parallelism's sizes the blueprint gives (tp, pp, ...), the others left out."""
+        chosen = self.hccl.parallelism
+        return (
+            {k: v for k, v in msgspec.structs.asdict(chosen).items() if v is not None}
+            if chosen
+            else {}
+        )

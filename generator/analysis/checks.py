@@ -286,7 +286,7 @@ def cooling_stated(cluster: Cluster) -> Iterator[Finding]:
 
 def business_spof(cluster: Cluster) -> Iterator[Finding]:
     settings = cluster.settings
-    if not settings.business_leaf_mlag:
+    if not settings.networks.business.leaf.mlag:
         yield Finding(
             WARNING,
             Check.BUSINESS_SPOF,
@@ -302,8 +302,8 @@ def business_spof(cluster: Cluster) -> Iterator[Finding]:
             ("networks", "business", "spine", "count"),
         )
     for key, pair in (
-        ("router", settings.border_router_pair),  # vocabulary: blueprint key
-        ("firewall", settings.firewall_pair),  # vocabulary: blueprint key
+        ("router", settings.zones.border.router.pair),  # vocabulary: blueprint key
+        ("firewall", settings.zones.border.firewall.pair),  # vocabulary: blueprint key
     ):
         if not pair:
             yield Finding(
@@ -320,7 +320,7 @@ def legacy_design(cluster: Cluster) -> Iterator[Finding]:
     "我们从多轨方案转变为单轨方案", "将 NFS 协议改为 DPC")."""
     settings = cluster.settings
     fabric = cluster.fabric(Plane.PARAMETER)
-    if settings.parameter_rail == "multi" and fabric and cluster.npu_servers:
+    if settings.networks.parameter.rail == "multi" and fabric and cluster.npu_servers:
         devs = cluster.npu_servers[0].devices
         subnets = len({(d.ip >> (32 - d.prefix), d.prefix) for d in devs})
         yield Finding(
@@ -332,7 +332,7 @@ def legacy_design(cluster: Cluster) -> Iterator[Finding]:
             "networks.parameter.rail: single)",
             ("networks", "parameter", "rail"),
         )
-    if settings.storage_mode == "shared":
+    if settings.networks.storage.mode == "shared":
         yield Finding(
             WARNING,
             Check.SHARED_STORAGE_PLANE,
@@ -341,7 +341,7 @@ def legacy_design(cluster: Cluster) -> Iterator[Finding]:
             "traffic (set networks.storage.mode: dedicated)",
             ("networks", "storage", "mode"),
         )
-    if settings.storage_access == "nfs":
+    if settings.zones.storage.access == "nfs":
         yield Finding(
             WARNING,
             Check.NFS_ACCESS,
@@ -424,7 +424,7 @@ def _failure_hint(kinds: Iterable[str]) -> str:
 def failure_domains(cluster: Cluster, rev: Review) -> Iterator[Finding]:
     """No single failure (switch, cable, rack, CDU) interrupts more than design.max_failure_share
     of the cards; failures no larger than one server are inherent and not counted."""
-    limit = cluster.settings.max_failure_share
+    limit = cluster.settings.design.max_failure_share
     where = ("design", "max_failure_share")
     over = [x for x in worst_share(rev) if x[3] > limit]
     if over:

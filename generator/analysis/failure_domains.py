@@ -224,7 +224,7 @@ def topology(cluster: Cluster) -> _Index:
             par.pod_ports[pod] = par.pod_ports.get(pod, 0) + len(hosts)
 
     cards = {s.name: s.npus for s in cluster.npu_servers}
-    shared = cluster.settings.storage_mode == "shared"
+    shared = cluster.settings.networks.storage.mode == "shared"
     storage_path = {}
     for s in cluster.npu_servers:
         if Plane.STORAGE in planes and s.name in planes[Plane.STORAGE].host_ports:

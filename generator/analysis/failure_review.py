@@ -54,18 +54,18 @@ def failures(cluster: Cluster) -> list[Failure]:
                     f"rack ({r.kind})",
                     r.name,
                     frozenset(by_rack[r.name]),
-                    rate=settings.rack_failure_rate,
+                    rate=settings.design.failure_rates.rack,
                 )
             )
     for cdu in cluster.cdus:
         devices = frozenset(n for rack in cdu.racks for n in by_rack.get(rack, ()))
-        out.append(Failure("CDU", cdu.name, devices, rate=settings.cdu_failure_rate))
+        out.append(Failure("CDU", cdu.name, devices, rate=settings.design.failure_rates.cdu))
     return out
 
 
 def cable_failures(cluster: Cluster, plane: str, kind: str) -> list[Failure]:
     """One failure per cable of `plane` and link kind (host | uplink)."""
-    rate = cluster.settings.cable_failure_rate
+    rate = cluster.settings.design.failure_rates.cable
     ids = dict.fromkeys(x.cable_id for x in cluster.links if x.plane == plane and x.kind == kind)
     return [
         Failure(
@@ -123,9 +123,9 @@ def review(cluster: Cluster) -> Review:
     ix = topology(cluster)
     settings = cluster.settings
     rates = {
-        "rack": settings.rack_failure_rate,
-        "cdu": settings.cdu_failure_rate,
-        "cable": settings.cable_failure_rate,
+        "rack": settings.design.failure_rates.rack,
+        "cdu": settings.design.failure_rates.cdu,
+        "cable": settings.design.failure_rates.cable,
     }
     everything = failures(cluster)
     worst: dict[str, tuple[Failure, Impact]] = {}
@@ -154,7 +154,7 @@ def review(cluster: Cluster) -> Review:
 
     for kind, f, i in _cable_worst(cluster, ix):
         worst[kind] = (f, i)
-    cable_rate = settings.cable_failure_rate
+    cable_rate = settings.design.failure_rates.cable
     for plane, link_kind in ((Plane.PARAMETER, LinkKind.HOST), (Plane.PARAMETER, LinkKind.UPLINK)):
         n = len({x.cable_id for x in cluster.links if x.plane == plane and x.kind == link_kind})
         kind = f"{plane} {link_kind} cable"
@@ -203,7 +203,7 @@ def _cable_worst(cluster: Cluster, ix: _Index) -> Iterable[tuple[str, Failure, I
     par = ix.planes.get(Plane.PARAMETER)
     if par is None:
         return
-    rate = cluster.settings.cable_failure_rate
+    rate = cluster.settings.design.failure_rates.cable
     if par.cable_legs:
         legs = par.cable_legs
         cable = min(legs, key=lambda c: (-len({h for h, _, _ in legs[c]}), -len(legs[c]), c))
@@ -253,7 +253,7 @@ def _job_risks(
         servers = [s for s in cluster.npu_servers if key[s.name] == target]
         label = _domain_label(servers[0], ix.levels[size])
         sizes.setdefault(size, ([s.name for s in servers], label))
-    cable_rate = cluster.settings.cable_failure_rate
+    cable_rate = cluster.settings.design.failure_rates.cable
     for size in sorted(sizes):
         members, where = sizes[size]
         job = set(members)

@@ -147,7 +147,7 @@ BORDER_COST = {  # what a border failure costs beyond capacity (docs "The way ou
 def one_failure(cluster: Cluster, rev: Review, mark: str) -> tuple[list[str], list[list[str]]]:
     """The "one failure" table in words (head, rows): what the worst unit of each class costs;
     `mark` flags a class over design.max_failure_share."""
-    limit = cluster.settings.max_failure_share
+    limit = cluster.settings.design.max_failure_share
     sizes = " / ".join(f"{s:,}" for s in rev.job_sizes)
     body = []
     for r in rev.rows:
@@ -219,7 +219,7 @@ def markdown(cluster: Cluster, rev: Review, level: int = 2, title: bool = True) 
         jobs=jobs,
         largest=largest,
         one_failure=one_failure(cluster, rev, "**over limit**"),
-        limit=f"{cluster.settings.max_failure_share:g}",
+        limit=f"{cluster.settings.design.max_failure_share:g}",
         rates={k: _num(rev.rates.get(k, 0)) for k in ("rack", "cdu", "cable")},
         card_failures_a_day=f"{rev.cards * 0.001 / 365.25:.3f}",
         days_between=f"{365.25 / (rev.cards * 0.001) if rev.cards else 0:,.0f}",

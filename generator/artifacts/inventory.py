@@ -207,7 +207,7 @@ def all_vars(cluster: Cluster) -> dict[str, Any]:
         "lossless": classes.get(Plane.PARAMETER, {}),
         "hccl_env": dict(cluster.hccl_env),
         "storage_access": hs.storage_access,
-        "storage_mode": cluster.settings.storage_mode,
+        "storage_mode": cluster.settings.networks.storage.mode,
         "dpc_filesystems": [dict(f) for f in hs.dpc_filesystems],
         "pools": {p.plane: f"{ip(p.network)}/{p.prefix}" for p in cluster.pools},
         "ntp_servers": [ip(a) for a in svc.ntp],

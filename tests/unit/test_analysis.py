@@ -31,11 +31,11 @@ def test_settings_defaults_are_the_schemas(tmp_path):
     bare = tmp_path / "no-design.yaml"  # the example without its design block
     bare.write_text(text.partition("\ndesign:\n")[0] + "\n")
     s = pipeline.run(bare, emit=False).cluster.settings
-    assert s.max_failure_share == _schema_default("design", "max_failure_share")
+    assert s.design.max_failure_share == _schema_default("design", "max_failure_share")
     assert s.accepted == {} and _schema_default("design", "accept") == []
     for unit in ("rack", "cdu", "cable"):
         expected = _schema_default("design", "failure_rates", unit)
-        assert getattr(s, f"{unit}_failure_rate") == expected
+        assert getattr(s.design.failure_rates, unit) == expected
     assert s.model_failure_rates["atlas-800-9000"] > 0  # the catalog's rate
 
 
@@ -51,8 +51,11 @@ def test_settings_follow_the_blueprint(tmp_path):
     )
     result = pipeline.run(bp, emit=False)
     s = result.cluster.settings
-    assert (s.max_failure_share, s.rack_failure_rate, s.cdu_failure_rate) == (0.5, 0.2, 0.3)
-    assert s.cable_failure_rate == 0 and s.model_failure_rates["atlas-800t-a2"] == 0.5
+    rates = s.design.failure_rates
+    assert (s.design.max_failure_share, rates.rack, rates.cdu) == (0.5, 0.2, 0.3)
+    assert rates.cable == 0 and s.model_failure_rates["atlas-800t-a2"] == 0.5
+    # a view over the blueprint's records, not a copy of them (#44 item 2)
+    assert s.design is result.spec.design and s.networks is result.spec.networks
     rows = {r.kind: r for r in result.analysis.failures.rows}
     assert rows["CDU"].rate == 0.3 and rows["NPU server"].rate == 0.5
 

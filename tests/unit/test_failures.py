@@ -138,7 +138,7 @@ def brute_force(name: str, failure: failure_domains.Failure) -> tuple[int, int]:
     interrupted = {h for h in dead if h in cards}
     interrupted |= {h for h in cut.get("parameter", {}) if h in cards}
     for plane in ("storage", "inband") + (
-        ("business",) if c.settings.storage_mode == "shared" else ()
+        ("business",) if c.settings.networks.storage.mode == "shared" else ()
     ):
         pg = g.get(plane)
         if pg is None:
