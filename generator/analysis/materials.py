@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from typing import Any
 
-from generator.catalog import shipped_data
+from generator.catalog import shipped_catalog
 from generator.model import Cluster, Link, ip, network_of
 
 # Media whose two ends take pluggable transceivers (AOC and DAC carry their own ends; copper
@@ -121,12 +121,12 @@ def _order(r: BomRow) -> tuple:
 @cache
 def _optic_sources() -> dict[str, tuple[str, str]]:
     """Transceiver -> (confirmed, source) from catalog cables.yaml (media optics, breakouts)."""
-    cables = shipped_data()["cables"]
+    catalog = shipped_catalog()
     out: dict[str, tuple[str, str]] = {}
-    entries = [e for m in cables["media"] for e in (m.get("optics") or {}).values()]
+    entries = [e for m in catalog.media for e in m.optics.values()]
     for e in entries:
         out[e["optic"]] = _mark(e)
-    for by_fibre in cables.get("breakouts", {}).values():
+    for by_fibre in catalog.breakouts.values():
         for e in by_fibre.values():
             out.setdefault(e["port_optic"], _mark(e))
             out.setdefault(e["leg_optic"], _mark(e))
@@ -138,10 +138,10 @@ def _fibre() -> tuple[dict[str, tuple[str, str, str]], dict[str, tuple[str, str,
     """From catalog cables.yaml: medium -> (grade, confirmed, source), and optic -> (connector,
     confirmed, source) of the direct fibre cable between two such optics."""
     grades, connectors = {}, {}
-    for m in shipped_data()["cables"]["media"]:
-        if g := m.get("grade"):
-            grades[m["name"]] = (str(g["value"]), *_mark(g))
-        for e in (m.get("optics") or {}).values():
+    for m in shipped_catalog().media:
+        if g := m.grade:
+            grades[m.name] = (str(g["value"]), *_mark(g))
+        for e in m.optics.values():
             if c := e.get("connector"):
                 note = {"source": e.get("connector_source"), "note": e.get("connector_note")}
                 connectors[e["optic"]] = (str(c), *_mark(note))

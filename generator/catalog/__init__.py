@@ -5,13 +5,16 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
 from typing import Any
 
+import msgspec
 import yaml
 
 from generator.model_hardware import PART_KINDS
+
+Number = int | float  # a YAML number, kept as written (2200 stays 2200)
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,29 +24,79 @@ class SwitchPort:
     splits: tuple[str, ...]  # e.g. ("2x200GE", "4x100GE")
 
 
-@dataclass(frozen=True, slots=True)
-class SwitchModel:
+class _Entry(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A catalog YAML entry, read by the one typed loader (`build_catalog`, msgspec.convert):
+    each field is declared once, here, with the default the YAML may leave out. The blueprint
+    schema's `catalog` definitions check a blueprint's overrides, located, before this loader
+    reads them merged over the shipped files."""
+
+
+class PortGroup(_Entry, kw_only=True):
+    """switches.yaml `ports` entry: `count` ports per card named `name` (`port_names`)."""
+
     name: str
-    vendor: str
-    platform: str
-    description: str
+    speed: int  # Gb/s
+    count: int
+    splits: tuple[str, ...] = ()
+    slots: int = 1
+    first_slot: int = 1
+    cards: int = 1
+    first_card: int = 1
+    first_port: int = 1
+
+
+Fact = dict[str, Any]  # {value, source} or {value, confirmed: false, note}
+Part = dict[str, Any]  # {name, count, watts, source | confirmed: false, note}
+
+
+class SwitchModel(_Entry, kw_only=True, dict=True):
+    name: str = ""  # the entry's key
+    vendor: str = "huawei"
+    platform: str = "huawei-ce"
+    description: str = ""
     height_u: int
-    power_w: float
-    mgmt_port: str
-    ports: tuple[SwitchPort, ...]  # every physical port, in panel order
-    confirmed: bool
-    source: str
+    power_w: Number
+    mgmt_port: str = "MEth0/0/0"
+    port_groups: tuple[PortGroup, ...] = msgspec.field(name="ports")
+    confirmed: bool = False
+    source: str = ""
     failure_rate_per_year: float = 0.0  # whole-device outages per year [U]
-    # Per-model facts, each {value, source} or {value, confirmed: false, note}: release,
-    # interface_naming, ecmp_max (`maximum load-balancing` limit), ecn (ai-ecn | static | none),
-    # command_families (the CLI families configs may use on this model).
-    facts: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    # What the BOM orders per box (generator.model_hardware.PART_KINDS: boards, line_cards,
-    # psus, fans): kind -> entries {name, count, watts, source | confirmed: false, note}
-    parts: Mapping[str, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
+    # Per-model facts (`facts`): release, interface_naming, ecmp_max (`maximum load-balancing`
+    # limit), ecn (ai-ecn | static | none), command_families (the CLI families configs may use)
+    release: Fact | None = None
+    interface_naming: Fact | None = None
+    ecmp_max_fact: Fact | None = msgspec.field(default=None, name="ecmp_max")  # `ecmp_max`
+    ecn: Fact | None = None
+    command_families_fact: Fact | None = msgspec.field(default=None, name="command_families")
+    # What the BOM orders per box (generator.model_hardware.PART_KINDS: `parts`)
+    boards: tuple[Part, ...] = ()
+    line_cards: tuple[Part, ...] = ()
+    psus: tuple[Part, ...] = ()
+    fans: tuple[Part, ...] = ()
     # What to order: {part_number (bare box), airflow: {port-side-intake: PN, port-side-exhaust:
     # PN}, name (when the catalog name is a series), source | confirmed: false, note}
-    order: Mapping[str, Any] = field(default_factory=dict)
+    order: dict[str, Any] = {}
+
+    @cached_property
+    def ports(self) -> tuple[SwitchPort, ...]:
+        """Every physical port, in panel order."""
+        return tuple(
+            SwitchPort(port, group.speed, group.splits)
+            for group in self.port_groups
+            for port in port_names(msgspec.structs.asdict(group))
+        )
+
+    @cached_property
+    def facts(self) -> Mapping[str, Fact]:
+        """The per-model facts the entry gives, by name (SWITCH_FACTS)."""
+        given = (self.release, self.interface_naming, self.ecmp_max_fact, self.ecn)
+        given += (self.command_families_fact,)
+        return {k: f for k, f in zip(SWITCH_FACTS, given, strict=True) if f is not None}
+
+    @cached_property
+    def parts(self) -> Mapping[str, tuple[Part, ...]]:
+        """kind (PART_KINDS: boards, line_cards, psus, fans) -> its entries, the kinds given."""
+        return {k: v for k in PART_KINDS if (v := getattr(self, k))}
 
     def fact(self, name: str, default: Any = None) -> Any:
         entry = self.facts.get(name)
@@ -65,51 +118,60 @@ class SwitchModel:
         return tuple(sorted({p.speed for p in self.ports}, reverse=True))
 
 
-@dataclass(frozen=True, slots=True)
-class HostPorts:
-    role: str  # npu | storage | business | inband | bmc
+SWITCH_FACTS = ("release", "interface_naming", "ecmp_max", "ecn", "command_families")
+
+
+class HostPorts(_Entry, kw_only=True, dict=True):
+    """servers.yaml `ports.<role>` entry."""
+
+    role: str = ""  # the entry's key: npu | storage | business | inband | bmc
     count: int
     speed: int
-    name: str  # pattern with {n}
-    names: tuple[str, ...]  # the port names, n = 0 .. count-1 (made once: every host reads them)
+    name: str = ""  # pattern with {n}; default <role>{n}
+
+    @cached_property
+    def names(self) -> tuple[str, ...]:
+        """The port names, n = 0 .. count-1 (made once: every host reads them)."""
+        return tuple(self.name.format(n=n) for n in range(self.count))
 
 
-@dataclass(frozen=True, slots=True)
-class HostModel:
-    name: str
+class HostModel(_Entry, kw_only=True):
+    name: str = ""  # the entry's key
     kind: str  # npu-server | storage-node | management-node
-    description: str
-    accelerator: str
-    npus: int
-    dies_per_npu: int
+    description: str = ""
+    accelerator: str = ""
+    npus: int = 0
+    dies_per_npu: int = 1
     height_u: int
-    power_w: float
-    cooling: tuple[str, ...]
-    ports: Mapping[str, HostPorts]
-    confirmed: bool
-    source: str
+    power_w: Number
+    cooling: tuple[str, ...] = ("air",)
+    ports: dict[str, HostPorts]
+    confirmed: bool = False
+    source: str = ""
     failure_rate_per_year: float = 0.0  # failures per year that stop the host's work [U]
-    intra_server_busbw: float = 0.0  # GB/s AllReduce bus bandwidth among a server's NPUs, 0 unknown
+    # GB/s AllReduce bus bandwidth among a server's NPUs, 0 unknown
+    intra_server_busbw: float = msgspec.field(default=0.0, name="intra_server_busbw_gbytes_s")
     # Parameter-plane subnets one server's NPU ports span, NPU k in subnet k % n (deployment rule
     # of the model); 0: no such rule (multi-die NPUs still get a subnet per die position)
     npu_subnets_per_server: int = 0
     # What the NPU NIC tool (hccn_tool) accepts: {mtu_max, refused_networks, confirmed, source}
-    npu_nic: Mapping[str, Any] = field(default_factory=dict)
+    npu_nic: dict[str, Any] = {}
     # The storage-plane NIC: {model, driver, confirmed, source} (roles/storage_nic_qos)
-    storage_nic: Mapping[str, Any] = field(default_factory=dict)
+    storage_nic: dict[str, Any] = {}
 
     def port(self, role: str) -> HostPorts | None:
         return self.ports.get(role)
 
 
-@dataclass(frozen=True, slots=True)
-class Medium:
+class Medium(_Entry, kw_only=True):
+    """cables.yaml `media` entry."""
+
     name: str
     max_speed: int
-    max_m: float
+    max_m: Number
     description: str
-    optics: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)  # speed -> optic, reach
-    grade: Mapping[str, Any] = field(default_factory=dict)  # fibre grade {value, source | note}
+    optics: dict[int, dict[str, Any]] = {}  # speed -> optic, reach
+    grade: dict[str, Any] = {}  # fibre grade {value, source | note}
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,61 +244,16 @@ def port_names(group: Mapping[str, Any]) -> list[str]:
 
 
 def _switch(name: str, d: Mapping[str, Any]) -> SwitchModel:
-    ports = [
-        SwitchPort(port, group["speed"], tuple(group.get("splits", ())))
-        for group in d["ports"]
-        for port in port_names(group)
-    ]
-    return SwitchModel(
-        name=name,
-        vendor=d.get("vendor", "huawei"),
-        platform=d.get("platform", "huawei-ce"),
-        description=d.get("description", ""),
-        height_u=d["height_u"],
-        power_w=d["power_w"],
-        mgmt_port=d.get("mgmt_port", "MEth0/0/0"),
-        ports=tuple(ports),
-        confirmed=d.get("confirmed", False),
-        source=d.get("source", ""),
-        failure_rate_per_year=float(d.get("failure_rate_per_year", 0.0)),
-        facts={k: d[k] for k in SWITCH_FACTS if k in d},
-        parts={k: tuple(d[k]) for k in PART_KINDS if d.get(k)},
-        order=d.get("order") or {},
-    )
-
-
-SWITCH_FACTS = ("release", "interface_naming", "ecmp_max", "ecn", "command_families")
+    return msgspec.convert({**d, "name": name}, SwitchModel)
 
 
 def _host(name: str, d: Mapping[str, Any]) -> HostModel:
-    return HostModel(
-        name=name,
-        kind=d["kind"],
-        description=d.get("description", ""),
-        accelerator=d.get("accelerator", ""),
-        npus=d.get("npus", 0),
-        dies_per_npu=d.get("dies_per_npu", 1),
-        height_u=d["height_u"],
-        power_w=d["power_w"],
-        cooling=tuple(d.get("cooling", ("air",))),
-        ports={
-            role: HostPorts(
-                role=role,
-                count=p["count"],
-                speed=p["speed"],
-                name=(pattern := p.get("name", role + "{n}")),
-                names=tuple(pattern.format(n=n) for n in range(p["count"])),
-            )
-            for role, p in d["ports"].items()
-        },
-        confirmed=d.get("confirmed", False),
-        source=d.get("source", ""),
-        failure_rate_per_year=float(d.get("failure_rate_per_year", 0.0)),
-        intra_server_busbw=float(d.get("intra_server_busbw_gbytes_s", 0.0)),
-        npu_subnets_per_server=d.get("npu_subnets_per_server", 0),
-        npu_nic=d.get("npu_nic") or {},
-        storage_nic=d.get("storage_nic") or {},
-    )
+    model = msgspec.convert({**d, "name": name}, HostModel)
+    ports = {
+        role: msgspec.structs.replace(p, role=role, name=p.name or role + "{n}")
+        for role, p in model.ports.items()
+    }
+    return msgspec.structs.replace(model, ports=ports)
 
 
 def merged_data(overrides: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
@@ -249,15 +266,21 @@ def merged_data(overrides: Mapping[str, Any] | None = None) -> dict[str, dict[st
 
 
 def build_catalog(overrides: Mapping[str, Any] | None = None) -> Catalog:
+    """The catalog, each entry read into its typed record (msgspec.convert: a key no record
+    declares, or a value of the wrong type, is refused)."""
     data = merged_data(overrides)
     cables = data["cables"]
     return Catalog(
         switches={n: _switch(n, d) for n, d in sorted(data["switches"].items())},
         hosts={n: _host(n, d) for n, d in sorted(data["servers"].items())},
-        media=tuple(
-            Medium(**{**m, "optics": {int(k): v for k, v in m.get("optics", {}).items()}})
-            for m in cables["media"]
-        ),
+        media=msgspec.convert(cables["media"], tuple[Medium, ...]),
         standard_lengths_m=tuple(cables["standard_lengths_m"]),
         breakouts=cables.get("breakouts", {}),
     )
+
+
+@cache
+def shipped_catalog() -> Catalog:
+    """The shipped catalog, without a blueprint's overrides, read once (what the readers of a
+    rendered folder look a model up in)."""
+    return build_catalog()

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.analysis.command_table import TRANSLATED, load_table, steps
-from generator.catalog import shipped_data
+from generator.catalog import shipped_catalog
 from generator.verify.safe import Damaged, file_text, rel
 
 MAX_LINE = 3100  # characters in one command (Editing Command Lines, above)
@@ -133,10 +133,10 @@ def platform(folder: Path, path: Path) -> str:
     key, value = m.groups()
     if key == "platform":
         return value
-    model = shipped_data()["switches"].get(value)
+    model = shipped_catalog().switches.get(value)
     if model is None:
         raise Damaged(f"{rel(folder, beside)}: model {value!r} is not in the catalog")
-    return model["platform"]
+    return model.platform
 
 
 def read(folder: Path, path: Path, counts: Counter[str] | None = None) -> tuple[str, list[Line]]:
