@@ -155,7 +155,7 @@ def select_servers(
         picked += g[: count - len(picked)]
     order = {s.name: i for i, s in enumerate(cluster.npu_servers)}
     servers = tuple(sorted(picked, key=lambda s: order[s.name]))
-    members = [(s, d) for s in servers for d in range(len(s.devices))]
+    members = [(s, d) for s in servers for d in range(s.ranks)]
     return Selection(
         servers=servers,
         leaves=len({leaf for s in servers for leaf in s.leaves}),
