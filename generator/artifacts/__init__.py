@@ -60,7 +60,9 @@ def emitter(
     argument means); the module's `emit` is then the Emitter, called as before."""
     if parts > 1 and not (units and emit_units):
         raise TypeError("an emitter split into parts needs `units` and `emit_units`")
-    return lambda emit: Emitter(emit, analysis, late, parts, units, emit_units)
+    return lambda emit: Emitter(
+        emit, analysis=analysis, late=late, parts=parts, units=units, emit_units=emit_units
+    )
 
 
 def registered() -> tuple[Emitter, ...]:
