@@ -290,6 +290,7 @@ class Cluster:
     lossless: tuple[Lossless, ...]  # per RoCE plane that keeps PFC on: parameter, storage
     npu_servers: tuple[NpuServer, ...]  # rank order: supernode, pod, leaf, server
     hccl_env: tuple[tuple[str, str], ...]  # HCCL variables shared by every NPU server, sorted
+    settings: Settings  # design-review settings: a view over the blueprint's records
     services: Services = field(default_factory=Services)
     routes: tuple[Route, ...] = ()  # static routes of the border and management routing
     uplinks: tuple[Uplink, ...] = ()  # border routers' provider hand-offs
@@ -306,7 +307,6 @@ class Cluster:
     trunks: tuple[Trunk, ...] = ()  # structured runs that replace breakout cables (Link.trunk_id)
     scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)
     host_settings: HostSettings = field(default_factory=HostSettings)
-    settings: Settings = field(default_factory=lambda: Settings())  # design-review settings
     growth: Growth = field(default_factory=lambda: Growth())
     acceptance: Acceptance = field(default_factory=Acceptance)
     storage_nics: tuple[StorageNic, ...] = ()  # per host model in use that names one, by model
