@@ -36,9 +36,10 @@ MODEL_EMITTERS = tuple(e for e in EMITTERS.values() if not e.analysis)
 # (the design review, the largest) alone, the late ones as one task (one copy of the analysis
 # each).
 ANALYSIS_EMITTERS = tuple(e for e in EMITTERS.values() if e.analysis)
+_SMALL = tuple(e.name for e in ANALYSIS_EMITTERS if e.late)
 ANALYSIS_TASKS = (
     *((e.name,) for e in ANALYSIS_EMITTERS if not e.late),
-    tuple(e.name for e in ANALYSIS_EMITTERS if e.late),
+    *((_SMALL,) if _SMALL else ()),
 )
 
 PARALLEL_FROM_LINKS = 20_000  # below this, forking costs more than it saves
