@@ -99,6 +99,7 @@ DOCUMENT_KEYS = {
     "generator/catalog/overrides.py",
     "generator/sizing.py",
     "generator/diff.py",
+    "generator/analysis/changes.py",  # the diff's records, built for wanka diff and the growth cost
     "generator/site.py",
     "generator/site_text.py",
 }
