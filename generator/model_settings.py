@@ -138,6 +138,13 @@ class AcceptanceScope:
     expected_busbw: float  # efficiency x bound: the pass mark
     formula: str  # the arithmetic, with the numbers
 
+    @property
+    def name(self) -> str:
+        """The scope's name in the plan, the prediction, the design review and the role's
+        report."""
+        across = self.kind == "leaf-pair" and "core" in self.tiers  # vocabulary: the tiers text
+        return f"{self.kind}/{self.op}" + ("/across-pods" if across else "")
+
 
 @dataclass(frozen=True, slots=True)
 class Acceptance:

@@ -43,18 +43,12 @@ def command(scope: AcceptanceScope, cluster: Cluster) -> str:
     )
 
 
-def scope_name(s: AcceptanceScope) -> str:
-    """The scope's name in the plan, the prediction and the role's report."""
-    across = s.kind == "leaf-pair" and "core" in s.tiers  # vocabulary: the tiers text
-    return f"{s.kind}/{s.op}" + ("/across-pods" if across else "")
-
-
 def plan(cluster: Cluster) -> dict[str, Any]:
     a = cluster.acceptance
     scopes = []
     for s in a.scopes:
         entry: dict[str, Any] = {
-            "name": scope_name(s),
+            "name": s.name,
             "kind": s.kind,
             "op": s.op,
             "tiers": s.tiers,

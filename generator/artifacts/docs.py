@@ -134,11 +134,9 @@ def oversubscription_rows(cluster: Cluster) -> list[list[str]]:
 def acceptance_rows(cluster: Cluster) -> list[list[str]]:
     """The acceptance plan's scopes: what each runs and its ceiling (the prediction is
     `wanka predict --write`'s, in the site overlay)."""
-    from generator.artifacts.acceptance import scope_name
-
     return [
         [
-            scope_name(s),
+            s.name,
             f"{s.ranks:,}",
             f"{len(s.units):,}",
             s.tiers,
