@@ -368,6 +368,13 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip the required and forbidden flows (no host_network run)",
     )
+    pr.add_argument("--no-drills", action="store_true",
+                    help="skip the drills (each shard: every single spine down, one uplink down "
+                    "per leaf class, the FIBs' widths after each)")  # fmt: skip
+    pr.add_argument("--since", metavar="PREVIOUS",
+                    help="re-prove only the shards whose namespaces the output changed since the "
+                    "green proof of PREVIOUS (a folder proved earlier on this machine; FOLDER "
+                    "itself when generated again in place); the others are carried")  # fmt: skip
     pr.add_argument("--fibs", metavar="FILE",
                     help="write every device's FIB (JSON) from the shard it ran in, to compare "
                     "two runs")  # fmt: skip

@@ -31,7 +31,17 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from generator.collection import ansible_collection
-from generator.twin import checks, hosts, plan, probe, routing, run, shard
+from generator.twin import (
+    checks,
+    hosts,
+    plan,
+    probe,
+    prove_drills,
+    prove_since,
+    routing,
+    run,
+    shard,
+)
 from generator.twin.explain import walk
 from generator.twin.outcome import Failure
 from generator.twin.plan import PREFIX, Plan, ns_name
@@ -81,6 +91,10 @@ def main(args: argparse.Namespace) -> int:
         have = available_mib()
         budget = args.memory or have // 2
         lay = shard.layout(p, budget)
+        since = prove_since.read(Path(args.since), folder) if args.since else None
+    except prove_since.NoRecord as err:
+        print(f"wanka: {err}", file=sys.stderr)
+        return 2
     except (plan.Refused, NotAnOutput) as err:
         print(f"wanka: {args.folder}/{err}" if not isinstance(err, plan.Refused)
               else f"wanka: {err}", file=sys.stderr)  # fmt: skip
@@ -90,7 +104,7 @@ def main(args: argparse.Namespace) -> int:
         return 2
     signal.signal(signal.SIGTERM, _sigterm)
     try:
-        return _prove(args, folder, p, lay, started=started, have=have)
+        return _prove(args, folder, p, lay, started=started, have=have, since=since)
     except KeyboardInterrupt:
         run.down()
         print("wanka: interrupted; the twin was taken down", file=sys.stderr)
@@ -136,8 +150,10 @@ class Result:
         self.runs = 0
 
 
-def _prove(args, folder: Path, p: Plan, lay: shard.Layout, started: float, have: int) -> int:
+def _prove(args, folder: Path, p: Plan, lay: shard.Layout, started: float, have: int,
+           since: dict | None) -> int:  # fmt: skip
     shards = lay.shards
+    digests = prove_since.namespace_digests(p)  # before the hosts' keyfiles are added
     routers = sum(1 for n in p.namespaces.values() if n.frr)
     _out(f"{len(shards)} shard(s) of at most {lay.budget:,} MiB "
          f"({'--memory' if args.memory else f'half the {have:,} MiB available'}; FRR's daemons "
@@ -145,16 +161,28 @@ def _prove(args, folder: Path, p: Plan, lay: shard.Layout, started: float, have:
     for s in shards:
         _out(f"  shard {s.number}: {s.label}; {s.routers} routers, {s.speakers} boundary "
              f"speakers, about {s.mib:,} MiB")  # fmt: skip
-    keyfiles = Keyfiles(p)
-    if any(s.hosts for s in shards) and not args.no_flows:
-        keyfiles.job = hosts.start(folder, KEYFILES, args.collection or ansible_collection())
     routes: dict[str, list[shard.Route]] = {}
+    running = shards
+    if since is not None:
+        routes = prove_since.routes_of(since)
+        touched = prove_since.touched(p, lay, since, now=digests)
+        running = [s for s in shards if s.number in touched]
+        for s in shards:
+            changed = touched.get(s.number, [])
+            _out(f"  shard {s.number}: " + (
+                f"touched since {args.since} ({len(changed)} namespaces new or changed, e.g. "
+                f"{changed[0].removeprefix(PREFIX)}): proved again" if changed else
+                f"untouched since {args.since}: carried from its green proof"))  # fmt: skip
+    keyfiles = Keyfiles(p)
+    if any(s.hosts for s in running) and not args.no_flows:
+        keyfiles.job = hosts.start(folder, KEYFILES, args.collection or ansible_collection())
+    before = {d: {r.prefix for r in rs} for d, rs in routes.items()}
     fed: dict[int, dict[str, str]] = {}
     results = {s.number: Result() for s in shards}
     passes = 0
     for passes in range(1, MAX_PASSES + 1):
         ran = 0
-        for s in shards:
+        for s in running:
             late = keyfiles.job is not None  # the hosts get them once the devices are up
             q = shard.subplan(p, lay, s, routes)
             boundary = {n.name: n.frr for n in q.namespaces.values() if n.kind == shard.BOUNDARY}
@@ -173,6 +201,8 @@ def _prove(args, folder: Path, p: Plan, lay: shard.Layout, started: float, have:
     outcomes = []
     for s in shards:
         outcomes += [_named(o, f"shard {s.number}: ") for o in results[s.number].outcomes]
+        if s not in running:
+            outcomes.append(_carried(p, s, routes, before))
     outcomes.append(_agree(lay, results, p))
     if not settled:
         still = Failure(message=f"still changing after {MAX_PASSES} passes")
@@ -189,12 +219,27 @@ def _prove(args, folder: Path, p: Plan, lay: shard.Layout, started: float, have:
     mine = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     runs = sum(r.runs for r in results.values())
     code = _print(outcomes)
+    if code == 0:
+        _out(f"recorded for --since: {prove_since.write(folder, digests, routes)}")
     speakers = sum(s.speakers for s in shards)
+    if since is not None:
+        print(f"--since {args.since}: {len(running)} of {len(shards)} shards proved again, "
+              "the others carried")  # fmt: skip
     print(f"shards {len(shards)}, routers {routers} (each inside a shard at least once; "
           f"{speakers} boundary speakers), passes {passes - 1 if settled else MAX_PASSES} "
           f"({runs} shard runs), seconds {seconds:.0f}, peak memory {peak:,.0f} MiB of FRR "
           f"(largest shard, proportional set) + {mine:,.0f} MiB wanka")  # fmt: skip
     return code
+
+
+def _carried(p: Plan, s: shard.Shard, routes, before) -> checks.Outcome:
+    """An untouched shard (--since): carried from the recorded proof, with what its boundary
+    would now announce that it did not then."""
+    speakers = {p.namespaces[n].device for n in shard.boundary(p, s.interior)}
+    new = sum(len({r.prefix for r in routes.get(d, [])} - before.get(d, set())) for d in speakers)
+    return checks.Outcome(f"shard {s.number}: untouched, carried from the recorded proof", 1, 1,
+                          note=f"{new} prefixes its boundary now announces were not announced "
+                          "when it was proved" if new else "")  # fmt: skip
 
 
 def _named(o: checks.Outcome, prefix: str) -> checks.Outcome:
@@ -230,6 +275,8 @@ def _run(
         cabled = run.add(list(q.namespaces.values()), q.links)
         run.each(lambda ns: run.configure(ns, ns.commands, cabled.get(ns.name, [])),
                  list(q.namespaces.values()))  # fmt: skip
+        for ns in inside:
+            ns.frr = _plain_nexthops(ns.frr)
         # zebra's ECMP room as a whole twin gives it (run.up): the widest maximum-paths of the build
         run.start_frr(inside, max(run.paths(n.frr) for n in whole.namespaces.values() if n.frr))
         run.each(_speak, speakers)
@@ -245,6 +292,11 @@ def _run(
             out.outcomes.append(npu_ring(q))
         if ns_name(NsKind.OUTSIDE) in s.interior and not args.no_flows:
             out.outcomes += [checks.flows(q), checks.forbidden(q)]
+        # drills once every neighbour across the boundary has run (its routes announced)
+        if not args.no_drills and all(n.device in routes for n in speakers):
+            out.outcomes += prove_drills.run_drills(
+                q, s.interior, same_plane(q, whole), fibs=_fibs,
+                progress=lambda m: _out(f"shard {s.number}, pass {passes}: {m}"))  # fmt: skip
     finally:
         clear(list(q.namespaces))
     out.seconds = time.perf_counter() - start
@@ -254,6 +306,19 @@ def _run(
         + (f"{bad} check(s) failing" if bad else "all checks hold")
     )
     return out
+
+
+def _plain_nexthops(frr: str) -> str:
+    """zebra installs each route with its next hops, not through kernel nexthop objects
+    (`no zebra nexthop kernel enable`, FRR doc/user/zebra.rst; FRR 8.4.4 here takes it). With
+    them, after a drill's links came down and up, zebra held a leaf's 16 paths while the
+    kernel's shared group kept the 8 that had stayed up (measured on pod-128: `show ip route`
+    16, `ip route` 8), so a FIB read after a drill was not what FRR meant to install."""
+    first, _, rest = frr.partition("\n")
+    line = "no zebra nexthop kernel enable"
+    if first.startswith("frr defaults"):  # it must stay the first line
+        return f"{first}\n{line}\n{rest}"
+    return f"{line}\n{frr}"
 
 
 def _speak(ns) -> None:
@@ -330,17 +395,24 @@ def clear(names: list[str]) -> None:
     shutil.rmtree(run.STATE / "frr", ignore_errors=True)
 
 
-def ecmp(q: Plan, whole: Plan) -> checks.Outcome:
-    """Each leaf of the shard: its route to every leaf subnet of the whole build (its plane)
-    with the width of the design (checks.design_width: uplinks to spines, catalog ecmp_max)."""
-    out = checks.Outcome("leaf routes to every leaf subnet of the build, ECMP width of the design")
+def same_plane(q: Plan, whole: Plan) -> dict[str, list]:
+    """Each leaf of the shard -> [(each leaf of its plane in the whole build, its subnets)]."""
     planes = {}
     for link in whole.links:
         planes.setdefault(link.a[0], link.plane)
     subnets = checks.leaves(whole)
+    out = {}
     for name in sorted(n for n in q.devices if n in subnets):
         mine = planes.get(ns_name(name))
-        same = [(o, nets) for o, nets in subnets.items() if planes.get(ns_name(o)) == mine]
+        out[name] = [(o, nets) for o, nets in subnets.items() if planes.get(ns_name(o)) == mine]
+    return out
+
+
+def ecmp(q: Plan, whole: Plan) -> checks.Outcome:
+    """Each leaf of the shard: its route to every leaf subnet of the whole build (its plane)
+    with the width of the design (checks.design_width: uplinks to spines, catalog ecmp_max)."""
+    out = checks.Outcome("leaf routes to every leaf subnet of the build, ECMP width of the design")
+    for name, same in same_plane(q, whole).items():
         checks.leaf_width(out, q, name, fib=checks.routes(ns_name(name)), subnets=same)
     return out
 

@@ -237,6 +237,20 @@ def attached(p: Plan, interior: set[str]) -> set[str]:
     return out
 
 
+def boundary(p: Plan, interior: set[str]) -> set[str]:
+    """The device namespaces outside `interior` cabled to it (its stand-ins in subplan)."""
+    out = set()
+    for link in p.links:
+        for mine, other in ((link.a[0], link.b[0]), (link.b[0], link.a[0])):
+            if (
+                mine in interior
+                and other not in interior
+                and p.namespaces[other].kind in DEVICE_KINDS
+            ):
+                out.add(other)
+    return out
+
+
 def label(p: Plan, interior: set[str]) -> str:
     """What a shard holds, in a few words: its FRR devices by name stem."""
     stems: dict[str, int] = {}
