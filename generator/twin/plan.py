@@ -19,6 +19,7 @@ import io
 import ipaddress
 import os
 import re
+import stat
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,6 +122,9 @@ def address(value, where: str, kind=ipaddress.IPv4Address):
 MAX_NAMESPACES = 4096
 MAX_LINKS = 16384
 MAX_DEVICES = 4096  # configurations in files/switches and files/border
+# ... in a build read whole but run in shards (`twin prove`, `twin export`): a 102,400-card build
+# has 6,188; each shard is bounded by the memory it may take (generator.twin.shard)
+MAX_SHARDED = 16384
 MAX_NICS = 64  # NPU NICs in one hccn.conf (8 on an Atlas 800T A2)
 HCCN_BYTES = 64 * 1024  # an hccn.conf is 1-2 KB
 
@@ -248,6 +252,20 @@ def cabling(folder: Path, devices: int = 0) -> list[tuple[int, dict[str, str]]]:
     return rows
 
 
+def _head(path: Path, size: int) -> bytes:
+    """The first `size` bytes of a regular file, never a link: the marker lists every file
+    written (2.1 MB at 102,400 cards, over any limit a whole read would take), only its start
+    tells who wrote the folder."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return b""
+    try:
+        return os.read(fd, size) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    finally:
+        os.close(fd)
+
+
 def wanka_output(folder: Path) -> None:
     """Refused unless `folder` is one wanka wrote, as verify tells it: its marker file (written by
     generator.output, starting with MARKER_TEXT) and the files every output has, each a regular
@@ -257,9 +275,9 @@ def wanka_output(folder: Path) -> None:
         raise Refused(f"'{folder!s}': a folder name with a control character")
     needed = (MARKER, "hosts.yml", "group_vars/all.yml", CABLING)
     try:
-        ours = all(safe.is_file(folder, n) for n in needed) and safe.file_text(
-            folder, folder / MARKER, limit=1 << 20
-        ).encode().startswith(MARKER_TEXT)
+        ours = all(safe.is_file(folder, n) for n in needed) and _head(
+            folder / MARKER, len(MARKER_TEXT)
+        ).startswith(MARKER_TEXT)
     except NotAnOutput as error:
         raise Refused(f"{folder} is not a wanka output folder: {error}") from None
     if not ours:
@@ -270,14 +288,14 @@ _SECTION = re.compile(r"\s*section\s+\S+\s+(\S+)\s+(\S+)")
 MAX_POOL = 65536  # addresses in one USG NAT address group's sections (a /16)
 
 
-def configs(folder: Path) -> dict[str, vrp.Device]:
+def configs(folder: Path, most: int = MAX_DEVICES) -> dict[str, vrp.Device]:
     """Every rendered configuration (vrp reads each through the guarded reader: no link, no
     FIFO, at most safe.MAX_CONFIG_BYTES), its file name a device name; every name the twin
     takes from a Device is then checked (`device_names`)."""
     paths = safe.listing(folder, "files/switches", ".cfg")
     paths += safe.listing(folder, "files/border", ".cfg")
-    if len(paths) > MAX_DEVICES:
-        raise Refused(f"{folder}: {len(paths)} configurations; one twin runs at most {MAX_DEVICES}")
+    if len(paths) > most:
+        raise Refused(f"{folder}: {len(paths)} configurations; one twin reads at most {most}")
     out: dict[str, vrp.Device] = {}
     for path in paths:
         where = safe.rel(folder, path)
@@ -359,7 +377,7 @@ def plan(
     `bounded`: refused over what one run on this machine makes (not for an export, whose
     runtime spreads it over several machines: generator.twin.clab)."""
     wanka_output(folder)
-    p = Plan(folder, pod, devices=configs(folder))
+    p = Plan(folder, pod, devices=configs(folder, MAX_DEVICES if bounded else MAX_SHARDED))
     p.hostvars, p.groups, p.hostlines = read_hosts(folder)
     host_names(folder, p.hostvars)
     known = p.devices.keys() | p.hostvars.keys()
