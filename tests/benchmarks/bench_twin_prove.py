@@ -6,6 +6,11 @@ Run (root, with frr and nftables installed; see .ci/run):
     python tests/benchmarks/bench_twin_prove.py                  # wanka-10k, generated to a tmp folder
     python tests/benchmarks/bench_twin_prove.py --cards 102400   # bench_generate's 100k blueprint
     python tests/benchmarks/bench_twin_prove.py inventories/cluster-1k --memory 1000
+    python tests/benchmarks/bench_twin_prove.py --cards 102400 --layout-only --seconds-per-router 3.6
+The last (no root, nothing runs) prints the build's shards, routers and boundary speakers and an
+EXTRAPOLATED wall time: each shard's routers times the seconds per router of a measured run
+(a run prints it), times the passes given (--passes, default 2: a three-tier fabric's boundaries
+settle in two). The load average is printed beside every figure (the machine is shared).
 Peak memory is printed twice: what prove reports (the FRR daemons of its largest shard, by
 proportional set size) and what this script sees the machine lose (MemTotal - MemAvailable,
 sampled every 0.5 s, less its value before the run: namespaces, veths and the kernel's tables
@@ -42,7 +47,7 @@ def _used_mib() -> int:
     return (total - available) // 1024
 
 
-def bench(folder: Path, memory: int, flows: bool) -> dict[str, str]:
+def bench(folder: Path, memory: int, flows: bool, drills: bool) -> dict[str, str]:
     base, peak, done = _used_mib(), [0], threading.Event()
 
     def sample() -> None:
@@ -53,12 +58,16 @@ def bench(folder: Path, memory: int, flows: bool) -> dict[str, str]:
     watcher.start()
     start = time.perf_counter()
     args = ["twin", "prove", str(folder)] + (["--memory", str(memory)] if memory else [])
+    args += [] if drills else ["--no-drills"]
     proved = subprocess.run([*WANKA, *args, *([] if flows else ["--no-flows"])], cwd=ROOT,
                             capture_output=True, text=True, env=ENV)  # fmt: skip
     wall = time.perf_counter() - start
     done.set()
     watcher.join()
     summary = next((line for line in proved.stdout.splitlines() if line.startswith("shards ")), "")
+    for line in proved.stderr.splitlines():  # each shard run: its routers, seconds, memory
+        if re.search(r"shard \d+, pass \d+: (\d+ namespaces|\d+ s, )", line):
+            print(f"{folder.name}: {line.removeprefix('twin prove: ')}", file=sys.stderr)
     for line in proved.stdout.splitlines():
         if line.startswith("FAIL"):
             print(f"{folder.name}: {line}", file=sys.stderr)
@@ -79,7 +88,45 @@ def bench(folder: Path, memory: int, flows: bool) -> dict[str, str]:
         "peak MiB (FRR, largest shard)": field(r"peak memory ([\d,]+) MiB"),
         "peak MiB (machine)": f"{peak[0]:,}",
         "exit": str(proved.returncode),
+        "load average (1, 5, 15 min) at the end": _load(),
     }
+
+
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def layout_only(folder: Path, memory: int, per_router: float, passes: int) -> dict[str, str]:
+    """The build's shards as `twin prove` would cut them, and an extrapolated wall time."""
+    from generator.twin import plan, prove, routing, shard
+
+    p = plan.plan(folder, {}, bounded=False)
+    routing.apply(p)
+    budget = memory or prove.available_mib() // 2
+    try:
+        lay = shard.layout(p, budget)
+    except shard.TooLarge as err:  # what cannot be cut does not fit: said, not extrapolated
+        return {"folder": folder.name, "shards": f"none: {err}", "budget MiB": f"{budget:,}",
+                "load average (1, 5, 15 min)": _load()}  # fmt: skip
+    for s in lay.shards:
+        print(f"{folder.name}: shard {s.number}: {s.label}; {s.routers} routers, {s.speakers} "
+              f"boundary speakers, about {s.mib:,} MiB", file=sys.stderr)  # fmt: skip
+    routers = sum(s.routers for s in lay.shards)
+    row = {
+        "folder": folder.name,
+        "shards": str(len(lay.shards)),
+        "routers": str(sum(1 for n in p.namespaces.values() if n.frr and n.kind != shard.BOUNDARY)),
+        "boundary speakers": str(sum(s.speakers for s in lay.shards)),
+        "budget MiB": f"{budget:,}",
+        "largest shard MiB (estimate)": f"{max(s.mib for s in lay.shards):,}",
+    }
+    if per_router:
+        row["EXTRAPOLATED wall s"] = (
+            f"{routers * per_router * passes:.0f} ({routers} routers x "
+            f"{per_router} s x {passes} passes)"
+        )
+    row["load average (1, 5, 15 min)"] = _load()
+    return row
 
 
 def main() -> int:
@@ -90,11 +137,18 @@ def main() -> int:
                         "blueprint scaled to this many cards")  # fmt: skip
     parser.add_argument("--memory", type=int, default=0, help="wanka twin prove --memory")
     parser.add_argument("--flows", action="store_true", help="prove the flows too (host_network)")
+    parser.add_argument("--drills", action="store_true", help="run the drills too")
+    parser.add_argument("--layout-only", action="store_true",
+                        help="no run: the shards, and the wall time extrapolated")  # fmt: skip
+    parser.add_argument("--seconds-per-router", type=float, default=0.0,
+                        help="with --layout-only: a measured run's seconds per router and pass")  # fmt: skip
+    parser.add_argument("--passes", type=int, default=2, help="with --layout-only (default 2)")
     args = parser.parse_args()
-    if need := run.missing():
+    if (need := run.missing()) and not args.layout_only:
         print("the twin needs " + ", ".join(need), file=sys.stderr)
         return 2
-    subprocess.run([*WANKA, "twin", "down"], cwd=ROOT, capture_output=True, env=ENV)
+    if not args.layout_only:
+        subprocess.run([*WANKA, "twin", "down"], cwd=ROOT, capture_output=True, env=ENV)
     with tempfile.TemporaryDirectory() as tmp:
         folders = [f.resolve() for f in args.folders]
         if not folders:
@@ -108,12 +162,17 @@ def main() -> int:
             subprocess.run([*WANKA, "generate", str(blueprint), "-q", "-o", str(out)], cwd=ROOT,
                            check=True)  # fmt: skip
             folders = [out]
-        rows = [bench(folder, args.memory, args.flows) for folder in folders]
-    keys = list(rows[0])
+        print(f"load average (1, 5, 15 min) at the start: {_load()}", file=sys.stderr)
+        if args.layout_only:
+            rows = [layout_only(f, args.memory, args.seconds_per_router, args.passes)
+                    for f in folders]  # fmt: skip
+        else:
+            rows = [bench(folder, args.memory, args.flows, args.drills) for folder in folders]
+    keys = list(dict.fromkeys(k for row in rows for k in row))
     print("| " + " | ".join(keys) + " |")
     print("|" + "---|" * len(keys))
     for row in rows:
-        print("| " + " | ".join(row[k] for k in keys) + " |")
+        print("| " + " | ".join(row.get(k, "") for k in keys) + " |")
     return 0
 
 
