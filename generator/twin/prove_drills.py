@@ -27,6 +27,7 @@ from generator.twin.plan import Plan, ns_name
 
 DRILL_S = 90.0  # seconds for the FIBs to show a cut, and again to be back after it
 LOOK_S = 0.5  # between looks at the FIBs
+WHOLE = "device"  # a drill that takes a whole device (a spine) down, not one of its cables
 
 
 def spines(q: Plan, interior: set[str]) -> list[str]:
@@ -112,20 +113,20 @@ def run_drills(q: Plan, interior: set[str], subnets, fibs, progress=lambda m: No
     routers = sorted(n for n in interior if q.namespaces[n].frr)
     before = fibs(routers)
     leaves = sorted(d for d in checks.leaves(q) if ns_name(d) in interior)
-    drills = [("spine", s, _ends(q, ns_name(s))) for s in spines(q, interior)]
+    drills = [(WHOLE, s, _ends(q, ns_name(s))) for s in spines(q, interior)]
     for cls, leaf in leaf_classes(q, interior).items():
         link, near = _uplink(q, leaf)
         if link is not None:
             drills.append((f"uplink of a leaf of {cls}:", leaf, [near]))
     out = []
     for kind, device, ends in drills:
-        name = (f"drill: spine {device} down" if kind == "spine"
+        name = (f"drill: spine {device} down" if kind == WHOLE
                 else f"drill: {kind} {device} {ends[0][1]} down")  # fmt: skip
         o = checks.Outcome(name, total=1)
         _set(ends, "down")
         bad, o.seconds = _wait(lambda d=device, k=kind: _judge(
-            q, leaves, subnets, cut_spine=d if k == "spine" else "",
-            cut_leaf=d if k != "spine" else ""), DRILL_S)  # fmt: skip
+            q, leaves, subnets, cut_spine=d if k == WHOLE else "",
+            cut_leaf=d if k != WHOLE else ""), DRILL_S)  # fmt: skip
         o.failures += bad
         for ns in sorted({n for n, _ in ends}):
             run.reapply(q.namespaces[ns], [dev for n, dev in ends if n == ns])
