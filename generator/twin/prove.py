@@ -304,10 +304,11 @@ def _run(
     finally:
         clear(list(q.namespaces))
     out.seconds = time.perf_counter() - start
-    bad = sum(1 for o in out.outcomes if not o.ok)
+    bad = [f"{o.name} {o.proved}/{o.total}" + (f" ({o.failures[0]})" if o.failures else "")
+           for o in out.outcomes if not o.ok]  # fmt: skip
     _out(
         f"shard {s.number}, pass {passes}: {out.seconds:.0f} s, {out.mib:,.0f} MiB, "
-        + (f"{bad} check(s) failing" if bad else "all checks hold")
+        + (f"{len(bad)} check(s) failing: " + "; ".join(bad) if bad else "all checks hold")
     )
     return out
 
