@@ -23,6 +23,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from generator.twin import checks, run
+from generator.twin.outcome import Failure
 from generator.twin.plan import Plan, ns_name
 
 DRILL_S = 90.0  # seconds for the FIBs to show a cut, and again to be back after it
@@ -90,10 +91,11 @@ def _judge(q, leaves, subnets, cut_spine: str = "", cut_leaf: str = "") -> list[
                     ok = width == want
                 if not ok:
                     dev = q.devices[leaf]
-                    out.append(f"{dev.where(dev.bgp.maximum_line or dev.bgp.line)}: {leaf}: "
-                               f"{width} next hops to {net} ({other}), expected "
-                               + (f"1 to {_want(q, leaf, 0)}" if other == cut_leaf
-                                  and leaf != cut_leaf else str(want)))  # fmt: skip
+                    expected = (f"1 to {_want(q, leaf, 0)}" if other == cut_leaf
+                                and leaf != cut_leaf else str(want))  # fmt: skip
+                    out.append(Failure(dev.path, dev.bgp.maximum_line or dev.bgp.line, leaf,
+                                       f"{width} next hops to {net} ({other}), expected "
+                                       f"{expected}"))  # fmt: skip
     return out
 
 
@@ -132,7 +134,7 @@ def run_drills(q: Plan, interior: set[str], subnets, fibs, progress=lambda m: No
             run.reapply(q.namespaces[ns], [dev for n, dev in ends if n == ns])
             run.vtysh(ns, "clear bgp *")
         lost, back = _wait(lambda: _changed(fibs(routers), before), DRILL_S)
-        o.failures += [f"{line}, {DRILL_S:.0f} s after the links came up" for line in lost]
+        o.failures += [f.after(f"{DRILL_S:.0f} s after the links came up") for f in lost]
         o.proved = int(not o.failures)
         o.note = f"{o.seconds:.1f} s to the expected FIBs, back in {back:.1f} s"
         progress(f"{name}: {'ok' if o.ok else 'FAIL'} ({o.note})")
@@ -140,13 +142,14 @@ def run_drills(q: Plan, interior: set[str], subnets, fibs, progress=lambda m: No
     return out
 
 
-def _changed(now: dict[str, list[str]], before: dict[str, list[str]]) -> list[str]:
+def _changed(now: dict[str, list[str]], before: dict[str, list[str]]) -> list[Failure]:
     out = []
     for n, table in sorted(now.items()):
         if table != before[n]:
             gone, new = sorted(set(before[n]) - set(table)), sorted(set(table) - set(before[n]))
-            out.append(f"{n}: its FIB is not what it was before the drill ({len(gone)} routes "
-                       f"gone, e.g. {gone[:1]}, {len(new)} new, e.g. {new[:1]})")  # fmt: skip
+            out.append(Failure(subject=n, message=f"its FIB is not what it was before the drill "
+                               f"({len(gone)} routes gone, e.g. {gone[:1]}, {len(new)} new, "
+                               f"e.g. {new[:1]})"))  # fmt: skip
     return out
 
 
