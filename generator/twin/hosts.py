@@ -275,10 +275,12 @@ def start(folder: Path, into: Path, collection: Path) -> Job:
     copy = inventory(folder, into)
     key = _key(copy, collection)
     shutil.rmtree(into / "hosts", ignore_errors=True)
-    if (CACHE / key).is_dir():
+    try:
         shutil.copytree(CACHE / key, into / "hosts", symlinks=True)
         os.utime(CACHE / key)
         return Job(key)
+    except OSError:  # not cached (or pruned meanwhile by another instance): run the role
+        shutil.rmtree(into / "hosts", ignore_errors=True)
     playbook = into / "keyfiles.yml"
     playbook.write_text(PLAYBOOK, encoding="utf-8")
     env = dict(os.environ)
@@ -327,9 +329,14 @@ def _keep(hosts: Path, key: str) -> None:
         partial.rename(CACHE / key)
     except OSError:  # another instance cached the same output first
         shutil.rmtree(partial, ignore_errors=True)
-    entries = sorted((p for p in CACHE.iterdir() if not p.name.startswith(".")),
-                     key=lambda p: p.stat().st_mtime, reverse=True)  # fmt: skip
-    for old in entries[CACHED:]:
+    used = {}
+    for entry in CACHE.iterdir():
+        try:
+            if not entry.name.startswith("."):
+                used[entry] = entry.stat().st_mtime
+        except OSError:  # pruned meanwhile by another instance
+            continue
+    for old in sorted(used, key=used.__getitem__, reverse=True)[CACHED:]:
         shutil.rmtree(old, ignore_errors=True)
 
 
