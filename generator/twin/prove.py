@@ -321,7 +321,7 @@ def _sessions(q: Plan, routers: int) -> list[checks.Outcome]:
     start = time.monotonic()
     while time.monotonic() - start < SESSIONS:
         bgp_down, ospf_down = checks._down(q, bgp, ospf)
-        if all(" is shut down" in f for _, f in bgp_down + ospf_down):
+        if all(" is shut down" in f.text() for _, f in bgp_down + ospf_down):
             break
         time.sleep(max(checks.POLL, routers / 100))
     return checks.sessions(q, timeout=0)  # one look, the FIBs settled, the outcomes
