@@ -168,16 +168,22 @@ def settle(p: Plan, quiet: float = 3.0, timeout: float = 60.0) -> float:
     """Wait until no FRR namespace's FIB has changed for `quiet` seconds (OSPF's SPF and external
     routes, BGP's best paths follow the sessions by a few seconds); return the seconds waited.
     The FIBs are read over rtnetlink in this process (generator.twin.netlink), every 0.1 s."""
+    return settle_fibs([n.name for n in p.namespaces.values() if n.frr], quiet, timeout)
+
+
+def settle_fibs(names: list[str], quiet: float, timeout: float, every: float = 0.1) -> float:
+    """Wait until no FIB of the namespaces `names` has changed for `quiet` seconds, looking
+    every `every` seconds; return the seconds waited."""
     start = time.monotonic()
     last, since = None, start
-    with Fibs([n.name for n in p.namespaces.values() if n.frr]) as fibs:
+    with Fibs(names) as fibs:
         while time.monotonic() - start < timeout:
             now = fibs.dump()
             if now != last:
                 last, since = now, time.monotonic()
             elif time.monotonic() - since >= quiet:
                 break
-            time.sleep(0.1)
+            time.sleep(every)
     return time.monotonic() - start
 
 

@@ -46,7 +46,6 @@ from generator.twin import (
     shard,
 )
 from generator.twin.explain import walk
-from generator.twin.netlink import Fibs
 from generator.twin.outcome import Failure
 from generator.twin.plan import PREFIX, Plan, ns_name
 from generator.twin.run import sh
@@ -383,17 +382,7 @@ def settle(names: list[str], quiet: float, timeout: float = 120.0) -> float:
     """Wait until no FIB of `names` has changed for `quiet` seconds (checks.settle's method, its
     looks spaced by the shard's size: 130 FIBs of ~1,000 routes dumped every 0.1 s took a core
     from the FRR daemons being waited for); return the seconds waited."""
-    start = time.monotonic()
-    last, since, every = None, start, min(1.0, max(0.1, len(names) / 200))
-    with Fibs(names) as fibs:
-        while time.monotonic() - start < timeout:
-            now = fibs.dump()
-            if now != last:
-                last, since = now, time.monotonic()
-            elif time.monotonic() - since >= quiet:
-                break
-            time.sleep(every)
-    return time.monotonic() - start
+    return checks.settle_fibs(names, quiet, timeout, every=min(1.0, max(0.1, len(names) / 200)))
 
 
 def _fibs(names: list[str]) -> dict[str, list[str]]:
