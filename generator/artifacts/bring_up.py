@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from generator import render
+from generator.analysis.command_table import load_table
 from generator.artifacts import OutputFile, emitter
 from generator.artifacts.switch_ports import ztp_switches
 from generator.model import Cluster, Device, ip, network_of
@@ -116,6 +117,25 @@ def controllers(cluster: Cluster) -> list[list[str]]:
     return rows
 
 
+def prompts(cluster: Cluster) -> list[list[str]]:
+    """The line forms of the pasted files that ask a question when typed (the command table's
+    `prompt` facts, generator/catalog/commands.yaml, each with its page): platform, form, what
+    the device asks, the answer. A paste answers a question with its next line, so these are
+    typed alone."""
+    table = load_table()
+    platforms = sorted(
+        {cluster.device_by_name[n].platform for n, _kind in cluster.ztp_path}
+        | {d.platform for d in cluster.devices if d.role.is_border}
+    )
+    return [
+        [p, c.form, " / ".join(" ".join(ask.split()) for ask, _ in c.prompt),
+         " / ".join(answer for _, answer in c.prompt), c.prompt_source]
+        for p in platforms
+        for c in table.commands.get(p, ())
+        if c.prompt and c.emitted
+    ]  # fmt: skip
+
+
 # ansible's copy module: a device's file read as data, only its `{{ vault_* }}` placeholders
 # filled (plugins/filter/wanka_vault.py, as roles/switch_deploy and border_deploy do: a file with
 # any other template syntax is refused with its line, never run), into the overlay
@@ -136,6 +156,7 @@ def bring_up(cluster: Cluster) -> str:
         name=name,
         inv=f"-i inventories/{name}/hosts.yml -i inventories/{name}.site",
         console=console,
+        prompts=prompts(cluster),
         path_switches=":".join(name for name, _kind in cluster.ztp_path),
         render_switches=_RENDER % {"folder": "files/switches"},
         render_border=_RENDER % {"folder": "files/border"},

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from generator import output
+from generator.analysis.command_table import walk
 from tests.support.examples import ROOT, generated
 
 EXAMPLES = ("pod-128.yaml", "supernode-768.yaml")
@@ -81,6 +82,31 @@ def test_console_devices_exist_with_their_files_and_include_the_relay_path(name)
         assert owners and owners <= devices, (c, gateway, owners)
     border = {p.rsplit("/", 1)[1][:-4] for p in files if re.match(r"files/border/.*\.cfg$", p)}
     assert border and border <= devices
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_every_pasted_line_that_asks_a_question_is_listed_with_its_answer(name):
+    """A console paste answers a question with its next line (the CE `ssh server-source` [Y/N]
+    would eat the line after it): every line of a pasted file that the command table says asks
+    something is in step 1's table of questions, with the table's answer."""
+    files, text = _files(name), _runbook(name)
+    devices = generated(name).cluster.device_by_name
+    section = _section(text, 1)
+    console = _table(section)
+    rows = section[section.index("| platform | line |") :].split("\n\n")[0].splitlines()[2:]
+    cells = [[c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", r)[1:-1]] for r in rows]
+    listed = {(c[0], c[1]): c[3] for c in cells}
+    seen = set()
+    for device, *_, path, _why in console:
+        cfg = files[path].decode()
+        platform = devices[device].platform
+        for line in walk(cfg, platform):
+            if line.command and line.command.prompt:
+                key = (platform, line.command.form)
+                assert key in listed, (path, line.number, line.text)
+                assert listed[key] == " / ".join(a for _, a in line.command.prompt)
+                seen.add(key)
+    assert ("huawei-ce", "ssh server-source -i <if>") in seen
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
