@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from generator.analysis.checks import ERROR, INFO, WARNING, Finding, check
-from generator.analysis.command_table import unconfirmed
+from generator.analysis.command_table import unconfirmed, unconfirmed_facts
 from generator.analysis.failure_domains import Review
 from generator.analysis.failure_review import review
 from generator.analysis.growth_cost import GrowthCost, next_step_cost
@@ -31,6 +31,8 @@ class Analysis:
     rolling: Rolling  # the inventory's rolling order and the day-2 switch batches
     # per device model: (model, platform, the command forms no reference page confirms for it)
     unconfirmed_commands: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    # per platform the cluster configures: (platform, form, the fact from its [unconfirmed] mark)
+    unconfirmed_facts: tuple[tuple[str, str, str], ...] = ()
     licences: tuple[Licence, ...] = ()  # (device, feature, licence, source), the BOM's licence rows
     # the next step up without a growth plan, the plan that avoids it and what reserving costs
     # (generator.analysis.growth_cost); None when analysed without the blueprint
@@ -66,6 +68,11 @@ def analyse(cluster: Cluster, blueprint: Blueprint | None = None) -> Analysis:
         ip_plan=tuple(ip_table(ip_entries(cluster))),
         rolling=rolling(cluster),
         unconfirmed_commands=unconfirmed_commands(cluster),
+        unconfirmed_facts=tuple(
+            (platform, c.form, fact)
+            for platform in sorted({d.platform for d in cluster.devices if d.platform})
+            for c, fact in unconfirmed_facts(platform)
+        ),
         licences=needs,
         growth=next_step_cost(cluster, blueprint) if grows else None,
     )

@@ -378,6 +378,27 @@ def unconfirmed(
     return out
 
 
+FACTS = ("default", "display", "display_source", "prompt_source", "adds_source", "note")
+
+
+def unconfirmed_facts(
+    platform: str, table: CommandTable | None = None
+) -> list[tuple[Command, str]]:
+    """The facts no page settles on a form a page confirms (an emitted form's default, display,
+    prompt or note that says [unconfirmed]), each with its text from the mark on: the design
+    review lists them beside the unconfirmed forms."""
+    table = table or load_table()
+    out = []
+    for c in table.commands.get(platform, ()):
+        for text in (getattr(c, f) for f in FACTS if c.emitted and c.confirmed):
+            if UNCONFIRMED in text:
+                fact = text[text.index(UNCONFIRMED) :]
+                if fact.count(")") > fact.count("("):  # the mark opened a parenthesis
+                    fact = fact[: fact.rindex(")")]
+                out.append((c, fact))
+    return out
+
+
 def parse_table(data: Mapping[str, Any]) -> CommandTable:
     """A table from the YAML's data (`views`, `platforms: {name: [entries]}`)."""
     commands = []

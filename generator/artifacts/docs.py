@@ -260,6 +260,7 @@ def readme(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) -> st
             [model, platform, str(len(forms)), ", ".join(f"`{f}`" for f in forms)]
             for model, platform, forms in analysis.unconfirmed_commands
         ],
+        unconfirmed_facts=[[p, f"`{form}`", fact] for p, form, fact in analysis.unconfirmed_facts],
         failure_domains=failure_domains.rstrip("\n"),
     )
 

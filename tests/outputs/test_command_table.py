@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from generator.analysis.command_table import (
+    FACTS,
     SOURCE_PATTERN,
     UNCONFIRMED,
     check,
@@ -226,3 +227,23 @@ def test_unconfirmed_forms_per_platform_and_model() -> None:
     # restricted to the forms a configuration uses
     used = [line.command for line in walk("#\nlldp enable\n#\ndcb pfc\n", "huawei-ce")]
     assert [c.form for c, _ in unconfirmed("huawei-ce", "ce6865-48s8cq-ei", used)] == ["dcb pfc"]
+
+
+def test_the_design_review_lists_every_fact_no_page_settles() -> None:
+    """A fact of the table that says [unconfirmed] (a display rule, the RD of the built-in
+    management VPN) is listed in the design review of every example that configures its
+    platform, with the form it belongs to."""
+    table = load_table()
+    result = generated("pod-128.yaml")
+    review = next(f.data.decode() for f in result.files if f.path == "docs/README.md")
+    facts = review[review.index("Facts about confirmed forms") :].split("\n## ")[0]
+    platforms = {d.platform for d in result.cluster.devices if d.platform}
+    expected = [
+        (p, c.form)
+        for p in sorted(platforms)
+        for c in table.commands[p]
+        if c.emitted and c.confirmed and any(UNCONFIRMED in getattr(c, f) for f in FACTS)
+    ]
+    assert ("huawei-ce", "ipv4-family") in expected  # the management VPN without an RD
+    for platform, form in expected:
+        assert f"| {platform} | `{form}` | [unconfirmed] " in facts.replace("\\|", "|"), form
