@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 from generator.catalog import shipped_data
 from generator.twin import probe
-from generator.twin.explain import diagnose, inner_pools, walk
+from generator.twin.explain import diagnose, inner_pools, let_through, walk
 from generator.twin.netlink import Fibs
 from generator.twin.outcome import Failure, Outcome
 from generator.twin.plan import NPU_PORT, OUTSIDE, Plan, ifname, ns_name
@@ -420,11 +421,14 @@ def forbidden(p: Plan) -> Outcome:
     ):
         out.total += 1
         if result.ok:
+            rules = let_through(p, pr)  # the accepting rules, "file:line what" each
+            m = re.match(r"(\S+):(\d+) (.*)", rules[0] if rules else "")
             out.failures.append(
                 Failure(
                     subject=f"{a} -> {b}",
                     message=f"{pr.src_ns} {pr.src} reached {pr.dst} tcp/{FORBIDDEN_PORT} "
-                    f"({pr.dst_ns})",
+                    f"({pr.dst_ns})" + (f", let through by {'; '.join(rules)}" if rules else ""),
+                    cause=Failure(m[1], int(m[2]), message=m[3]) if m else None,
                 )
             )
         else:

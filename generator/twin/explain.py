@@ -72,19 +72,71 @@ def diagnose(p: Plan, pr: probe.Probe, result: probe.Result) -> str:
     if not reached:
         return f"no route to {pr.dst} in {source_of(p, end)}"
     if pr.proto == "udp" and not result.arrived_from:  # the listener never saw it
-        return "dropped on the way there by a filter: " + _filters(p, hops, pr.src_ns, pr.dst_ns)
+        return "dropped on the way there by a filter: " + _filters(p, pr, hops, pr.dst_ns)
     back, end, reached = walk(p, pr.dst_ns, pr.dst, pr.src)
     if not reached:
         return f"no route back to {pr.src} in {source_of(p, end)}"
-    return "dropped by a filter on the way: " + _filters(
-        p, hops + back, pr.src_ns, pr.dst_ns, pr.src_ns
+    return "dropped by a filter on the way: " + _filters(p, pr, hops + back, pr.dst_ns, pr.src_ns)
+
+
+def _counted(namespaces: list[str]) -> dict[tuple[str, str, str, int], tuple[int, str, str]]:
+    """Every nftables rule with a counter and a comment in these namespaces: (namespace, table,
+    chain, handle) -> (packets, comment, verdict)."""
+    out = {}
+    for ns in namespaces:
+        text = sh("ip", "netns", "exec", ns, "nft", "-j", "list", "ruleset", check=False)
+        for item in json.loads(text or "{}").get("nftables", []):
+            rule = item.get("rule")
+            if not rule or "comment" not in rule:
+                continue
+            exprs = rule.get("expr", [])
+            packets = next((e["counter"]["packets"] for e in exprs if "counter" in e), None)
+            verdict = next((k for e in exprs for k in e if k in VERDICTS), "")
+            if packets is not None:
+                key = (ns, rule["table"], rule["chain"], rule["handle"])
+                out[key] = (packets, rule["comment"], verdict)
+    return out
+
+
+VERDICTS = ("accept", "drop", "return", "reject")
+
+
+def decided(pr: probe.Probe, namespaces: list[str], verdicts: tuple[str, ...]) -> list[str]:
+    """The rules (their comments: file:line and what the line is) that gave the probe's packets
+    one of `verdicts` in these namespaces: the probe is sent once more and the rules whose
+    counters grew are read (nft(8) `counter`, `list ruleset -j`), so the device's translated
+    line that decided it is named, not only its file. Other traffic the twin carries meanwhile
+    (routing protocols) meets other rules than a probe's port."""
+    before = _counted(namespaces)
+    probe.run([pr], timeout=2.0, retry=False)
+    after = _counted(namespaces)
+    return sorted(
+        {
+            comment
+            for key, (packets, comment, verdict) in after.items()
+            if verdict in verdicts and packets > before.get(key, (packets,))[0]
+        }
     )
 
 
-def _filters(p: Plan, hops: list[tuple[str, str]], src: str, *received: str) -> str:
-    """The files behind the filters a packet met: a forwarding filter (a firewall's policy) in a
-    namespace between the two ends, an input filter (a VTY/SNMP ACL) where it was received."""
-    passed = {ns for ns, _ in hops} - {src, *received}
-    found = {source_of(p, ns) for ns in passed if "hook forward" in p.namespaces[ns].nft}
-    found |= {source_of(p, ns) for ns in received if "hook input" in p.namespaces[ns].nft}
+def _filters(p: Plan, pr: probe.Probe, hops: list[tuple[str, str]], *received: str) -> str:
+    """The filters a packet met that dropped it: the rule (file:line) whose counter the probe
+    raised, else the files behind a forwarding filter (a firewall's policy) in a namespace
+    between the two ends and an input filter (a VTY/SNMP ACL) where it was received."""
+    passed = {ns for ns, _ in hops} - {pr.src_ns, *received}
+    forward = sorted(ns for ns in passed if "hook forward" in p.namespaces[ns].nft)
+    inputs = sorted(ns for ns in set(received) if "hook input" in p.namespaces[ns].nft)
+    rules = decided(pr, forward + inputs, ("drop", "reject"))
+    if rules:
+        return "; ".join(rules)
+    found = {source_of(p, ns) for ns in forward + inputs}
     return ", ".join(sorted(found)) or "none found"
+
+
+def let_through(p: Plan, pr: probe.Probe) -> list[str]:
+    """For a probe that should have failed: the filter rules (file:line and what) that accepted
+    it on its way; none when no filter with a counted rule saw it."""
+    hops, _end, _reached = walk(p, pr.src_ns, pr.src, pr.dst)
+    passed = sorted({ns for ns, _ in hops} - {pr.src_ns})
+    seen = [ns for ns in [*passed, pr.dst_ns] if "hook" in p.namespaces[ns].nft]
+    return decided(pr, seen, ("accept",))

@@ -99,14 +99,20 @@ SSH, SNMP = ("tcp", 22), ("udp", 161)
 SERVICE_MANAGE = {"ssh": SSH, "snmp": SNMP}
 
 
-def _acl_rules(dev: vrp.Device, acl: str, vpn: str) -> list[str]:
+def _acl_rules(dev: vrp.Device, acl: str, vpn: str, service: str, line: int) -> list[str]:
+    """ACL `acl` (bound to `service` at `line`) in the namespace of VPN `vpn`: its rules in
+    rule-ID order, then a drop for what no rule permits. Each rule counts its packets and names
+    its line, so that a probe's failure names the rule that decided it (twin.explain.decided)."""
     out = []
     for rule in dev.acls.get(acl, []):
         if (rule.vpn is not None and rule.vpn != vpn) or (rule.vpn is None and vpn != vrp.PUBLIC):
             continue
         match = f"ip saddr {rule.source} " if rule.source else ""
-        out.append(f"{match}{'return' if rule.action == 'permit' else 'drop'}")
-    return out
+        verdict = "return" if rule.action == "permit" else "drop"
+        where = f"{dev.path}:{rule.line} rule {rule.number} {rule.action} of ACL {acl}"
+        out.append(f'{match}counter {verdict} comment "{where}"')
+    where = f"{dev.path}:{line} {service} ACL {acl}: no rule of it permits"
+    return [*out, f'counter drop comment "{where}"']
 
 
 # Where a CE answers SSH and SNMP: on its source interface only, and nowhere without one: "an
@@ -128,15 +134,15 @@ def _answers(dev: vrp.Device, vpn: str, service: str, source: tuple[str, int] | 
         if dev.platform not in SOURCE_BOUND:
             return []
         return [
-            f'    {proto} dport {port} drop comment "{dev.path}: no {service} source interface"'
+            f'    {proto} dport {port} counter drop comment "{dev.path}: no {service} source interface"'
         ]
     name, line = source
     iface = dev.interfaces.get(name)
     mine = [str(a.ip) for a in iface.addresses] if iface is not None and iface.vpn == vpn else []
     where = f'comment "{dev.path}:{line} {service} source {name}"'
     if not mine:
-        return [f"    {proto} dport {port} drop {where}"]
-    return [f"    {proto} dport {port} ip daddr != {_set(mine)} drop {where}"]
+        return [f"    {proto} dport {port} counter drop {where}"]
+    return [f"    {proto} dport {port} ip daddr != {_set(mine)} counter drop {where}"]
 
 
 def service_rules(dev: vrp.Device, vpn: str) -> list[str]:
@@ -148,9 +154,9 @@ def service_rules(dev: vrp.Device, vpn: str) -> list[str]:
     jumps += _answers(dev, vpn, "snmp", dev.snmp_source)
     for name, (proto, port) in (("ssh", SSH), ("vty", SSH), ("snmp", SNMP)):
         if name in dev.service_acls:
-            acl, _ = dev.service_acls[name]
+            acl, line = dev.service_acls[name]
             chains += [f"  chain {name}_acl {{"]
-            chains += [f"    {r}" for r in _acl_rules(dev, acl, vpn)] + ["    drop", "  }"]
+            chains += [f"    {r}" for r in _acl_rules(dev, acl, vpn, name, line)] + ["  }"]
             jumps.append(f"    {proto} dport {port} jump {name}_acl")
     if not jumps:
         return []
@@ -212,8 +218,9 @@ def local_zone_rules(dev: vrp.Device, vpn: str) -> list[str]:
                     outbound.append(
                         " ".join(filter(None, ("    oifname", name, match, "accept", where)))
                     )
-        inbound.append(f"    iifname {name} drop")
-        outbound.append(f"    oifname {name} drop")
+        where = f"{dev.path}:{i.line} {i.name}: no rule of the local zone permits"
+        inbound.append(f'    iifname {name} counter drop comment "{where}"')
+        outbound.append(f'    oifname {name} counter drop comment "{where}"')
     text = ["table inet twin_local {"]
     for chain, hook, lines in (("input", "input", inbound), ("output", "output", outbound)):
         text += [f"  chain {chain} {{", f"    type filter hook {hook} priority 10; policy accept;"]
@@ -243,7 +250,13 @@ def firewall_rules(dev: vrp.Device) -> list[str]:
             text.append(" ".join(filter(None, ("   ", *zones, match, "counter", verdict, where))))
     for ifs in zone_ifs.values():
         if ifs and any(ifs):
-            text.append(f'    iifname {_set(ifs)} oifname {_set(ifs)} accept comment "intrazone"')
+            text.append(
+                f'    iifname {_set(ifs)} oifname {_set(ifs)} counter accept comment "intrazone"'
+            )
+    where = f"{dev.path}:{dev.default_line} default action {dev.default_action}"
+    if not dev.default_line:
+        where = f"{dev.path}:{dev.policy_line} security-policy: default action deny, the default"
+    text.append(f'    counter {default} comment "{where}"')
     text += ["  }", "}"]
     if dev.nat:
         text += ["table ip twin_nat {", "  chain postrouting {"]

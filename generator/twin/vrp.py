@@ -87,6 +87,8 @@ class AclRule:
     action: str
     vpn: str | None  # None: any instance
     source: Net | None  # None: any source
+    number: int = 0  # its rule ID
+    line: int = 0
 
 
 @dataclass(slots=True)
@@ -122,6 +124,8 @@ class Device:
     # USG `default action` (security policy view): "The default action of the default security
     # policy is deny" (USG CLI default_action_secpolicy.html)
     default_action: str = "deny"
+    policy_line: int = 0  # of `security-policy`
+    default_line: int = 0  # of its `default action` line (0: not typed, the factory default)
     nat: list[Policy] = field(default_factory=list)
     address_groups: dict[str, list[Addr]] = field(default_factory=dict)
     dhcp_enabled: bool = False
@@ -280,7 +284,7 @@ def _acl(line: Line) -> list[AclRule]:
         vpn = w[w.index("vpn-instance") + 1] if "vpn-instance" in w else None
         at = w.index("source") + 1 if "source" in w else 0
         source = _net(w[at], w[at + 1]) if at and w[at] != "any" else None  # `source any`
-        rules.append((int(w[1]), AclRule(action, vpn, source)))
+        rules.append((int(w[1]), AclRule(action, vpn, source, int(w[1]), child.number)))
     return [rule for _, rule in sorted(rules, key=lambda r: r[0])]
 
 
@@ -390,9 +394,10 @@ def device(folder: Path, path: Path) -> Device:
             dev.zones[zone] = [c.words()[2] for c in line.children if c.text.startswith("add ")]
         elif w[0] == "security-policy":
             dev.policies = _policies(line, dev.path)
+            dev.policy_line = line.number
             for child in line.children:
                 if child.words()[:2] == ["default", "action"]:
-                    dev.default_action = child.words()[2]
+                    dev.default_action, dev.default_line = child.words()[2], child.number
         elif w[0] == "nat-policy":
             dev.nat = _policies(line, dev.path)
         elif w[:2] == ["nat", "address-group"]:

@@ -242,10 +242,10 @@ def test_the_pre_fix_output_is_refused_at_the_first_line_a_device_would_refuse(t
 
 
 def _faulted(tmp_path: Path) -> Path:
-    """pod-128 with five faults on five devices (tests/faults/test_twin_faults.py has them at
+    """pod-128 with seven faults on six devices (tests/faults/test_twin_faults.py has them at
     plan level): an ECMP width lost, two uplink cables swapped on the spine side, an out-of-band
-    gateway's DHCP relay not selected, the firewall's NAT rule for another zone, a leaf uplink
-    shut down."""
+    gateway's DHCP relay not selected, the firewall's NAT rule for another zone and its default
+    action permit, a leaf uplink shut down, an ACL's deny renumbered above its permits."""
     folder = tmp_path / "pod-128"
     shutil.copytree(POD, folder)
 
@@ -268,6 +268,8 @@ def _faulted(tmp_path: Path) -> Path:
     leaf[at] = " shutdown"
     (folder / "files/switches/par-leaf-0002.cfg").write_text("\n".join(leaf) + "\n")
     edit("files/border/fw-01.cfg", "  source-zone business", "  source-zone management")
+    edit("files/border/fw-01.cfg", "security-policy", "security-policy\n default action permit")
+    edit("files/switches/oob-access-0002.cfg", " rule 100 deny", " rule 1 deny")
     cabling = folder / "files" / "cabling.csv"
     rows = cabling.read_text().splitlines()
     first, second = (i for i, r in enumerate(rows) if r.startswith(("PAR-000065,", "PAR-000066,")))
@@ -281,10 +283,11 @@ def _faulted(tmp_path: Path) -> Path:
 @real
 @pytest.mark.slow
 def test_a_faulted_build_fails_naming_each_fault(clean, tmp_path):
-    """Real packets on pod-128 with five faults: exit 1, each named at its file and line (the
+    """Real packets on pod-128 with seven faults: exit 1, each named at its file and line (the
     cabling rows for the swapped cables, the `maximum load-balancing` line for the width the
     design gives, the relay's gateway, the firewall rule that no longer translates, the
-    `shutdown` line of the leaf whose session is down)."""
+    `shutdown` line of the leaf whose session is down, the firewall's `default action permit`
+    that lets a forbidden pair through, the ACL rule that refuses SSH)."""
     folder = _faulted(tmp_path)
     shut = (folder / "files/switches/par-leaf-0002.cfg").read_text().splitlines().index(" shutdown")
     done = _twin("test", str(folder), "--no-drills", "--report", str(tmp_path / "r.md"))
@@ -297,6 +300,9 @@ def test_a_faulted_build_fails_naming_each_fault(clean, tmp_path):
     assert "relays no DHCP" in report or "oob-access-0001" in report
     assert "no source NAT toward the provider" in report or "fw-01.cfg" in report
     assert f"par-leaf-0002.cfg:{shut + 1}: 400GE1/3/1 is shut down" in report
+    # a filter's verdict is named by the rule whose counter the probe raised
+    assert "files/border/fw-01.cfg:117: default action permit" in report  # a forbidden pair passed
+    assert "files/switches/oob-access-0002.cfg:10 rule 1 deny of ACL 2000" in report  # SSH refused
 
 
 @real
