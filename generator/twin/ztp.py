@@ -23,6 +23,7 @@ from generator.twin import checks, explain, hosts, probe
 from generator.twin.outcome import Failure
 from generator.twin.plan import Plan, Refused, ns_name
 from generator.twin.run import STATE, ZTP_USER, background, claim, finish, reapply, sh
+from generator.twin.vrp import Device, Interface
 from generator.verify import vrp
 from generator.verify.safe import file_text, rel
 
@@ -289,10 +290,25 @@ def drill(p: Plan, collection: Path, rendered=None) -> list[checks.Outcome]:
             f"{gw} is the out-of-band gateway of switch management ports and relays no DHCP "
             "(`dhcp select relay`): a factory-default switch behind it never gets a lease"
         )
+        iface = dev and _serving(dev, p.devices.get(p.namespaces[built[gw][0]].device))
         out.failures.append(
-            Failure(dev.path, message=why) if dev else Failure(subject=gw, message=why)
+            Failure(dev.path, iface.line if iface else 0, iface.name if iface else "", why)
+            if dev
+            else Failure(subject=gw, message=why)
         )
     return [files, out]
+
+
+def _serving(gateway: Device, switch: Device | None) -> Interface | None:
+    """The gateway's interface in the subnet of the switch's management address (the one whose
+    view lacks `dhcp select relay`), None when none is."""
+    meth = [a for i in switch.interfaces.values() if i.name.startswith("MEth")
+            for a in i.addresses] if switch else []  # fmt: skip
+    return next(
+        (i for i in gateway.interfaces.values()
+         if any(m.ip in a.network for a in i.addresses for m in meth)),
+        None,
+    )  # fmt: skip
 
 
 def _one(p: Plan, out: checks.Outcome, switch: str, end: tuple[str, str], base: Path) -> None:
