@@ -70,7 +70,8 @@ def parser() -> argparse.ArgumentParser:
         "-q",
         "--quiet",
         action="store_true",
-        help="no summary line (warnings and errors still print)",
+        help="no summary line and no warning the blueprint accepts (design.accept; the design "
+        "review lists them); errors and other warnings still print",
     )
     g.add_argument(
         "-v", "--verbose", action="store_true", help="also print informational design findings"

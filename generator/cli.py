@@ -84,9 +84,16 @@ def _fail(error: object) -> int:
     return EXIT_INVALID
 
 
-def _report(result: pipeline.Result, verbose: bool, strict: bool = False, file: str = "") -> int:
-    """Print a run's design findings on stderr (info only with --verbose), each about a blueprint
-    setting located as FILE:LINE:COL: yaml.path (`file`: the name to show for the blueprint);
+def _report(
+    result: pipeline.Result,
+    verbose: bool,
+    strict: bool = False,
+    file: str = "",
+    quiet: bool = False,
+) -> int:
+    """Print a run's design findings on stderr (info only with --verbose; with `quiet` not the
+    warnings the blueprint accepts in writing, which the design review lists), each about a
+    blueprint setting located as FILE:LINE:COL: yaml.path (`file`: the name to show for it);
     return how many fail the run: errors, and warnings too with --strict (but those of a check
     the blueprint accepts, design.accept)."""
     from generator.analysis.finding import ERROR, INFO, WARNING
@@ -94,7 +101,7 @@ def _report(result: pipeline.Result, verbose: bool, strict: bool = False, file: 
 
     loaded = result.loaded
     for f in result.findings:
-        if f.severity != INFO or verbose:
+        if (f.severity != INFO or verbose) and not (quiet and f.accepted):
             where = located(file or loaded.file, loaded.positions, f.where) if f.where else ""
             print(f"{where}: {f.line()}" if where else f.line(), file=sys.stderr)
     failing = (ERROR, WARNING) if strict else (ERROR,)
@@ -165,7 +172,7 @@ def _generated(args: argparse.Namespace, progress: Progress, sink=None):
         return EXIT_INVALID
     except output.OutputError as err:
         return _fail(err)
-    if _report(result, args.verbose, args.strict):
+    if _report(result, args.verbose, args.strict, quiet=args.quiet):
         strict = " (--strict: warnings fail too)" if args.strict else ""
         print(f"{args.blueprint}: design checks failed{strict}; nothing written", file=sys.stderr)
         return EXIT_INVALID

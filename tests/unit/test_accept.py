@@ -64,6 +64,19 @@ def test_strict_fails_on_the_warnings_no_acceptance_covers(tmp_path, capsys):
     assert main(["validate", str(one_less)]) == 0  # without --strict a warning never fails
 
 
+def test_quiet_leaves_out_the_accepted_warnings_only(tmp_path, capsys):
+    """`generate -q` in a CI step prints nothing for a design whose warnings are all accepted
+    in writing (the design review lists them), but still a warning no acceptance covers."""
+    text = LEGACY.read_text()
+    assert main(["generate", str(LEGACY), "-o", str(tmp_path / "a"), "-q"]) == 0
+    assert capsys.readouterr().err == ""
+    one_less = tmp_path / "one-less.yaml"
+    one_less.write_text(re.sub(r"    - check: nfs-access\n(      .*\n|        .*\n)+", "", text))
+    assert main(["generate", str(one_less), "-o", str(tmp_path / "b"), "-q"]) == 0
+    shown = capsys.readouterr().err.splitlines()
+    assert len(shown) == 1 and "warning: [nfs-access]" in shown[0], shown
+
+
 def test_an_unknown_check_or_no_reason_is_refused_where_it_is(tmp_path, capsys):
     text = _without_acceptances(LEGACY.read_text())
     bad = tmp_path / "bad.yaml"
