@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from generator.catalog import shipped_data
 from generator.twin import probe
-from generator.twin.explain import diagnose, inner_pools, let_through, walk
+from generator.twin.explain import diagnose, inner_pools, let_through, nat_missed, walk
 from generator.twin.netlink import Fibs
 from generator.twin.outcome import Failure, Outcome
 from generator.twin.plan import NPU_PORT, OUTSIDE, Plan, ifname, ns_name
@@ -306,7 +306,7 @@ def flows(
     groups["dhcp-relays"] = [
         (f"{dev.name} {i.name}", int(ipaddress.IPv4Address(a))) for dev, i, a, _ in relays(p)
     ]
-    probes, why, skipped = [], [], 0
+    probes, why, skipped, unheld = [], [], 0, 0
     for flow in read_flows(p.folder):
         if only is not None and flow.name not in only:
             continue
@@ -320,7 +320,10 @@ def flows(
         for sname, saddr in _sample(p, groups.get(flow.source, [])):
             for dname, daddr in _sample(p, groups.get(flow.destination, [])):
                 src, dst = _endpoint(p, saddr), _endpoint(p, daddr)
-                if not src or not dst or src[0] == dst[0]:
+                if not src or not dst:
+                    unheld += 1  # e.g. a host's address in a --pod run, which has no hosts
+                    continue
+                if src[0] == dst[0]:
                     continue
                 if {src[0], dst[0]} & skip:
                     skipped += 1
@@ -338,8 +341,10 @@ def flows(
                     )
                 )
                 why.append((flow, sname, dname))
-    if skipped:
-        out.note = f"{skipped} probes not made: to or from a device the drill cut"
+    notes = [f"{skipped} probes not made: to or from a device the drill cut"] if skipped else []
+    if unheld:
+        notes.append(f"{unheld} probes not made: an end no namespace of this twin holds")
+    out.note = "; ".join(notes)
     pools = inner_pools(p)
     for pr, result, (flow, sname, dname) in zip(
         probes, probe.run(probes, retry=retry), why, strict=False
@@ -364,7 +369,7 @@ def flows(
                     flow.line,
                     flow.name,
                     f"{sname} reached the provider with its private address {result.seen_as}: "
-                    "no source NAT on the way out",
+                    "no source NAT on the way out" + nat_missed(p, pr),
                 )
             )
         else:

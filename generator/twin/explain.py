@@ -67,6 +67,7 @@ def diagnose(p: Plan, pr: probe.Probe, result: probe.Result) -> str:
         return (
             f"it reached the provider from the private address {result.arrived_from}, "
             "which the provider cannot answer: no source NAT toward the provider"
+            + nat_missed(p, pr)
         )
     hops, end, reached = walk(p, pr.src_ns, pr.src, pr.dst)
     if not reached:
@@ -77,6 +78,19 @@ def diagnose(p: Plan, pr: probe.Probe, result: probe.Result) -> str:
     if not reached:
         return f"no route back to {pr.src} in {source_of(p, end)}"
     return "dropped by a filter on the way: " + _filters(p, pr, hops + back, pr.dst_ns, pr.src_ns)
+
+
+def nat_missed(p: Plan, pr: probe.Probe) -> str:
+    """The NAT rules (file:line, name, zones) of the firewalls on the probe's way out, none of
+    which translated it; "" when it crossed none that has NAT rules."""
+    hops, _end, _reached = walk(p, pr.src_ns, pr.src, pr.dst)
+    rules = []
+    for name in dict.fromkeys(p.namespaces[ns].device for ns, _ in hops):
+        dev = p.devices.get(name)
+        for rule in dev.nat if dev else ():
+            zones = f"{', '.join(rule.source_zones)} -> {', '.join(rule.destination_zones)}"
+            rules.append(f"{dev.path}:{rule.line} {rule.name} ({zones})")
+    return f"; on its way, NAT rules that did not translate it: {'; '.join(rules)}" if rules else ""
 
 
 def _counted(namespaces: list[str]) -> dict[tuple[str, str, str, int], tuple[int, str, str]]:

@@ -249,10 +249,11 @@ def _faulted(tmp_path: Path) -> Path:
     folder = tmp_path / "pod-128"
     shutil.copytree(POD, folder)
 
-    def edit(where: str, old: str, new: str | None) -> None:
+    def edit(where: str, old: str, new: str | None, after: str = "") -> None:
+        """The first line `old` after the line `after` (from the top without) becomes `new`."""
         path = folder / where
         lines = path.read_text().splitlines()
-        at = lines.index(old)
+        at = lines.index(old, lines.index(after) if after else 0)
         lines[at : at + 1] = [] if new is None else [new]
         path.write_text("\n".join(lines) + "\n")
 
@@ -267,7 +268,9 @@ def _faulted(tmp_path: Path) -> Path:
     at = leaf.index(" undo shutdown", uplink)
     leaf[at] = " shutdown"
     (folder / "files/switches/par-leaf-0002.cfg").write_text("\n".join(leaf) + "\n")
-    edit("files/border/fw-01.cfg", "  source-zone business", "  source-zone management")
+    edit(
+        "files/border/fw-01.cfg", "  source-zone business", "  source-zone management", "nat-policy"
+    )
     edit("files/border/fw-01.cfg", "security-policy", "security-policy\n default action permit")
     edit("files/switches/oob-access-0002.cfg", " rule 100 deny", " rule 1 deny")
     cabling = folder / "files" / "cabling.csv"
@@ -298,7 +301,7 @@ def test_a_faulted_build_fails_naming_each_fault(clean, tmp_path):
     assert "par-leaf-0001.cfg:838: par-leaf-0001: 1 next hops" in report
     assert "the design gives 16" in report
     assert "oob-access-0001.cfg:23: Vlanif50: oob-access-0001 is the out-of-band gateway" in report
-    assert "no source NAT toward the provider" in report or "fw-01.cfg" in report
+    assert "did not translate it: files/border/fw-01.cfg:302 business-untrust (management" in report
     assert f"par-leaf-0002.cfg:{shut + 1}: 400GE1/3/1 is shut down" in report
     # a filter's verdict is named by the rule whose counter the probe raised
     assert "files/border/fw-01.cfg:117: default action permit" in report  # a forbidden pair passed
