@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 
 from generator.blueprint.spec import Design, Hccl, Networks, Zones
+from generator.vocab import ScopeKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +130,7 @@ class AcceptanceScope:
     """One HCCL Test at one scope of the topology, run once per unit (a server, a leaf, a pod,
     a leaf pair, the cluster). Bus bandwidths in GB/s (10^9 bytes), NCCL-tests convention."""
 
-    kind: str  # server | leaf | pod | supernode | cluster | leaf-pair
+    kind: ScopeKind
     op: str  # all_reduce | all_gather (the HCCL Test binary is <op>_test)
     units: tuple[tuple[str, tuple[str, ...]], ...]  # (unit name, its leaves; server: its name)
     ranks: int  # ranks of the largest unit
@@ -142,7 +143,8 @@ class AcceptanceScope:
     def name(self) -> str:
         """The scope's name in the plan, the prediction, the design review and the role's
         report."""
-        across = self.kind == "leaf-pair" and "core" in self.tiers  # vocabulary: the tiers text
+        pair = self.kind == ScopeKind.LEAF_PAIR
+        across = pair and "core" in self.tiers  # vocabulary: the tiers text
         return f"{self.kind}/{self.op}" + ("/across-pods" if across else "")
 
 

@@ -1,5 +1,6 @@
 """The closed vocabularies of the model: planes, device roles, link kinds, floor zones, rack
-kinds, domain kinds, tiers (scheduler levels) and the twin's namespace kinds, each named once.
+kinds, domain kinds, tiers (scheduler levels), host port roles, acceptance scopes and the twin's
+namespace kinds, each named once.
 
 Members are `StrEnum`s: they compare equal to, hash as and print as their strings, so the model's
 fields, the blueprint's keys and every output spell them as before. tests/unit/test_vocabulary.py
@@ -132,6 +133,7 @@ class DomainKind(StrEnum):
     POD = "pod"  # a pod of a 3-tier parameter plane
     FABRIC = "fabric"  # everything above the leaves
     SUPERNODE = "supernode"
+    CLUSTER = "cluster"  # every server: the failure review's widest job domain
 
 
 class Tier(StrEnum):
@@ -144,6 +146,31 @@ class Tier(StrEnum):
     LEAF = "leaf"
     SPINE = "spine"
     CORE = "core"
+
+
+class HostPort(StrEnum):
+    """A server's port role: the catalog's `ports.<role>` of a host model (servers.yaml), each
+    cabled to its plane (expand/devices.py `host_endpoints`). Several are spelled as their plane,
+    but a role is not a plane: the NPU ports (npu0, npu1, ...) are the parameter plane's, the BMC
+    port the out-of-band plane's."""
+
+    NPU = "npu"  # one port per NPU die, the parameter plane
+    STORAGE = "storage"
+    BUSINESS = "business"  # bonded (host_vars business_bond)
+    INBAND = "inband"  # in-band management: HCCL_IF_IP, the rank table's host_ip
+    BMC = "bmc"  # the BMC's port, on the out-of-band plane
+
+
+class ScopeKind(StrEnum):
+    """What one HCCL Test acceptance scope runs across (`AcceptanceScope.kind`, expand/acceptance.py),
+    smallest first; files/acceptance/plan.yml and the prediction spell these."""
+
+    SERVER = "server"  # inside one server (HCCS)
+    LEAF = "leaf"  # the servers of one leaf
+    POD = "pod"  # the leaves of one pod
+    SUPERNODE = "supernode"  # the servers of one supernode
+    CLUSTER = "cluster"  # every leaf
+    LEAF_PAIR = "leaf-pair"  # two neighbouring leaves, in one pod or across pods
 
 
 class NsKind(StrEnum):

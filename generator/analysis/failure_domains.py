@@ -260,7 +260,7 @@ def _job_domains(
     fabric = cluster.fabric(Plane.PARAMETER)
     if fabric is not None and fabric.tiers == 3 and fabric.pods > 1:
         levels.append((DomainKind.POD, {s.name: s.pod for s in cluster.npu_servers}))
-    levels.append(("cluster", {s.name: 0 for s in cluster.npu_servers}))
+    levels.append((DomainKind.CLUSTER, {s.name: 0 for s in cluster.npu_servers}))
     domains: dict[int, dict[str, object]] = {}
     domain_cards: dict[int, dict[object, int]] = {}
     names: dict[int, str] = {}

@@ -14,6 +14,7 @@ import yaml
 from generator.artifacts import OutputFile, emitter
 from generator.model import AcceptanceScope, Cluster
 from generator.structured_yaml import line
+from generator.vocab import ScopeKind
 
 HEADER = """\
 # Acceptance plan of {name}: HCCL Test at each scope of the topology (generated; do not edit).
@@ -49,7 +50,7 @@ def plan(cluster: Cluster) -> dict[str, Any]:
     for s in a.scopes:
         entry: dict[str, Any] = {
             "name": s.name,
-            "kind": s.kind,
+            "kind": str(s.kind),  # plain text: yaml.safe_dump writes no StrEnum
             "op": s.op,
             "tiers": s.tiers,
             "ranks": s.ranks,
@@ -58,7 +59,7 @@ def plan(cluster: Cluster) -> dict[str, Any]:
             "formula": s.formula,
             "command": command(s, cluster),
         }
-        if s.kind == "server":  # vocabulary: acceptance scope
+        if s.kind == ScopeKind.SERVER:
             entry["units"] = "every server"
         else:
             entry["units"] = [{"name": n, "leaves": list(ls)} for n, ls in s.units]

@@ -28,15 +28,15 @@ from typing import Any
 
 from generator.catalog import port_names, shipped_data
 from generator.errors import Problem, YamlPath
-from generator.vocab import Role
+from generator.vocab import HostPort, Role
 
 IFNAMSIZ = 16  # include/uapi/linux/if.h; a name is at most IFNAMSIZ - 1 characters
 # The port roles every NPU server of a cluster is cabled by (generator.expand.devices
 # host_endpoints): without them a plane has no server ports and the expansion cannot wire it.
 NPU_SERVER_ROLES = {
-    "npu": "the parameter plane, one port per NPU die",  # vocabulary: host port
-    "business": "the business plane (networks.business) bonds them",  # vocabulary: host port
-    "inband": "the in-band address is HCCL_IF_IP and the rank table's host_ip",  # vocabulary: host port
+    HostPort.NPU: "the parameter plane, one port per NPU die",
+    HostPort.BUSINESS: "the business plane (networks.business) bonds them",
+    HostPort.INBAND: "the in-band address is HCCL_IF_IP and the rank table's host_ip",
 }
 _NIC_HINT = (
     "a Linux interface name has 1 to 15 characters, none of them '/', ':' or a space, and is "

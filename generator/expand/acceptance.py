@@ -25,7 +25,7 @@ import msgspec
 from generator.blueprint.spec import Blueprint
 from generator.catalog import HostModel
 from generator.model import Acceptance, AcceptanceScope, Fabric, Link, NpuServer
-from generator.vocab import DomainKind, LinkKind, Plane
+from generator.vocab import DomainKind, LinkKind, Plane, ScopeKind
 
 Units = tuple[tuple[str, tuple[str, ...]], ...]
 
@@ -97,7 +97,7 @@ def acceptance_plan(
     server_units = tuple((s.name, (s.name,)) for s in servers)
     if hccs:
         out += scope(
-            kind="server",  # vocabulary: acceptance scope
+            kind=ScopeKind.SERVER,
             ops=("all_reduce",),
             units=server_units,
             tiers="HCCS",
@@ -106,7 +106,7 @@ def acceptance_plan(
         )
     else:
         out += scope(
-            kind="server",  # vocabulary: acceptance scope
+            kind=ScopeKind.SERVER,
             ops=("all_reduce",),
             units=server_units,
             tiers="HCCS",
@@ -117,7 +117,7 @@ def acceptance_plan(
     shared = tuple((n, (n,)) for n in names if len(leaves[n]) > 1)
     if shared:
         out += scope(
-            kind="leaf",  # vocabulary: acceptance scope
+            kind=ScopeKind.LEAF,
             ops=("all_reduce", "all_gather"),
             units=shared,
             tiers="leaf",
@@ -132,7 +132,7 @@ def acceptance_plan(
     if len(pods) > 1:
         units = tuple((p, tuple(ls)) for p, ls in pods.items())
         out += scope(
-            kind="pod",  # vocabulary: acceptance scope
+            kind=ScopeKind.POD,
             ops=("all_reduce",),
             units=units,
             tiers="leaf, spine",
@@ -142,7 +142,7 @@ def acceptance_plan(
     if len(supernodes) > 1:
         units = tuple((sn, tuple(ls)) for sn, ls in supernodes.items())
         out += scope(
-            kind="supernode",  # vocabulary: acceptance scope
+            kind=ScopeKind.SUPERNODE,
             ops=("all_reduce",),
             units=units,
             tiers="supernode interconnect",
@@ -151,9 +151,9 @@ def acceptance_plan(
             "figure for it, measured, not judged",
         )
     if len(names) > 1:
-        units = (("cluster", tuple(names)),)
+        units = ((ScopeKind.CLUSTER.value, tuple(names)),)  # its one unit, named as the scope
         out += scope(
-            kind="cluster",
+            kind=ScopeKind.CLUSTER,
             ops=("all_reduce", "all_gather"),
             units=units,
             tiers=top,
@@ -169,7 +169,7 @@ def acceptance_plan(
         for units, tiers in ((same, "leaf, spine"), (cross, top)):
             if units:
                 out += scope(
-                    kind="leaf-pair",
+                    kind=ScopeKind.LEAF_PAIR,
                     ops=("all_reduce",),
                     units=units,
                     tiers=tiers,
@@ -185,7 +185,7 @@ def acceptance_plan(
 
 
 def _servers_of(kind: str, unit: tuple[str, tuple[str, ...]], leaves: Mapping) -> list[str]:
-    if kind == "server":  # vocabulary: acceptance scope
+    if kind == ScopeKind.SERVER:
         return [unit[0]]
     return [s for leaf in unit[1] for s in leaves[leaf]]
 

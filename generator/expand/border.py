@@ -21,7 +21,7 @@ from generator.expand.fabric import PlaneBuild, Wire
 from generator.expand.planes import HOST_VLAN
 from generator.expand.racks import Hosts
 from generator.model import Address, BorderOspf, Pool, Route, SourceNat, Subnet, Uplink
-from generator.vocab import LinkKind, Plane, Role
+from generator.vocab import HostPort, LinkKind, Plane, Role
 
 BORDER_PREFIX = {Role.BORDER_ROUTER: "rtr", Role.FIREWALL: "fw"}  # device names: rtr-01, fw-01
 BORDER_SPEED = 100
@@ -172,7 +172,7 @@ def attach(
     if bp.networks.storage.mode == "shared":
         where = ("networks", "storage", "mode")
         for node in hosts.storage_nodes:
-            spec = hosts.model[node].port("storage")  # vocabulary: host port
+            spec = hosts.model[node].port(HostPort.STORAGE)
             for p, port in enumerate(spec.names if spec else ()):
                 sp = biz_spines[p % len(biz_spines)]
                 pb = ports.take(sp, spec.speed, where, Plane.STORAGE)

@@ -27,7 +27,7 @@ from generator.model import (
     port_sort_key,
 )
 from generator.records import replace
-from generator.vocab import LinkKind, Plane, Role, Zone
+from generator.vocab import HostPort, LinkKind, Plane, Role, Zone
 
 ASN_OFFSET = {
     Plane.PARAMETER: 0,
@@ -86,13 +86,13 @@ def host_endpoints(hosts: Hosts, floor: Floor) -> dict[str, list[Endpoint]]:
         return out
 
     return {
-        Plane.PARAMETER: endpoints(hosts.servers, "npu"),  # vocabulary: host port
-        Plane.STORAGE: endpoints(hosts.servers, "storage")  # vocabulary: host port
-        + endpoints(hosts.storage_nodes, "storage"),  # vocabulary: host port
-        Plane.BUSINESS: endpoints(hosts.servers, "business"),  # vocabulary: host port
+        Plane.PARAMETER: endpoints(hosts.servers, HostPort.NPU),
+        Plane.STORAGE: endpoints(hosts.servers, HostPort.STORAGE)
+        + endpoints(hosts.storage_nodes, HostPort.STORAGE),
+        Plane.BUSINESS: endpoints(hosts.servers, HostPort.BUSINESS),
         Plane.INBAND: endpoints(
             hosts.servers + hosts.storage_nodes + hosts.management_nodes,
-            "inband",  # vocabulary: host port
+            HostPort.INBAND,
         ),
     }
 
@@ -200,7 +200,7 @@ class Placer:
                 for slot in floor.rows[(zone, row)]:
                     for dev in slot.devices:
                         if dev in hosts.model:
-                            spec = hosts.model[dev].port("bmc")  # vocabulary: host port
+                            spec = hosts.model[dev].port(HostPort.BMC)
                             if spec:
                                 out.append(
                                     Endpoint(

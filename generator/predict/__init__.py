@@ -19,6 +19,7 @@ import numpy as np
 from generator.predict import fabric as fabric_mod
 from generator.predict import flows, hccl
 from generator.verify import safe
+from generator.vocab import ScopeKind
 
 PERCENTILES = (5, 50, 95)
 
@@ -73,7 +74,7 @@ def _hccs(plan: dict) -> float:
     """The intra-server busbw bound the plan states for the `server` scope (catalog value,
     [unconfirmed] there); 0 when the plan has none (level0 then costs nothing here)."""
     for scope in plan.get("scopes", []):
-        if scope.get("kind") == "server":  # vocabulary: acceptance scope
+        if scope.get("kind") == ScopeKind.SERVER:
             return float(scope.get("bound_gbytes_s") or 0)
     return 0.0
 
@@ -185,7 +186,7 @@ def predict(
         if scopes and name not in scopes and scope["kind"] not in scopes:
             continue
         # the plan's own reason: HCCS across the SuperPoD
-        if scope["kind"] == "supernode":  # vocabulary: acceptance scope
+        if scope["kind"] == ScopeKind.SUPERNODE:
             out.notes.append(f"{name}: not predicted: its NPUs talk over the supernode's HCCS")
             continue
         units = scope["units"]

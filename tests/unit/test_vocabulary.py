@@ -1,9 +1,10 @@
-"""One spelling of each plane, role, link kind, floor zone, rack kind, domain kind, tier, twin
-namespace kind and finding severity in generator/ (issue #33 item 2, issue #41 item 5, issue #44
-item 5).
+"""One spelling of each plane, role, link kind, floor zone, rack kind, domain kind, tier, host
+port role, acceptance scope, twin namespace kind and finding severity in generator/ (issue #33
+item 2, issue #41 item 5, issue #44 item 5).
 
-generator/vocab.py defines `Plane`, `Role`, `LinkKind`, `Zone`, `RackKind`, `DomainKind`, `Tier`
-and `NsKind`, generator/analysis/finding.py `Severity`; everywhere else a group of those names
+generator/vocab.py defines `Plane`, `Role`, `LinkKind`, `Zone`, `RackKind`, `DomainKind`, `Tier`,
+`HostPort`, `ScopeKind` and `NsKind`, generator/analysis/finding.py `Severity`; everywhere else a
+group of those names
 (a tuple, list, set or dict keyed by them), a comparison with one, a value given one (an
 assignment, a return, either branch of a conditional, a `plane=`/`role=`/`kind=`/`zone=` argument),
 a subscript by one (`planes["oob"]`) and a call argument (`cluster.fabric("parameter")`,
@@ -24,11 +25,34 @@ from pathlib import Path
 import yaml
 
 from generator.analysis.finding import Severity
-from generator.vocab import DomainKind, LinkKind, NsKind, Plane, RackKind, Role, Tier, Zone
+from generator.vocab import (
+    DomainKind,
+    HostPort,
+    LinkKind,
+    NsKind,
+    Plane,
+    RackKind,
+    Role,
+    ScopeKind,
+    Tier,
+    Zone,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 GENERATOR = ROOT / "generator"
-VOCABULARIES = (Plane, Role, LinkKind, Zone, RackKind, DomainKind, Tier, NsKind, Severity)
+VOCABULARIES = (
+    Plane,
+    Role,
+    LinkKind,
+    Zone,
+    RackKind,
+    DomainKind,
+    Tier,
+    HostPort,
+    ScopeKind,
+    NsKind,
+    Severity,
+)
 NAMES = {m.value for cls in VOCABULARIES for m in cls}
 
 
