@@ -19,7 +19,7 @@ from tests.support.examples import (
 from tests.support.profiles import PROFILE
 
 # One twin instance per test process, set before generator.twin is imported: the instance a run
-# takes by default is derived from its working folder (generator.twin.plan.instance_id), which
+# takes by default is derived from its working folder (generator.twin.instance.instance_id), which
 # every pytest-xdist worker shares, so two workers' twin tests would take each other's lock or
 # tear down each other's namespaces. A worker folds its id in, also over the value the
 # controlling process set here (the workers inherit its environment); without xdist a given

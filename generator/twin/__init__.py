@@ -21,8 +21,9 @@ from pathlib import Path
 from generator.analysis.command_table import TRANSLATED, load_table
 from generator.collection import ansible_collection
 from generator.render import render
-from generator.twin import grow, hosts, plan, routing, run, steps
+from generator.twin import grow, hosts, instance, plan, routing, run, steps
 from generator.twin import pod as pods
+from generator.twin.intake import Refused
 from generator.twin.outcome import Outcome, kinds
 from generator.verify.report import NotAnOutput
 
@@ -33,8 +34,8 @@ NOT_EMULATED = [
     "(a value its hardware does not take, a command its software lacks) is not noticed",
     "whether a USG's service-manage alone admits what its local-zone rules deny (both are set)",
 ]
-STAGING = run.STATE / "keyfiles"
-GROWN = run.STATE / "keyfiles-grown"
+STAGING = instance.STATE / "keyfiles"
+GROWN = instance.STATE / "keyfiles-grown"
 
 
 class Stop(Exception):
@@ -119,20 +120,20 @@ def main(args: argparse.Namespace, say: Callable[[str], None] = _quiet) -> Finis
         from generator.twin import clab
 
         return Finished(clab.main(args))
-    try:  # one run, one instance (generator.twin.run): a second run of it is refused
+    try:  # one run, one instance (generator.twin.instance): a second run of it is refused
         if args.twin_command == "down":
             names, pids = run.down()
             return Finished(
-                f"removed {names} namespaces and {pids} processes (instance {run.INSTANCE})\n"
+                f"removed {names} namespaces and {pids} processes (instance {instance.INSTANCE})\n"
             )
         if missing := run.missing():
             raise Stop("the twin needs " + ", ".join(missing))
         if args.twin_command == "exec":
             return _exec(args)
-        run.claim()
+        instance.claim()
         if args.twin_command == "up":
             run.vacant()
-    except plan.Refused as err:
+    except Refused as err:
         raise Stop(str(err)) from None
     folder = Path(args.folder).resolve()
     if not (folder / "files" / "cabling.csv").is_file():
@@ -205,7 +206,7 @@ def _test(args, folder: Path, say: Callable[[str], None]) -> Finished:
         raise Stop(f"a twin of {up[0]}{pod} is up: run `wanka twin down` first")
     collection = args.collection or ansible_collection()
     clock = run.Clock()
-    made = not run.namespaces()
+    made = not instance.namespaces()
     p, hosts_done = bring_up(folder, args.pod, collection, clock, up=made, say=say)
     r = steps.Run(
         p,
@@ -266,15 +267,15 @@ def _exec(args) -> Finished:
     import os
     import subprocess
 
-    names = run.namespaces()
-    ns = plan.checked_ns_name(args.device, args.part or "")
+    names = instance.namespaces()
+    ns = instance.checked_ns_name(args.device, args.part or "")
     if ns not in names:
-        candidates = [n for n in names if n.startswith(plan.ns_name(args.device))]
+        candidates = [n for n in names if n.startswith(instance.ns_name(args.device))]
         has = f" (has: {', '.join(candidates)})" if candidates else ""
         raise Stop(f"no twin namespace {ns}{has}")
     if not args.exec_argv:
         out = subprocess.run(["ip", "-n", ns, "-br", "link"], capture_output=True, text=True).stdout
-        head = f"# {ns}: Linux interface <- port (ports map as in generator.twin.plan.ifname)\n"
+        head = f"# {ns}: Linux interface <- port (ports map as in generator.twin.intake.ifname)\n"
         return Finished(head + out)
     command = list(args.exec_argv)
     if command[0] == "vtysh":

@@ -37,7 +37,9 @@ from pathlib import Path
 import yaml
 
 from generator.output import OutputFile
-from generator.twin.plan import PREFIX, Plan, Refused
+from generator.twin.instance import PREFIX
+from generator.twin.intake import Refused
+from generator.twin.plan import Plan
 from generator.twin.run import paths
 from generator.vocab import NsKind
 

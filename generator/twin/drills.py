@@ -7,7 +7,8 @@ from __future__ import annotations
 import time
 
 from generator.twin import checks, linkgroup
-from generator.twin.plan import PREFIX, Plan, ns_name
+from generator.twin.instance import PREFIX, ns_name
+from generator.twin.plan import Plan
 from generator.twin.run import Clock, reapply, sh
 from generator.vocab import NsKind, Plane
 

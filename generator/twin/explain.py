@@ -9,7 +9,8 @@ import ipaddress
 import json
 
 from generator.twin import probe
-from generator.twin.plan import Plan, ns_name
+from generator.twin.instance import ns_name
+from generator.twin.plan import Plan
 from generator.twin.run import sh
 from generator.vocab import NsKind, Plane
 

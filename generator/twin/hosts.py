@@ -27,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from generator.twin import run
+from generator.twin import instance, run
 from generator.twin.plan import Refused, address, checked, host_names
 from generator.verify import safe
 from generator.verify.inventory import hosts as read_hosts
@@ -243,7 +243,7 @@ def render(
 # whose inventory, role, plugins, ansible.cfg and Ansible are those of an earlier run takes that
 # run's keyfiles instead of running the role again (pod-128: 92 s of CPU, about half of a whole
 # `twin test`). The key is the SHA-256 of every byte the run reads, so a changed byte is a new run.
-CACHE = run.BASE / "cache" / "keyfiles"
+CACHE = instance.BASE / "cache" / "keyfiles"
 CACHED = 8  # entries kept, the most recently used
 
 

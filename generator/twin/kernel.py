@@ -1,4 +1,5 @@
-"""Kernel settings a twin namespace needs for what runs in it, sized from the plan.
+"""Kernel settings a twin namespace needs for what runs in it, sized from the plan, and the
+machine's neighbour table, sized from the cables of every twin up.
 
 Multicast group joins. Linux counts one socket's joins, each (group, interface) pair, against
 `net.ipv4.igmp_max_memberships` of the socket's network namespace, 20 by default, and refuses
@@ -20,9 +21,15 @@ ENOBUFS line in the spines' ospfd.log.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import json
+import os
 from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from generator.twin.instance import BASE, all_namespaces
 from generator.vocab import NsKind
 
 if TYPE_CHECKING:
@@ -56,3 +63,47 @@ def multicast_room(p: Plan) -> None:
         if ns.kind in ROUTERS:
             room = IGMP_DEFAULT + 2 * count[ns.name]
             ns.sysctls[IGMP] = str(min(room, IGMP_MAX))
+
+
+NEIGH = Path("/proc/sys/net/ipv4/neigh/default")
+NEIGH_PER_CABLE = {"gc_thresh1": 2, "gc_thresh2": 4, "gc_thresh3": 8}
+
+
+SAVED_NEIGH = BASE / "neigh.json"  # the machine's values, kept while any instance is up
+
+
+@contextlib.contextmanager
+def _machine_lock():
+    """Instances take turns at what they share on the machine (the neighbour table)."""
+    BASE.mkdir(mode=0o755, parents=True, exist_ok=True)
+    fd = os.open(BASE, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def size_neighbour_table(cables: int) -> None:
+    """The kernel's ARP table is one table for every namespace, with its limits (gc_thresh1..3,
+    by default 128/512/1024 entries) settable only in the host's namespace: past gc_thresh3 it
+    drops packets (measured: cluster-1k's 2,469 cables lost a quarter of the NPU probes). Raised
+    to a few entries per cable for the twin's life (never lowered while another instance is
+    up); the last instance's `down` puts the machine's values back."""
+    with _machine_lock():
+        now = {k: int((NEIGH / k).read_text()) for k in NEIGH_PER_CABLE}
+        if not SAVED_NEIGH.exists():
+            SAVED_NEIGH.write_text(json.dumps(now), encoding="utf-8")
+        for k, per in NEIGH_PER_CABLE.items():
+            (NEIGH / k).write_text(str(max(now[k], per * cables)))
+
+
+def restore_neighbour_table() -> None:
+    """The machine's values back, unless another instance is still up."""
+    with _machine_lock():
+        if any(n.startswith("wt-") for n in all_namespaces()):
+            return
+        with contextlib.suppress(OSError, ValueError):
+            for k, v in json.loads(SAVED_NEIGH.read_text()).items():
+                (NEIGH / k).write_text(str(int(v)))
+        SAVED_NEIGH.unlink(missing_ok=True)

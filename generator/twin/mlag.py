@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from ipaddress import IPv4Address as Addr
 
 from generator.twin import checks, probe
+from generator.twin.intake import ifname
 from generator.twin.outcome import Failure
-from generator.twin.plan import Plan, ifname
+from generator.twin.plan import Plan
 
 DAD_PORT = 1025
 

@@ -8,111 +8,43 @@ pair. A VLAN is one Linux bridge per VLAN per switch (bridge VLAN filtering and 
 not work on this kernel); an Eth-Trunk or a host bond is emulated by its first member only.
 Routing: FRR (zebra, staticd, bgpd, ospfd) where the config runs BGP or OSPF; kernel routes
 (metric = preference, routes over a dead link ignored) where it has only static routes.
+
+The folder is read and its names checked in generator.twin.intake; the hosts' addresses and
+routes come from their files in generator.twin.plan_hosts; namespaces are named after the
+instance (generator.twin.instance).
 """
 
 from __future__ import annotations
 
 import configparser
-import csv
-import hashlib
-import io
 import ipaddress
-import os
-import re
-import stat
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.output import MARKER, MARKER_TEXT
-from generator.twin import kernel, vrp
+from generator.twin import kernel, plan_hosts, vrp
 from generator.twin import pod as pods
-from generator.verify import safe
+from generator.twin.instance import ns_name
+from generator.twin.intake import (
+    CABLING,
+    IFNAME,
+    IP_PLAN,
+    Refused,
+    address,
+    cabling,
+    checked,
+    configs,
+    host_names,
+    ifname,
+    table,
+    wanka_output,
+)
 from generator.verify.inventory import hosts as read_hosts
-from generator.verify.report import NotAnOutput
-from generator.vocab import NsKind, Plane
+from generator.vocab import HostPort, NsKind, Plane
 
 # host port names (the catalog's server ports): a server's NPU ports are npu0, npu1, ...
-NPU_PORT, BMC_PORT = "npu", "bmc"  # vocabulary: host port
+NPU_PORT, BMC_PORT = HostPort.NPU, HostPort.BMC
 OUTSIDE = ipaddress.IPv4Address("198.18.0.1")  # "the internet", as verify names it (RFC 2544)
-
-
-class Refused(NotAnOutput):
-    """What the twin will not run as root: a folder wanka did not write, a name or value that
-    is not what wanka writes, a build over the bounds of one run, an instance in use. The
-    message is located (file:line where there is one); the CLI prints it and exits 2."""
-
-
-# --- one run, one instance ---------------------------------------------------------------
-# Every namespace, process, state folder and lock of a run carries its instance id, so that
-# two runs on one machine (two CI jobs, a test and a user) never touch each other's. The id is
-# WANKA_TWIN_INSTANCE, else derived from where the run is started (the working folder) and the
-# CI job it runs in, so that `twin up` and `twin down` of one checkout meet, and two jobs (each
-# in its own workspace, with its own job id) never do.
-INSTANCE_PATTERN = re.compile(r"[a-z0-9]{1,12}")  # no "-": it ends the instance in a name
-CI_JOB = ("GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT", "GITHUB_JOB", "RUNNER_NAME", "CI_JOB_ID",
-          "BUILD_TAG", "EXECUTOR_NUMBER", "BUILDKITE_JOB_ID", "CIRCLE_WORKFLOW_JOB_ID")  # fmt: skip
-
-
-def instance_id(env=os.environ) -> str:
-    """This run's instance: WANKA_TWIN_INSTANCE as given (checked by `instance_error`), else
-    8 hex digits of the working folder and the CI job variables that are set."""
-    if given := env.get("WANKA_TWIN_INSTANCE"):
-        return given
-    try:
-        here = os.getcwd()
-    except OSError:
-        here = "?"
-    seed = "\0".join([here, *(f"{k}={env[k]}" for k in CI_JOB if k in env)])
-    return hashlib.sha256(seed.encode("utf-8", "surrogateescape")).hexdigest()[:8]
-
-
-INSTANCE = instance_id()
-PREFIX = f"wt-{INSTANCE}-"  # every namespace of this instance starts with it
-
-
-def instance_error() -> str:
-    """Why INSTANCE cannot name a twin ("" when it can)."""
-    if INSTANCE_PATTERN.fullmatch(INSTANCE):
-        return ""
-    return (f"WANKA_TWIN_INSTANCE='{INSTANCE}': an instance id is 1 to 12 lower-case letters "
-            "and digits")  # fmt: skip
-
-
-# --- names from the folder ---------------------------------------------------------------
-# A name read from a file becomes a namespace, interface, file or FRR name only when it matches
-# its pattern: no white space, quote, slash or dot-dot can reach `ip -batch`, nft, FRR or a path.
-# Device and host names: the blueprint's hostname pattern (lower-case letters, digits, "." and
-# "-"), at most 63 (a DNS label; it also keeps FRR's socket paths under 108 bytes, unix(7)).
-NAMES = {
-    "device": re.compile(r"[a-z0-9](?:[a-z0-9.-]{0,61}[a-z0-9])?"),
-    "port": re.compile(r"[A-Za-z0-9][A-Za-z0-9/:._-]{0,47}"),  # 400GE1/0/1:2, MEth0/0/0, npu0, bmc
-    "VPN instance": re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,30}"),  # VRP: 1-31 characters
-    "cable": re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"),
-    "policy rule": re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}"),
-    "zone": re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}"),
-    "OSPF area": re.compile(r"\d{1,10}|\d{1,3}(?:\.\d{1,3}){3}"),
-}
-IFNAME = re.compile(r"[a-z0-9_.-]{1,15}")  # IFNAMSIZ 16 with its NUL (linux/if.h)
-
-
-def checked(kind: str, value, where: str) -> str:
-    """`value` when it is a `kind` name as wanka writes it; Refused, located, otherwise."""
-    if isinstance(value, str) and NAMES[kind].fullmatch(value):
-        return value
-    raise Refused(f"{where}: '{value}' is not a {kind} name wanka writes")
-
-
-def address(value, where: str, kind=ipaddress.IPv4Address):
-    """An IPv4 address (interface, network) read from a file, or Refused where it is."""
-    try:
-        if not isinstance(value, str) or value != value.strip():
-            raise ValueError
-        return kind(value)
-    except ValueError:
-        name = {ipaddress.IPv4Address: "an IPv4 address", ipaddress.IPv4Network: "an IPv4 network",
-                ipaddress.IPv4Interface: "an IPv4 address/prefix"}[kind]  # fmt: skip
-        raise Refused(f"{where}: '{value}' is not {name}") from None
 
 
 # --- bounds of one run ---------------------------------------------------------------------
@@ -125,32 +57,6 @@ MAX_DEVICES = 4096  # configurations in files/switches and files/border
 # ... in a build read whole but run in shards (`twin prove`, `twin export`): a 102,400-card build
 # has 6,188; each shard is bounded by the memory it may take (generator.twin.shard)
 MAX_SHARDED = 16384
-MAX_NICS = 64  # NPU NICs in one hccn.conf (8 on an Atlas 800T A2)
-HCCN_BYTES = 64 * 1024  # an hccn.conf is 1-2 KB
-
-
-def ifname(port: str) -> str:
-    """A port name as a Linux interface name (15 characters at most): 400GE1/0/1:2 -> 400ge1-0-1_2,
-    GigabitEthernet0/0/0 -> gi0-0-0, Vlanif50 -> vlan50; longer names get a checksum."""
-    name = (
-        port.replace("GigabitEthernet", "gi").replace("Vlanif", "vlan").replace("Eth-Trunk", "et")
-    )
-    name = name.lower().replace("/", "-").replace(":", "_")
-    if len(name) > 15:
-        name = f"p{zlib.crc32(port.encode()):08x}"
-    return name
-
-
-def ns_name(device: str, part: str = "") -> str:
-    return f"{PREFIX}{device}" + (f".{part.strip('_')}" if part else "")
-
-
-def checked_ns_name(device: str, part: str = "") -> str:
-    """ns_name of names given by a user (`twin exec`): Refused unless they are names."""
-    checked("device", device, "device")
-    if part:
-        checked("VPN instance", part, "--part")
-    return ns_name(device, part)
 
 
 @dataclass(slots=True)
@@ -201,160 +107,6 @@ class Plan:
     def address(self, ns: Netns, address: ipaddress.IPv4Interface, dev: str) -> None:
         ns.commands.append(f"address add {address} dev {dev}")
         self.addresses.setdefault(address.ip, (ns.name, dev))
-
-
-CABLING = "files/cabling.csv"
-CABLE_COLUMNS = ("cable_id", "plane", "a_device", "a_port", "b_device", "b_port")
-PLANES = frozenset(Plane)
-
-
-def table(
-    folder: Path, where: str, columns: tuple[str, ...], limit: int | None = None
-) -> list[tuple[int, dict[str, str]]]:
-    """The rows of a CSV file of the folder (guarded reader), each with its line number; Refused
-    at the header when a column wanka writes is missing, at a row that has not as many fields as
-    the header."""
-    text = safe.file_text(folder, folder / where, limit)
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        header = next(reader, [])
-        if missing := [c for c in columns if c not in header]:
-            raise Refused(
-                f"{where}:1: no column {', '.join(missing)} (wanka writes "
-                f"{', '.join(columns)}): renamed, or not a file wanka wrote"
-            )
-        rows, start = [], reader.line_num + 1
-        for values in reader:
-            if len(values) != len(header):
-                raise Refused(
-                    f"{where}:{start}: {len(values)} fields, the header has {len(header)}"
-                )
-            rows.append((start, dict(zip(header, values, strict=True))))
-            start = reader.line_num + 1
-    except csv.Error as error:
-        raise Refused(f"{where}:{reader.line_num}: not CSV as wanka writes it: {error}") from None
-    return rows
-
-
-def cabling(folder: Path, devices: int = 0) -> list[tuple[int, dict[str, str]]]:
-    """files/cabling.csv's rows (line, row), every name checked; of at most verify's bytes per
-    device (safe.CABLE_BYTES_PER_DEVICE) when the number of `devices` is given."""
-    limit = safe.CABLE_BYTES_PER_DEVICE * devices if devices else None
-    rows = table(folder, CABLING, CABLE_COLUMNS, limit)
-    for line, row in rows:
-        where = f"{CABLING}:{line}"
-        checked("cable", row["cable_id"], where)
-        if row["plane"] not in PLANES:
-            raise Refused(f"{where}: '{row['plane']}' is not a plane wanka writes")
-        for side in "ab":
-            checked("device", row[f"{side}_device"], where)
-            checked("port", row[f"{side}_port"], where)
-    return rows
-
-
-def _head(path: Path, size: int) -> bytes:
-    """The first `size` bytes of a regular file, never a link: the marker lists every file
-    written (2.1 MB at 102,400 cards, over any limit a whole read would take), only its start
-    tells who wrote the folder."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return b""
-    try:
-        return os.read(fd, size) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
-    finally:
-        os.close(fd)
-
-
-def wanka_output(folder: Path) -> None:
-    """Refused unless `folder` is one wanka wrote, as verify tells it: its marker file (written by
-    generator.output, starting with MARKER_TEXT) and the files every output has, each a regular
-    file (a symbolic link is not followed); a path with a control character is refused (it
-    would reach the report and the terminal)."""
-    if any(ord(c) < 32 or ord(c) == 127 for c in str(folder)):
-        raise Refused(f"'{folder!s}': a folder name with a control character")
-    needed = (MARKER, "hosts.yml", "group_vars/all.yml", CABLING)
-    try:
-        ours = all(safe.is_file(folder, n) for n in needed) and _head(
-            folder / MARKER, len(MARKER_TEXT)
-        ).startswith(MARKER_TEXT)
-    except NotAnOutput as error:
-        raise Refused(f"{folder} is not a wanka output folder: {error}") from None
-    if not ours:
-        raise Refused(f"{folder} is not a wanka output folder (needs {', '.join(needed)})")
-
-
-_SECTION = re.compile(r"\s*section\s+\S+\s+(\S+)\s+(\S+)")
-MAX_POOL = 65536  # addresses in one USG NAT address group's sections (a /16)
-
-
-def configs(folder: Path, most: int = MAX_DEVICES) -> dict[str, vrp.Device]:
-    """Every rendered configuration (vrp reads each through the guarded reader: no link, no
-    FIFO, at most safe.MAX_CONFIG_BYTES), its file name a device name; every name the twin
-    takes from a Device is then checked (`device_names`)."""
-    paths = safe.listing(folder, "files/switches", ".cfg")
-    paths += safe.listing(folder, "files/border", ".cfg")
-    if len(paths) > most:
-        raise Refused(f"{folder}: {len(paths)} configurations; one twin reads at most {most}")
-    out: dict[str, vrp.Device] = {}
-    for path in paths:
-        where = safe.rel(folder, path)
-        name = checked("device", path.name[:-4], where)
-        if name in out:
-            raise Refused(f"{where}: a second configuration of {name}")
-        # a NAT pool's `section` is expanded address by address: bounded before it is read
-        for n, line in enumerate(safe.file_text(folder, path).splitlines(), 1):
-            if (m := _SECTION.match(line)) and _pool_size(m.groups()) > MAX_POOL:
-                raise Refused(f"{where}:{n}: an address pool over {MAX_POOL} addresses")
-        try:
-            out[name] = vrp.device(folder, path)
-        except NotAnOutput:
-            raise
-        except (ValueError, IndexError, KeyError, TypeError, AttributeError) as error:
-            raise Refused(f"{where}: not a configuration as wanka writes it: {error}") from None
-        device_names(out[name])
-    return out
-
-
-def _pool_size(ends: tuple[str, str]) -> int:
-    try:
-        first, last = (int(ipaddress.IPv4Address(e)) for e in ends)
-    except ValueError:
-        return 0  # not addresses: vrp refuses the line
-    return last - first + 1
-
-
-def device_names(dev: vrp.Device) -> None:
-    """Every name of a device that becomes a namespace, interface, FRR or nftables word."""
-    for iface in dev.interfaces.values():
-        where = dev.where(iface.line)
-        checked("port", iface.name, where)
-        if iface.vpn:
-            checked("VPN instance", iface.vpn, where)
-    for route in dev.statics:
-        if route.vpn:
-            checked("VPN instance", route.vpn, dev.where(route.line))
-    for rule in dev.policies + dev.nat:
-        where = dev.where(rule.line)
-        checked("policy rule", rule.name, where)
-        for zone in rule.source_zones + rule.destination_zones:
-            checked("zone", zone, where)
-        if rule.nat and rule.nat != "easy-ip":
-            checked("zone", rule.nat, where)
-    for zone, members in dev.zones.items():
-        checked("zone", zone, dev.path)
-        for member in members:
-            checked("port", member, dev.path)
-    for group in dev.address_groups:
-        checked("zone", group, dev.path)
-    for proto in (dev.bgp, dev.ospf):
-        if proto is not None and proto.router_id:
-            address(proto.router_id, dev.where(proto.line))
-    if dev.ospf:
-        for silent in dev.ospf.silent:
-            checked("port", silent, dev.where(dev.ospf.line))
-        for _, area in dev.ospf.networks:
-            checked("OSPF area", area, dev.where(dev.ospf.line))
 
 
 def _host_ns(plan: Plan, device: str, port: str) -> tuple[str, str]:
@@ -437,7 +189,7 @@ def plan(
                 address(r["gateway"], where)
             )
     p.notes.append("BMCs are addressed from files/ip-plan.csv (no generated file configures them)")
-    _hosts(p, folder, keyfiles)
+    plan_hosts.add_hosts(p, folder, keyfiles)
     _outside(p)
     for link in p.links:  # ifname keeps to IFNAMSIZ: a guard, not a limit a folder can reach
         for _, dev in (link.a, link.b):
@@ -453,18 +205,6 @@ def plan(
         "host cabled to its peer)"
     )
     return p
-
-
-IP_PLAN = "files/ip-plan.csv"
-
-
-def host_names(folder: Path, hostvars: dict[str, dict]) -> None:
-    """Refused at the line of hosts.yml that names a host whose name is not a device name."""
-    for host in hostvars:
-        if not NAMES["device"].fullmatch(host):
-            text = safe.file_text(folder, folder / "hosts.yml").splitlines()
-            n = next((i for i, t in enumerate(text, 1) if host in t), 0)  # a range: its line
-            checked("device", host, f"hosts.yml:{n}" if n else "hosts.yml")
 
 
 def _bound(p: Plan, rows: list[tuple[int, dict[str, str]]]) -> None:
@@ -568,24 +308,6 @@ def _first_member(p: Plan, dev: vrp.Device, trunk: int) -> str:
     return ifname(members[0]) if members else ""
 
 
-def _hosts(
-    p: Plan, folder: Path, keyfiles: dict[str, dict[str, configparser.ConfigParser]]
-) -> None:
-    for ns in list(p.namespaces.values()):
-        hv = p.hostvars.get(ns.device, {})
-        if ns.kind == NsKind.HOST:
-            _keyfiles(p, ns, keyfiles.get(ns.device, {}))
-        elif ns.kind == NsKind.NPU:
-            _npus(p, ns, folder / "files" / "hccn" / f"{ns.device}.conf")
-        elif ns.kind == NsKind.BMC and hv.get("bmc_address"):
-            file, keys = p.hostlines.get(ns.device, ("hosts.yml", {}))
-            where = f"{file}:{keys['bmc_address']}" if "bmc_address" in keys else file
-            bmc = address(hv["bmc_address"], f"{where}: bmc_address", ipaddress.IPv4Interface)
-            p.address(ns, bmc, BMC_PORT)  # the BMC namespace's interface is named as its port
-            if gateway := p.bmc_gateways.get(ns.device):
-                ns.commands.append(f"route add default via {gateway}")
-
-
 def add_keyfiles(
     p: Plan, keyfiles: dict[str, dict[str, configparser.ConfigParser]]
 ) -> dict[str, list[str]]:
@@ -595,123 +317,9 @@ def add_keyfiles(
     for ns in p.namespaces.values():
         if ns.kind == NsKind.HOST:
             before = len(ns.commands)
-            _keyfiles(p, ns, keyfiles.get(ns.device, {}))
+            plan_hosts.apply_keyfiles(p, ns, keyfiles.get(ns.device, {}))
             added[ns.name] = ns.commands[before:]
     return added
-
-
-def _npus(p: Plan, ns: Netns, path: Path) -> None:
-    """An NPU server's NICs from its /etc/hccn.conf: address, netmask, gateway per NIC i, each NIC
-    answering ARP only for its own address and routing from its own table (table 100 + i)."""
-    where = safe.rel(p.folder, path)
-    lines: dict[str, tuple[int, str]] = {}
-    for n, line in enumerate(safe.file_text(p.folder, path, HCCN_BYTES).splitlines(), 1):
-        if "=" in line:
-            key, value = line.split("=", 1)
-            lines[key] = (n, value)
-
-    def value(key: str, kind=ipaddress.IPv4Address):
-        n, text = lines[key]
-        return address(text, f"{where}:{n}: {key}", kind)
-
-    ns.sysctls |= {"net.ipv4.conf.all.arp_ignore": "1", "net.ipv4.conf.all.arp_announce": "2"}
-    i = 0
-    while f"address_{i}" in lines:
-        if i >= MAX_NICS or f"netmask_{i}" not in lines:
-            n = lines[f"address_{i}"][0]
-            raise Refused(f"{where}:{n}: NIC {i}: " + (f"more than {MAX_NICS} NICs" if i >= MAX_NICS
-                                                       else f"no netmask_{i}"))  # fmt: skip
-        ip, mask = value(f"address_{i}"), value(f"netmask_{i}")
-        nic = address(f"{ip}/{mask}", f"{where}:{lines[f'netmask_{i}'][0]}: netmask_{i}",
-                      ipaddress.IPv4Interface)  # fmt: skip
-        dev = f"npu{i}"
-        p.address(ns, nic, dev)
-        if lines.get(f"gateway_{i}", (0, ""))[1]:
-            gw = value(f"gateway_{i}")
-            ns.commands += [
-                f"route add {nic.network} dev {dev} src {nic.ip} table {100 + i}",
-                f"route add default via {gw} dev {dev} table {100 + i}",
-                f"rule add from {nic.ip} table {100 + i} priority {100 + i}",
-            ]
-        i += 1
-
-
-def _keyfiles(p: Plan, ns: Netns, files: dict[str, configparser.ConfigParser]) -> None:
-    """What NetworkManager makes of the keyfiles host_network wrote: addresses, gateways (unless
-    never-default), routes (in their table), routing rules; a bond on its first member."""
-    members = {}
-    for name, kf in files.items():
-        where = f"keyfile {ns.device}/{name}.nmconnection (roles/host_network)"
-        if kf.get("connection", "master", fallback=""):
-            master = checked("port", kf["connection"]["master"], f"{where}: master")
-            dev = checked("port", kf.get("connection", "interface-name", fallback=""),
-                          f"{where}: interface-name")  # fmt: skip
-            members.setdefault(master, dev)
-    for name, kf in files.items():
-        where = f"keyfile {ns.device}/{name}.nmconnection (roles/host_network)"
-        if "ipv4" not in kf or kf["ipv4"].get("method") != "manual":
-            continue
-        dev = checked("port", kf.get("connection", "interface-name", fallback=""),
-                      f"{where}: interface-name")  # fmt: skip
-        dev = ifname(members.get(dev, dev))
-        v4 = kf["ipv4"]
-        for key in sorted(k for k in v4 if re.fullmatch(r"address\d+", k)):
-            text, _, gw = v4[key].partition(",")
-            p.address(ns, address(text, f"{where}: {key}", ipaddress.IPv4Interface), dev)
-            if gw and v4.get("never-default", "false") != "true":
-                ns.commands.append(
-                    f"route add default via {address(gw, f'{where}: {key}')} dev {dev}"
-                )
-        for key in sorted(k for k in v4 if re.fullmatch(r"route\d+", k)):
-            net, gw, *_ = [*v4[key].split(","), ""]
-            net = address(net, f"{where}: {key}", ipaddress.IPv4Network)
-            gw = address(gw, f"{where}: {key}")
-            options = dict(
-                o.partition("=")[::2] for o in v4.get(f"{key}_options", "").split(",") if o
-            )
-            table = (
-                f" table {_number(options['table'], f'{where}: {key}_options')}"
-                if "table" in options
-                else ""
-            )
-            ns.commands.append(f"route add {net} via {gw} dev {dev}{table}")
-        for key in sorted(k for k in v4 if re.fullmatch(r"routing-rule\d+", k)):
-            ns.commands.append("rule add " + rule(v4[key], f"{where}: {key}"))
-
-
-# NetworkManager's routing-rule syntax is `ip rule`'s (nm-settings-keyfile(5), ipv4.routing-rules):
-# the words the role writes, each value checked for its kind; anything else is refused
-_RULE_WORDS = {"priority": "number", "table": "number", "from": "network", "to": "network",
-               "iif": "port", "oif": "port", "fwmark": "number"}  # fmt: skip
-
-
-def rule(text: str, where: str) -> str:
-    """A keyfile routing rule, rebuilt from its checked words (nothing else reaches `ip`)."""
-    words = text.split(" ")
-    if len(words) % 2 or not words[0] or not text.isprintable():
-        raise Refused(f"{where}: '{text}' is not a routing rule as host_network writes it")
-    out = []
-    for key, value in zip(words[::2], words[1::2], strict=True):
-        kind = _RULE_WORDS.get(key)
-        if kind == "number":
-            value = _number(value, where)
-        elif kind == "network":
-            value = str(address(value, where, ipaddress.IPv4Network if "/" in value
-                                else ipaddress.IPv4Address))  # fmt: skip
-        elif kind == "port":
-            value = ifname(checked("port", value, where))
-        else:
-            raise Refused(
-                f"{where}: '{text}': '{key}' is not a routing-rule word host_network writes"
-            )
-        out.append(f"{key} {value}")
-    return " ".join(out)
-
-
-def _number(text: str, where: str) -> int:
-    if not re.fullmatch(r"\d{1,10}", text):
-        raise Refused(f"{where}: '{text}' is not a number")
-    return int(text)
 
 
 def _outside(p: Plan) -> None:

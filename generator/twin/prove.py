@@ -46,8 +46,9 @@ from generator.twin import (
     shard,
 )
 from generator.twin.explain import walk
+from generator.twin.instance import PREFIX, ns_name
 from generator.twin.outcome import Failure
-from generator.twin.plan import PREFIX, Plan, ns_name
+from generator.twin.plan import Plan
 from generator.twin.run import sh
 from generator.verify.report import NotAnOutput
 from generator.vocab import NsKind, Plane

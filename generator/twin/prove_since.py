@@ -24,7 +24,7 @@ import json
 import os
 from pathlib import Path
 
-from generator.twin import run, shard
+from generator.twin import instance, shard
 from generator.twin.plan import Plan
 
 VERSION = 1
@@ -35,7 +35,7 @@ class NoRecord(ValueError):
 
 
 def proofs() -> Path:
-    return run.BASE / "proofs"
+    return instance.BASE / "proofs"
 
 
 def folder_digest(folder: Path) -> str:

@@ -32,7 +32,9 @@ Translations (CE/NE/USG V300R023C00 / V800R012C10 keyword -> FRR 8.4 / nftables)
 from __future__ import annotations
 
 from generator.twin import vrp
-from generator.twin.plan import Plan, ifname, ns_name
+from generator.twin.instance import ns_name
+from generator.twin.intake import ifname
+from generator.twin.plan import Plan
 
 # VRP's ConnectRetry default, "By default, the ConnectRetry interval is 32s" (CE6800 V300R023C00
 # command reference, peer timer connect-retry); FRR's own default is 120 s

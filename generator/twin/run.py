@@ -1,21 +1,18 @@
 """Bringing a Plan up in network namespaces, and taking every trace of it down again.
 
-One run is one instance (generator.twin.plan.INSTANCE): its namespaces start with
-`wt-<instance>-`, its files are under BASE/<instance>, its helpers carry WANKA_TWIN_JOB=<instance>
-in their environment, its SFTP account is wanka-twin-ztp-<instance>, and a run holds the
-instance's lock (BASE/<instance>.lock, flock(2)) while it works: a second run of the same
-instance is refused, naming the first. Everything an instance makes is found again without its
-own records, so that `twin down` works after a crash or a SIGKILL of `twin up`: the namespaces by
-their prefix (`ip netns list`), the processes by the namespace they run in (`ip netns pids`) or by
-their environment, the account by its name, the files under its state folder. `down` touches
-nothing of another instance.
+One run is one instance (generator.twin.instance): its namespaces start with `wt-<instance>-`,
+its files are under BASE/<instance>, its helpers carry WANKA_TWIN_JOB=<instance> in their
+environment, its SFTP account is wanka-twin-ztp-<instance>, and a run holds the instance's lock
+while it works. Everything an instance makes is found again without its own records, so that
+`twin down` works after a crash or a SIGKILL of `twin up`: the namespaces by their prefix (`ip
+netns list`), the processes by the namespace they run in (`ip netns pids`) or by their
+environment, the account by its name, the files under its state folder. `down` touches nothing
+of another instance.
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
-import fcntl
 import json
 import os
 import pwd
@@ -28,102 +25,32 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from generator.twin.plan import (
+from generator.twin.instance import (
     INSTANCE,
-    MAX_NAMESPACES,
     PREFIX,
-    Link,
-    Netns,
-    Plan,
-    Refused,
-    instance_error,
+    STATE,
+    ZTP_USER,
+    InUse,
+    claim,
+    made_here,
+    namespaces,
+    release,
 )
+from generator.twin.intake import Refused
+from generator.twin.kernel import restore_neighbour_table, size_neighbour_table
+from generator.twin.plan import MAX_NAMESPACES, Link, Netns, Plan
 
-BASE = Path(os.environ.get("WANKA_TWIN_STATE", "/run/wanka-twin"))
-STATE = BASE / INSTANCE
-LOCK = BASE / f"{INSTANCE}.lock"
 JOB_MARK = "WANKA_TWIN_JOB"  # in the environment of the helpers of an instance (its id)
-ZTP_USER = f"wanka-twin-ztp-{INSTANCE}"  # the SFTP account of the ZTP drill (useradd: 32 at most)
-# FRR's vty and zserv sockets live under STATE/frr/<device>/ (unix(7): sun_path is 108 bytes)
-MAX_STATE_PATH = 107 - len("/frr//zserv.api") - 63
 # FRR daemons and the ZTP drill's servers one run may start; the memory they need (10.6 MiB per
 # process measured on pod-128: 102 processes, 1,077 MiB) must be available before they start
 MAX_PROCESSES = 4096
 MIB_PER_PROCESS = 11
 
 
-class InUse(Refused):
-    """Another run holds this instance."""
-
-
-_held: int | None = None  # the lock's descriptor, while this process holds the instance
-_made = False  # this process made the instance's state folder (a refused run takes it down)
-
-
-def claim() -> None:
-    """Hold this instance for the rest of this process (idempotent): InUse when another
-    process holds it. The lock file may be removed by a run that ended meanwhile: a lock taken
-    on a removed file is dropped and taken again on the new one."""
-    global _held, _made
-    if _held is not None:
-        return
-    if error := instance_error():
-        raise Refused(error)
-    if len(str(STATE)) > MAX_STATE_PATH:
-        raise Refused(f"WANKA_TWIN_STATE: {STATE} is longer than FRR's socket paths allow "
-                      f"({MAX_STATE_PATH} characters with the instance)")  # fmt: skip
-    BASE.mkdir(mode=0o755, parents=True, exist_ok=True)
-    while True:
-        fd = os.open(LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
-            os.close(fd)
-            raise InUse(
-                f"twin instance {INSTANCE} is in use by {holder or 'another process'}: wait "
-                "for it to end, or run another instance (WANKA_TWIN_INSTANCE=<1-12 lower-case "
-                "letters and digits>)"
-            ) from None
-        try:
-            same = os.stat(LOCK, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
-        except FileNotFoundError:
-            same = False
-        if same:
-            break
-        os.close(fd)
-    os.ftruncate(fd, 0)
-    argv = Path(f"/proc/{os.getpid()}/cmdline").read_bytes().decode("utf-8", "replace")
-    argv = " ".join("".join(c if c.isprintable() else " " for c in argv).split())
-    os.pwrite(fd, f"process {os.getpid()} ({argv[:200]})\n".encode(), 0)
-    _held = fd
-    _made = not STATE.exists() and not namespaces()
-    atexit.register(_exit)
-
-
-def _exit() -> None:
-    """At this process's end: the lock file goes too when the instance has nothing up."""
-    if _held is not None and not STATE.exists() and not namespaces():
-        release()
-
-
-def release() -> None:
-    """Give the instance up, its lock file removed (called once the instance is down)."""
-    global _held, _made
-    if _held is None:
-        return
-    with contextlib.suppress(OSError):
-        LOCK.unlink()
-    os.close(_held)
-    _held, _made = None, False
-    with contextlib.suppress(OSError):
-        BASE.rmdir()  # when no other instance has anything there
-
-
 def abandon() -> None:
     """After a refusal or an error: take down what this process made (nothing of a twin that
     was up before it started)."""
-    if _made:
+    if made_here():
         down()
 
 
@@ -150,50 +77,6 @@ def sh(*command: str, input: str | None = None, check: bool = True) -> str:
     if check and run.returncode != 0:
         raise RuntimeError(f"{' '.join(command)}: {(run.stderr or run.stdout).strip()[:2000]}")
     return run.stdout
-
-
-NEIGH = Path("/proc/sys/net/ipv4/neigh/default")
-NEIGH_PER_CABLE = {"gc_thresh1": 2, "gc_thresh2": 4, "gc_thresh3": 8}
-
-
-SAVED_NEIGH = BASE / "neigh.json"  # the machine's values, kept while any instance is up
-
-
-@contextlib.contextmanager
-def _machine_lock():
-    """Instances take turns at what they share on the machine (the neighbour table)."""
-    BASE.mkdir(mode=0o755, parents=True, exist_ok=True)
-    fd = os.open(BASE, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
-def size_neighbour_table(cables: int) -> None:
-    """The kernel's ARP table is one table for every namespace, with its limits (gc_thresh1..3,
-    by default 128/512/1024 entries) settable only in the host's namespace: past gc_thresh3 it
-    drops packets (measured: cluster-1k's 2,469 cables lost a quarter of the NPU probes). Raised
-    to a few entries per cable for the twin's life (never lowered while another instance is
-    up); the last instance's `down` puts the machine's values back."""
-    with _machine_lock():
-        now = {k: int((NEIGH / k).read_text()) for k in NEIGH_PER_CABLE}
-        if not SAVED_NEIGH.exists():
-            SAVED_NEIGH.write_text(json.dumps(now), encoding="utf-8")
-        for k, per in NEIGH_PER_CABLE.items():
-            (NEIGH / k).write_text(str(max(now[k], per * cables)))
-
-
-def restore_neighbour_table() -> None:
-    """The machine's values back, unless another instance is still up."""
-    with _machine_lock():
-        if any(n.startswith("wt-") for n in _all_namespaces()):
-            return
-        with contextlib.suppress(OSError, ValueError):
-            for k, v in json.loads(SAVED_NEIGH.read_text()).items():
-                (NEIGH / k).write_text(str(int(v)))
-        SAVED_NEIGH.unlink(missing_ok=True)
 
 
 JOBS = STATE / "jobs"
@@ -278,16 +161,6 @@ def _gone(pids: set[int], seconds: float = 10.0) -> None:
 
 def frr_dir(ns: str) -> Path:
     return STATE / "frr" / ns.removeprefix(PREFIX)
-
-
-def _all_namespaces() -> list[str]:
-    out = sh("ip", "netns", "list", check=False)
-    return [line.split()[0] for line in out.splitlines() if line.strip()]
-
-
-def namespaces() -> list[str]:
-    """This instance's namespaces on this machine (by prefix)."""
-    return sorted(n for n in _all_namespaces() if n.startswith(PREFIX))
 
 
 class Clock:

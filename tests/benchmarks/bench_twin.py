@@ -28,11 +28,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from generator.twin import run  # noqa: E402
+from generator.twin import instance, run  # noqa: E402
 
 WANKA = [sys.executable, "-m", "generator", "twin"]
-# the twin instance this benchmark runs (and reads back with generator.twin.run)
-ENV = {**os.environ, "WANKA_TWIN_INSTANCE": run.INSTANCE, "WANKA_TWIN_STATE": str(run.BASE)}
+# the twin instance this benchmark runs (and reads back with generator.twin.instance)
+ENV = {
+    **os.environ,
+    "WANKA_TWIN_INSTANCE": instance.INSTANCE,
+    "WANKA_TWIN_STATE": str(instance.BASE),
+}
 
 
 def _wanka(*args: str) -> tuple[float, subprocess.CompletedProcess]:

@@ -34,10 +34,14 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "benchmarks"))
 
-from generator.twin import run  # noqa: E402
+from generator.twin import instance, run  # noqa: E402
 
 WANKA = [sys.executable, "-m", "generator"]
-ENV = {**os.environ, "WANKA_TWIN_INSTANCE": run.INSTANCE, "WANKA_TWIN_STATE": str(run.BASE)}
+ENV = {
+    **os.environ,
+    "WANKA_TWIN_INSTANCE": instance.INSTANCE,
+    "WANKA_TWIN_STATE": str(instance.BASE),
+}
 
 
 def _used_mib() -> int:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.twin import run
+from generator.twin import instance
 
 ROOT = Path(__file__).resolve().parents[2]
 missing = [tool for tool in ("ip", "tc", "nft", "iperf3") if not shutil.which(tool)]
@@ -27,7 +27,7 @@ pytestmark = [
 
 
 def test_every_flow_is_within_15_percent_of_its_max_min_rate():
-    env = {**os.environ, "WANKA_TWIN_INSTANCE": run.INSTANCE, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "WANKA_TWIN_INSTANCE": instance.INSTANCE, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
         [sys.executable, "tests/benchmarks/bench_predict_twin.py", "--seconds", "12", "--quiet"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
@@ -38,4 +38,4 @@ def test_every_flow_is_within_15_percent_of_its_max_min_rate():
     assert flows == 32 and within == flows and worst <= 15, done.stdout
     assert done.returncode == 0
     listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    assert f"predict-{run.INSTANCE}-" not in listed  # its namespaces are gone
+    assert f"predict-{instance.INSTANCE}-" not in listed  # its namespaces are gone

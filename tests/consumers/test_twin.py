@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.twin import checks, grow, plan, pod, routing, run, vrp
+from generator.twin import checks, grow, instance, plan, pod, routing, run, vrp
 
 ROOT = Path(__file__).resolve().parents[2]
 POD = ROOT / "inventories" / "pod-128"
@@ -187,8 +187,12 @@ needs = run.missing()
 real = pytest.mark.skipif(bool(needs), reason="the twin needs " + ", ".join(needs))
 
 
-# this test process's instance (generator.twin.run): its twins are the only ones it touches
-ENV = {**os.environ, "WANKA_TWIN_INSTANCE": run.INSTANCE, "WANKA_TWIN_STATE": str(run.BASE)}
+# this test process's instance (generator.twin.instance): its twins are the only ones it touches
+ENV = {
+    **os.environ,
+    "WANKA_TWIN_INSTANCE": instance.INSTANCE,
+    "WANKA_TWIN_STATE": str(instance.BASE),
+}
 
 
 def _twin(*args: str, timeout: float = 900, env=None) -> subprocess.CompletedProcess:
@@ -198,7 +202,7 @@ def _twin(*args: str, timeout: float = 900, env=None) -> subprocess.CompletedPro
 
 def _leftovers() -> tuple[list[str], bool]:
     """This instance's namespaces, and whether its state folder or lock file is still there."""
-    return run.namespaces(), run.STATE.exists() or run.LOCK.exists()
+    return run.namespaces(), instance.STATE.exists() or instance.LOCK.exists()
 
 
 @pytest.fixture
@@ -324,7 +328,7 @@ def test_down_after_a_sigkill_of_up_leaves_nothing(clean):
     done = _twin("down")
     assert done.returncode == 0
     assert _leftovers() == ([], False)
-    frr = subprocess.run(["pgrep", "-f", str(run.STATE)], capture_output=True, text=True)
+    frr = subprocess.run(["pgrep", "-f", str(instance.STATE)], capture_output=True, text=True)
     assert frr.stdout == "", "an FRR daemon of the twin is still running"
 
 

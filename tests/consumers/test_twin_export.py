@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from generator.cli import main
-from generator.twin import kernel, plan, routing
+from generator.twin import instance, kernel, plan, routing
 
 ROOT = Path(__file__).resolve().parents[2]
 POD = ROOT / "inventories" / "pod-128"
@@ -58,7 +58,7 @@ def _check(out: Path, name: str, folder: Path, pod: int = 0) -> dict:
     assert len(nodes) == len(p.namespaces)
     assert len(topo["topology"]["links"]) == len(p.links)
     for ns in p.namespaces.values():
-        node = ns.name.removeprefix(plan.PREFIX)
+        node = ns.name.removeprefix(instance.PREFIX)
         if ns.frr:
             assert (out / name / node / "frr.conf").read_text() == ns.frr, node
             daemons = (out / name / node / "daemons").read_text().splitlines()

@@ -17,13 +17,17 @@ from pathlib import Path
 import pytest
 
 from generator.cli import main
-from generator.twin import checks, kernel, plan, run
+from generator.twin import checks, instance, kernel, plan, run
 
 ROOT = Path(__file__).resolve().parents[2]
 OSPF_192 = ROOT / "tests" / "data" / "blueprints" / "ospf-192.yaml"
 WANKA = [sys.executable, "-m", "generator"]
-# this test process's instance (generator.twin.run): its twins are the only ones it touches
-ENV = {**os.environ, "WANKA_TWIN_INSTANCE": run.INSTANCE, "WANKA_TWIN_STATE": str(run.BASE)}
+# this test process's instance (generator.twin.instance): its twins are the only ones it touches
+ENV = {
+    **os.environ,
+    "WANKA_TWIN_INSTANCE": instance.INSTANCE,
+    "WANKA_TWIN_STATE": str(instance.BASE),
+}
 
 needs = run.missing()
 pytestmark = [

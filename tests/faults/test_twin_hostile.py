@@ -21,14 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from generator.twin import hosts, plan, routing, run, ztp
+from generator.twin import hosts, instance, plan, plan_hosts, routing, run, ztp
 from generator.verify.report import NotAnOutput
 
 ROOT = Path(__file__).resolve().parents[2]
 POD = ROOT / "inventories" / "pod-128"
 WANKA = [sys.executable, "-m", "generator"]
 INSTANCE = f"h{os.getpid() % 10**8}"  # this test process's own twin instance
-ENV = {**os.environ, "WANKA_TWIN_INSTANCE": INSTANCE, "WANKA_TWIN_STATE": str(run.BASE)}
+ENV = {**os.environ, "WANKA_TWIN_INSTANCE": INSTANCE, "WANKA_TWIN_STATE": str(instance.BASE)}
 needs = run.missing()
 real = pytest.mark.skipif(bool(needs), reason="the twin needs " + ", ".join(needs))
 
@@ -59,7 +59,7 @@ def _stage(folder: Path, tmp: Path) -> None:
 def _machine() -> tuple[set[str], str, set[int]]:
     """This instance's namespaces, the host's nftables ruleset, this instance's marked
     processes (another instance may be up meanwhile: it is not ours to judge)."""
-    ns = {n for n in run._all_namespaces() if n.startswith(f"wt-{INSTANCE}-")}
+    ns = {n for n in instance.all_namespaces() if n.startswith(f"wt-{INSTANCE}-")}
     nft = subprocess.run(["nft", "list", "ruleset"], capture_output=True, text=True).stdout
     mark = f"{run.JOB_MARK}={INSTANCE}".encode() + b"\0"
     return ns, nft, run._marked(mark)
@@ -81,7 +81,10 @@ def refused(folder: Path, tmp: Path, expect: str) -> None:
     after = _machine()
     assert after[0] == before[0], ("namespaces", after[0] ^ before[0])
     assert after[1:] == before[1:], ("nft ruleset, marked processes", after[1:], before[1:])
-    assert not (run.BASE / INSTANCE).exists() and not (run.BASE / f"{INSTANCE}.lock").exists()
+    assert (
+        not (instance.BASE / INSTANCE).exists()
+        and not (instance.BASE / f"{INSTANCE}.lock").exists()
+    )
 
 
 # --- injection through what the plan reads -----------------------------------------------
@@ -352,7 +355,7 @@ def test_the_real_pod_128_passes_every_check(tmp_path):
     assert (copy / "hosts.yml").read_bytes() == (POD / "hosts.yml").read_bytes()
     assert len(hosts.ztp_switches(POD)) == len(list((copy / "files/ztp/configs").iterdir()))
     p = plan.plan(POD, {})
-    assert len(p.namespaces) == 124 and all(n.startswith(plan.PREFIX) for n in p.namespaces)
+    assert len(p.namespaces) == 124 and all(n.startswith(instance.PREFIX) for n in p.namespaces)
 
 
 # --- what the twin writes and hands over -----------------------------------------------------
@@ -369,14 +372,14 @@ def test_a_keyfile_continuation_line_never_reaches_ip():
         plan.Refused,
         match=r"routing-rule1: 'priority 101 .* 101\\x0anetns add wt-pwned' is not a routing",
     ):
-        plan._keyfiles(p, ns, {"stor0": kf})
+        plan_hosts.apply_keyfiles(p, ns, {"stor0": kf})
     assert not any("pwned" in c for c in ns.commands)
 
 
 def test_a_keyfile_rule_of_other_words_is_refused():
     with pytest.raises(plan.Refused, match="'iptables' is not a routing-rule word"):
-        plan.rule("priority 5 iptables x", "keyfile")
-    assert plan.rule("priority 101 from 10.96.0.2 table 101", "k") == (
+        plan_hosts.rule("priority 5 iptables x", "keyfile")
+    assert plan_hosts.rule("priority 101 from 10.96.0.2 table 101", "k") == (
         "priority 101 from 10.96.0.2 table 101"
     )
 
@@ -429,16 +432,19 @@ def test_growing_into_a_hostile_folder_with_no_twin_up_is_refused(pod):
     done = subprocess.run([*WANKA, "twin", "grow", str(pod)], cwd=ROOT, env=ENV,
                           capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 2 and "no whole twin is up" in done.stderr, done.stderr
-    assert not (run.BASE / INSTANCE).exists() and not (run.BASE / f"{INSTANCE}.lock").exists()
+    assert (
+        not (instance.BASE / INSTANCE).exists()
+        and not (instance.BASE / f"{INSTANCE}.lock").exists()
+    )
 
 
 @real
-@pytest.mark.parametrize("instance", ["../x", "a-b", "A", "x" * 13])
-def test_an_instance_id_that_is_not_one_is_refused(instance):
+@pytest.mark.parametrize("given", ["../x", "a-b", "A", "x" * 13])
+def test_an_instance_id_that_is_not_one_is_refused(given):
     done = subprocess.run([*WANKA, "twin", "down"], cwd=ROOT, capture_output=True, text=True,
-                          env={**ENV, "WANKA_TWIN_INSTANCE": instance})  # fmt: skip
+                          env={**ENV, "WANKA_TWIN_INSTANCE": given})  # fmt: skip
     assert done.returncode == 2 and "1 to 12 lower-case letters" in done.stderr, done.stderr
-    assert not (run.BASE / instance).exists()
+    assert not (instance.BASE / given).exists()
 
 
 @real
@@ -460,7 +466,10 @@ def test_a_second_run_of_an_instance_is_refused_naming_the_first(pod):
         holder.wait()
     done = subprocess.run([*WANKA, "twin", "down"], cwd=ROOT, env=ENV, capture_output=True)
     assert done.returncode == 0
-    assert not (run.BASE / INSTANCE).exists() and not (run.BASE / f"{INSTANCE}.lock").exists()
+    assert (
+        not (instance.BASE / INSTANCE).exists()
+        and not (instance.BASE / f"{INSTANCE}.lock").exists()
+    )
 
 
 @real
@@ -476,7 +485,7 @@ def test_down_touches_only_its_own_instance():
                               capture_output=True, text=True)  # fmt: skip
         assert done.returncode == 0, done.stderr
         assert "removed 1 namespaces" in done.stdout
-        left = set(run._all_namespaces())
+        left = set(instance.all_namespaces())
         assert mine not in left and set(other) <= left
         assert sleeper.poll() is None, "down killed a process of another instance"
     finally:
@@ -487,12 +496,12 @@ def test_down_touches_only_its_own_instance():
 
 
 def test_the_default_instance_differs_between_ci_jobs_and_checkouts(monkeypatch, tmp_path):
-    a = plan.instance_id({"CI_JOB_ID": "1"})
-    assert a != plan.instance_id({"CI_JOB_ID": "2"})
+    a = instance.instance_id({"CI_JOB_ID": "1"})
+    assert a != instance.instance_id({"CI_JOB_ID": "2"})
     assert re.fullmatch(r"[0-9a-f]{8}", a)
     monkeypatch.chdir(tmp_path)
-    assert plan.instance_id({"CI_JOB_ID": "1"}) != a
-    assert plan.instance_id({"WANKA_TWIN_INSTANCE": "ci7"}) == "ci7"
+    assert instance.instance_id({"CI_JOB_ID": "1"}) != a
+    assert instance.instance_id({"WANKA_TWIN_INSTANCE": "ci7"}) == "ci7"
 
 
 @real
@@ -502,7 +511,7 @@ def test_ctrl_c_while_the_twin_comes_up_leaves_nothing():
     before, thresh = _machine(), gc.read_text()
     up = subprocess.Popen([*WANKA, "twin", "up", str(POD)], cwd=ROOT, env=ENV,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
-    state = run.BASE / INSTANCE
+    state = instance.BASE / INSTANCE
     end = time.monotonic() + 240
     while time.monotonic() < end and not any(state.glob("frr/*/zebra.pid")):
         time.sleep(0.2)
@@ -512,8 +521,8 @@ def test_ctrl_c_while_the_twin_comes_up_leaves_nothing():
     assert up.returncode == 130 and "interrupted; the twin was taken down" in err, err
     assert "Traceback" not in err
     assert _machine() == before
-    if not any(n.startswith("wt-") for n in run._all_namespaces()):  # no other instance is up
+    if not any(n.startswith("wt-") for n in instance.all_namespaces()):  # no other instance is up
         assert gc.read_text() == thresh
-    assert not state.exists() and not (run.BASE / f"{INSTANCE}.lock").exists()
+    assert not state.exists() and not (instance.BASE / f"{INSTANCE}.lock").exists()
     frr = subprocess.run(["pgrep", "-f", str(state)], capture_output=True, text=True)
     assert frr.stdout == "", "a process of the twin is still running"

@@ -11,13 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from generator.twin import run
+from generator.twin import instance, run
 
 ROOT = Path(__file__).resolve().parents[2]
 POD = ROOT / "inventories" / "pod-128"
 CLUSTER = ROOT / "inventories" / "cluster-1k"
-# this test process's instance (generator.twin.run): its twins are the only ones it touches
-ENV = {**os.environ, "WANKA_TWIN_INSTANCE": run.INSTANCE, "WANKA_TWIN_STATE": str(run.BASE)}
+# this test process's instance (generator.twin.instance): its twins are the only ones it touches
+ENV = {
+    **os.environ,
+    "WANKA_TWIN_INSTANCE": instance.INSTANCE,
+    "WANKA_TWIN_STATE": str(instance.BASE),
+}
 NEEDS = run.missing()
 REAL = [  # a file of real twins: minutes of wall time, scheduled first (tests/conftest.py)
     pytest.mark.minutes,

@@ -109,9 +109,10 @@ def spellings(source: str, keys: bool = True) -> list[tuple[int, str]]:
 
 
 # Words of another vocabulary in files not yet marked line by line: the twin reads "network" as
-# the VRP `network` command (OSPF) and as an ip-rule argument type (twin/plan.py _RULE_WORDS),
+# the VRP `network` command (OSPF) and as an ip-rule argument type (twin/plan_hosts.py
+# _RULE_WORDS),
 # never a rack kind. A mark (`# vocabulary: VRP keyword`) on those lines would replace this.
-OTHER_WORDS = {("generator/twin/vrp.py", "network"), ("generator/twin/plan.py", "network")}
+OTHER_WORDS = {("generator/twin/vrp.py", "network"), ("generator/twin/plan_hosts.py", "network")}
 # Where the vocabularies are defined (Check in finding.py holds `provider` as a check's name).
 DEFINITIONS = {"generator/vocab.py", "generator/analysis/finding.py"}
 # Modules that read or write YAML/JSON documents by their keys (the blueprint before it is typed,
