@@ -437,14 +437,12 @@ def _catalog(args: argparse.Namespace) -> int:
 
 def _twin(args: argparse.Namespace) -> int:
     """`wanka twin`: its result printed, its progress on stderr as it goes."""
-    if args.twin_command == "prove":  # prints and picks its exit code itself (issue #44: to do)
-        from generator.twin import prove
-
-        return prove.main(args)
     from generator import twin
 
+    label = "twin prove" if args.twin_command == "prove" else "twin"
+
     def say(message: str) -> None:
-        print(f"twin: {message}", file=sys.stderr, flush=True)
+        print(f"{label}: {message}", file=sys.stderr, flush=True)
 
     try:
         done = twin.main(args, say)

@@ -15,7 +15,6 @@ import signal
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from generator.analysis.command_table import TRANSLATED, load_table
@@ -24,7 +23,7 @@ from generator.render import render
 from generator.twin import grow, hosts, instance, plan, routing, run, steps
 from generator.twin import pod as pods
 from generator.twin.intake import Refused
-from generator.twin.outcome import Outcome, kinds
+from generator.twin.outcome import Finished, Outcome, Stop, TakenDown, kinds
 from generator.verify.report import NotAnOutput
 
 SHOWN = 12  # kinds of failure printed per check on the terminal (the report has all)
@@ -36,25 +35,6 @@ NOT_EMULATED = [
 ]
 STAGING = instance.STATE / "keyfiles"
 GROWN = instance.STATE / "keyfiles-grown"
-
-
-class Stop(Exception):
-    """What ends a twin command before it has a result: a located message (printable) for the
-    CLI, which prints it and exits 2."""
-
-
-class TakenDown(Exception):
-    """Interrupted (Ctrl-C, SIGTERM): the twin was taken down."""
-
-
-@dataclass(slots=True)
-class Finished:
-    """What a twin command leaves for the CLI: the text for standard output, whether a check
-    failed, and (`twin exec`) the exit status of the command it ran."""
-
-    text: str = ""
-    failed: bool = False
-    status: int | None = None
 
 
 def _quiet(message: str) -> None:
@@ -114,12 +94,16 @@ def _sigterm(*_):
 
 
 def main(args: argparse.Namespace, say: Callable[[str], None] = _quiet) -> Finished:
-    """`wanka twin up|test|grow|down|exec|export`: the result for the CLI to print, or Stop
-    (exit 2) or TakenDown (interrupted). Progress goes to `say`."""
+    """`wanka twin up|test|grow|down|exec|export|prove`: the result for the CLI to print, or
+    Stop (exit 2) or TakenDown (interrupted). Progress goes to `say`."""
     if args.twin_command == "export":  # writes files only: no root, no instance
         from generator.twin import clab
 
         return Finished(clab.main(args))
+    if args.twin_command == "prove":  # shard by shard (generator.twin.prove)
+        from generator.twin import prove
+
+        return prove.main(args, say)
     try:  # one run, one instance (generator.twin.instance): a second run of it is refused
         if args.twin_command == "down":
             names, pids = run.down()

@@ -1,11 +1,32 @@
 """What a twin check found: an Outcome (counts, a note) and its failures as records, each with the
 file and line of the folder behind it, what it is about and what is wrong (as verify's
-`report.Problem`). Code reads the fields; only the report and the terminal turn them into text."""
+`report.Problem`). Code reads the fields; only the report and the terminal turn them into text.
+And what a twin command leaves for the CLI, which prints it and picks the exit code: Finished,
+or Stop (exit 2) or TakenDown (interrupted)."""
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+
+
+class Stop(Exception):
+    """What ends a twin command before it has a result: a located message (printable) for the
+    CLI, which prints it and exits 2."""
+
+
+class TakenDown(Exception):
+    """Interrupted (Ctrl-C, SIGTERM): the twin was taken down."""
+
+
+@dataclass(slots=True)
+class Finished:
+    """What a twin command leaves for the CLI: the text for standard output, whether a check
+    failed, and (`twin exec`) the exit status of the command it ran."""
+
+    text: str = ""
+    failed: bool = False
+    status: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,8 +28,8 @@ import re
 import resource
 import shutil
 import signal
-import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -47,7 +47,7 @@ from generator.twin import (
 )
 from generator.twin.explain import walk
 from generator.twin.instance import PREFIX, ns_name
-from generator.twin.outcome import Failure
+from generator.twin.outcome import Failure, Finished, Stop, TakenDown
 from generator.twin.plan import Plan
 from generator.twin.run import sh
 from generator.verify.report import NotAnOutput
@@ -68,8 +68,15 @@ KEYFILES = run.STATE / "keyfiles-prove"
 SHOWN = 8
 
 
+def _quiet(message: str) -> None:
+    pass
+
+
+_say: Callable[[str], None] = _quiet  # where progress goes: main's `say` (the CLI prints it)
+
+
 def _out(message: str) -> None:
-    print(f"twin prove: {message}", file=sys.stderr, flush=True)
+    _say(message)
 
 
 def available_mib() -> int:
@@ -77,15 +84,16 @@ def available_mib() -> int:
     return int(re.search(r"^MemAvailable:\s+(\d+) kB", text, re.M).group(1)) // 1024
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, say: Callable[[str], None] = _quiet) -> Finished:
+    """`wanka twin prove`: the outcomes for the CLI to print, or Stop (exit 2) or TakenDown
+    (interrupted). Progress goes to `say`."""
+    global _say
+    _say = say
     if missing := run.missing():
-        print("wanka: the twin needs " + ", ".join(missing), file=sys.stderr)
-        return 2
+        raise Stop("the twin needs " + ", ".join(missing))
     folder = Path(args.folder).resolve()
     if not (folder / "files" / "cabling.csv").is_file():
-        print(f"wanka: {args.folder}: not a generated folder (no files/cabling.csv)",
-              file=sys.stderr)  # fmt: skip
-        return 2
+        raise Stop(f"{args.folder}: not a generated folder (no files/cabling.csv)")
     try:
         run.claim()
         run.vacant()
@@ -97,22 +105,18 @@ def main(args: argparse.Namespace) -> int:
         lay = shard.layout(p, budget)
         since = prove_since.read(Path(args.since), folder) if args.since else None
     except prove_since.NoRecord as err:
-        print(f"wanka: {err}", file=sys.stderr)
-        return 2
+        raise Stop(str(err)) from None
     except (plan.Refused, NotAnOutput) as err:
-        print(f"wanka: {args.folder}/{err}" if not isinstance(err, plan.Refused)
-              else f"wanka: {err}", file=sys.stderr)  # fmt: skip
-        return 2
+        raise Stop(f"{args.folder}/{err}" if not isinstance(err, plan.Refused)
+                   else str(err)) from None  # fmt: skip
     except shard.TooLarge as err:
-        print(f"wanka: {args.folder}: {err}", file=sys.stderr)
-        return 2
+        raise Stop(f"{args.folder}: {err}") from None
     signal.signal(signal.SIGTERM, _sigterm)
     try:
         return _prove(args, folder, p, lay, started=started, have=have, since=since)
     except KeyboardInterrupt:
         run.down()
-        print("wanka: interrupted; the twin was taken down", file=sys.stderr)
-        return 130
+        raise TakenDown from None
     except BaseException:
         run.down()
         raise
@@ -155,7 +159,7 @@ class Result:
 
 
 def _prove(args, folder: Path, p: Plan, lay: shard.Layout, started: float, have: int,
-           since: dict | None) -> int:  # fmt: skip
+           since: dict | None) -> Finished:  # fmt: skip
     shards = lay.shards
     digests = prove_since.namespace_digests(p)  # before the hosts' keyfiles are added
     routers = sum(1 for n in p.namespaces.values() if n.frr)
@@ -222,18 +226,18 @@ def _prove(args, folder: Path, p: Plan, lay: shard.Layout, started: float, have:
     peak = max((r.mib for r in results.values()), default=0.0)
     mine = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     runs = sum(r.runs for r in results.values())
-    code = _print(outcomes)
-    if code == 0:
+    text, failed = _text(outcomes), any(not o.ok for o in outcomes)
+    if not failed:
         _out(f"recorded for --since: {prove_since.write(folder, digests, routes)}")
     speakers = sum(s.speakers for s in shards)
     if since is not None:
-        print(f"--since {args.since}: {len(running)} of {len(shards)} shards proved again, "
-              "the others carried")  # fmt: skip
-    print(f"shards {len(shards)}, routers {routers} (each inside a shard at least once; "
-          f"{speakers} boundary speakers), passes {passes - 1 if settled else MAX_PASSES} "
-          f"({runs} shard runs), seconds {seconds:.0f}, peak memory {peak:,.0f} MiB of FRR "
-          f"(largest shard, proportional set) + {mine:,.0f} MiB wanka")  # fmt: skip
-    return code
+        text += (f"--since {args.since}: {len(running)} of {len(shards)} shards proved again, "
+                 "the others carried\n")  # fmt: skip
+    text += (f"shards {len(shards)}, routers {routers} (each inside a shard at least once; "
+             f"{speakers} boundary speakers), passes {passes - 1 if settled else MAX_PASSES} "
+             f"({runs} shard runs), seconds {seconds:.0f}, peak memory {peak:,.0f} MiB of FRR "
+             f"(largest shard, proportional set) + {mine:,.0f} MiB wanka\n")  # fmt: skip
+    return Finished(text, failed=failed)
 
 
 def _carried(p: Plan, s: shard.Shard, routes, before) -> checks.Outcome:
@@ -251,15 +255,16 @@ def _named(o: checks.Outcome, prefix: str) -> checks.Outcome:
     return o
 
 
-def _print(outcomes: list[checks.Outcome]) -> int:
+def _text(outcomes: list[checks.Outcome]) -> str:
+    lines = []
     for o in outcomes:
         mark = "ok  " if o.ok else "FAIL"
-        print(f"{mark} {o.name}: {o.proved}/{o.total}" + (f" ({o.note})" if o.note else ""))
+        lines.append(f"{mark} {o.name}: {o.proved}/{o.total}" + (f" ({o.note})" if o.note else ""))
         for f in o.failures[:SHOWN]:
-            print(f"     {f}")
+            lines.append(f"     {f}")
         if len(o.failures) > SHOWN:
-            print(f"     [and {len(o.failures) - SHOWN} more]")
-    return 1 if any(not o.ok for o in outcomes) else 0
+            lines.append(f"     [and {len(o.failures) - SHOWN} more]")
+    return "".join(f"{line}\n" for line in lines)
 
 
 def _run(

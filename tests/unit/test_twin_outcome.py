@@ -3,10 +3,15 @@ read by their fields; their text is only what the report and the terminal show."
 
 from __future__ import annotations
 
+import argparse
 import re
 from pathlib import Path
 
-from generator.twin.outcome import Failure, Outcome, kinds
+import pytest
+
+from generator.cli import main
+from generator.twin import prove, run
+from generator.twin.outcome import Failure, Outcome, Stop, kinds
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -104,10 +109,10 @@ def test_the_report_lists_every_failure_under_its_check_and_none_when_clean():
     assert f"## Not emulated (never claimed)\n\n- {NOT_EMULATED[0]}\n" in clean
 
 
-# modules that still print: twin prove (issue #44: its own output and exit codes, next), the ZTP
-# client test double (a program of its own, run by path in a switch's namespace: its stdout is
-# its answer to the drill), and the collection's `python -m generator.collection readme`
-STILL_PRINTING = {"twin/prove.py", "twin/ztp_client.py", "collection.py"}
+# programs of their own, not commands of the CLI: the ZTP client test double (run by path in a
+# switch's namespace: its stdout is its answer to the drill) and the collection's maintainer
+# script `python -m generator.collection readme` (the role READMEs it writes name it)
+OWN_PROGRAMS = {"twin/ztp_client.py", "collection.py"}
 
 
 def test_only_the_cli_prints():
@@ -123,4 +128,20 @@ def test_only_the_cli_prints():
             for node in ast.walk(tree)
         ):
             printing.add(path.relative_to(ROOT / "generator").as_posix())
-    assert printing - {"cli.py"} == STILL_PRINTING
+    assert printing - {"cli.py"} == OWN_PROGRAMS
+
+
+def test_twin_prove_leaves_the_printing_and_the_exit_code_to_the_cli(tmp_path, capsys, monkeypatch):
+    """`twin prove` returns its result or raises, as every twin command does; the CLI prints the
+    message and exits 2 (here a folder wanka did not write, refused before any root work)."""
+    monkeypatch.setattr(run, "missing", list)  # root and the packages, as on a twin host
+    args = argparse.Namespace(folder=str(tmp_path))
+    with pytest.raises(Stop, match="not a generated folder"):
+        prove.main(args)
+    assert capsys.readouterr() == ("", "")  # prove itself printed nothing
+    assert main(["twin", "prove", str(tmp_path)]) == 2
+    out = capsys.readouterr()
+    assert (out.out, out.err) == (
+        "",
+        f"wanka: {tmp_path}: not a generated folder (no files/cabling.csv)\n",
+    )
