@@ -1,4 +1,4 @@
-"""`wanka predict FOLDER`: the prediction as text (cli.py prints it; NotAnOutput for a folder it
+"""`wanka predict FOLDER`: the prediction as text (the CLI prints it; NotAnOutput for a folder it
 cannot read)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from generator.predict import advise_placement, expected, predict, report
 
 
 class BadMargin(ValueError):
-    """--margin outside [0, 1): cli.py says so and exits 2."""
+    """--margin outside [0, 1): the CLI says so and exits 2."""
 
 
 def run(args: argparse.Namespace) -> str:
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> str:
         algo=args.algo,
         with_failures=not args.no_failures,
     )
-    if args.write:  # OutputError: cli.py says so and exits 2
+    if args.write:  # OutputError: the CLI says so and exits 2
         target = expected.write(Path(args.folder), p, args.margin)
         return (f"wrote {target} and {target.with_suffix('.md').name} (thresholds: p5 x"
                 f" (1 - {args.margin:g}))\n")  # fmt: skip

@@ -222,7 +222,7 @@ def _readers() -> list[Path]:
         *(GENERATOR / "artifacts").glob("*.py"),
         *(GENERATOR / "verify").glob("*.py"),
         *(GENERATOR / "analysis").glob("*.py"),
-        GENERATOR / "cli.py",
+        *(GENERATOR / "cli").glob("*.py"),
     ]
 
 
