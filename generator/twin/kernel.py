@@ -27,13 +27,10 @@ import json
 import os
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from generator.twin.instance import BASE, all_namespaces
+from generator.twin.records import Plan
 from generator.vocab import NsKind
-
-if TYPE_CHECKING:
-    from generator.twin.plan import Plan
 
 IGMP = "net.ipv4.igmp_max_memberships"
 IGMP_DEFAULT = 20  # ip-sysctl.rst: "Default: 20"

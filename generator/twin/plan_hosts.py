@@ -7,14 +7,11 @@ import configparser
 import ipaddress
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from generator.twin.intake import Refused, address, checked, ifname
+from generator.twin.records import Netns, Plan
 from generator.verify import safe
 from generator.vocab import HostPort, NsKind
-
-if TYPE_CHECKING:
-    from generator.twin.plan import Netns, Plan
 
 MAX_NICS = 64  # NPU NICs in one hccn.conf (8 on an Atlas 800T A2)
 HCCN_BYTES = 64 * 1024  # an hccn.conf is 1-2 KB

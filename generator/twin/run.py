@@ -38,7 +38,8 @@ from generator.twin.instance import (
 )
 from generator.twin.intake import Refused
 from generator.twin.kernel import restore_neighbour_table, size_neighbour_table
-from generator.twin.plan import MAX_NAMESPACES, Link, Netns, Plan
+from generator.twin.plan import MAX_NAMESPACES
+from generator.twin.records import Link, Netns, Plan
 
 JOB_MARK = "WANKA_TWIN_JOB"  # in the environment of the helpers of an instance (its id)
 # FRR daemons and the ZTP drill's servers one run may start; the memory they need (10.6 MiB per

@@ -39,7 +39,8 @@ import ipaddress
 import re
 from dataclasses import dataclass, field
 
-from generator.twin.plan import Netns, Plan, ns_name
+from generator.twin.plan import Plan, ns_name
+from generator.twin.records import Netns
 from generator.vocab import NsKind
 
 MIB = {"zebra": 10, "staticd": 4, "ospfd": 4, "bgpd": 10}  # per daemon, before its BGP peers
