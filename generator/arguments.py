@@ -311,6 +311,11 @@ def parser() -> argparse.ArgumentParser:
             t.add_argument("--collection", type=Path, metavar="DIR",
                            help="run the roles of the Ansible collection in DIR (a checkout's "
                            "root; default: the one this wanka ships)")  # fmt: skip
+        if name == "up":
+            t.add_argument("--no-hosts", action="store_true",
+                           help="the devices only: the host_network role is not run, the hosts' "
+                           "namespaces are cabled but not configured (`test` and `grow` refuse "
+                           "such a twin: its flows need the hosts)")  # fmt: skip
         if name == "test":
             t.add_argument("--report", default="twin-report.md", help="default twin-report.md")
             t.add_argument("--no-drills", action="store_true", help="skip the failure drills")

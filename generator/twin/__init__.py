@@ -59,26 +59,34 @@ def bring_up(
     up: bool = True,
     keyfiles: Path = STAGING,
     say: Callable[[str], None] = _quiet,
+    with_hosts: bool = True,
 ) -> tuple[plan.Plan, Callable[[], None]]:
     """The plan, and (`up`) the twin of it brought up, and what completes both with the hosts:
     the host_network role renders the hosts' keyfiles in the background while the devices'
     namespaces, cables and FRR come up (and what needs no host is checked); calling the second
     waits for it, adds the keyfiles to the plan and (`up`) configures the hosts from them.
-    Progress goes to `say`."""
+    Without `with_hosts` (`twin up --no-hosts`) the role is not run and the hosts stay unconfigured,
+    as the twin's state records. Progress goes to `say`."""
     clock = clock or run.Clock()
     with clock("plan and translation (no root)"):
         p = plan.plan(folder, {}, pod)  # first: a line it refuses stops the twin before anything
         routing.apply(p)
-    job = None if pod else hosts.start(folder, keyfiles, collection or ansible_collection())
+    job = (
+        None
+        if pod or not with_hosts
+        else hosts.start(folder, keyfiles, collection or ansible_collection())
+    )
     if job and not job.process:
         say(f"host keyfiles: those of an identical earlier run (cache {job.key[:12]})")
     if up:
-        run.up(p, say, clock)
+        run.up(p, say, clock, with_hosts)
 
     def hosts_done() -> None:
         if p.hosts_done:
             return
         p.hosts_done = True
+        if not with_hosts:  # --no-hosts: the hosts stay as cabled, unconfigured
+            return
         with clock("host keyfiles (ansible-playbook host_network), waited for"):
             added = plan.add_keyfiles(p, hosts.finish(job, keyfiles) if job else {})
         if up and added:
@@ -122,11 +130,15 @@ def main(args: argparse.Namespace, say: Callable[[str], None] = _quiet) -> Finis
     folder = Path(args.folder).resolve()
     if not (folder / "files" / "cabling.csv").is_file():
         raise Stop(f"{args.folder}: not a generated folder (no files/cabling.csv)")
+    running = run.up_folder()
+    if args.twin_command in ("test", "grow") and running is not None and run.hostless():
+        raise Stop(_HOSTLESS.format(folder=running[0], command=args.twin_command))  # left up
     signal.signal(signal.SIGTERM, _sigterm)
     try:
         if args.twin_command == "up":
             clock = run.Clock()
-            bring_up(folder, args.pod, args.collection, clock, say=say)[1]()
+            with_hosts = not getattr(args, "no_hosts", False)
+            bring_up(folder, args.pod, args.collection, clock, say=say, with_hosts=with_hosts)[1]()
             return Finished(", ".join(f"{k} {v:.1f} s" for k, v in clock.times.items()) + "\n")
         if args.twin_command == "grow":
             return _grow(folder, say)
@@ -143,6 +155,13 @@ def main(args: argparse.Namespace, say: Callable[[str], None] = _quiet) -> Finis
         if args.twin_command == "up" or not getattr(args, "keep", False):
             run.down()
         raise
+
+
+# `twin test` and `grow` on a twin up without its hosts: their flows would be fewer, not failed
+_HOSTLESS = (
+    "the twin of {folder} is up without its hosts (`wanka twin up --no-hosts`): `twin {command}` "
+    "proves the hosts' flows too; run `wanka twin down`, then `wanka twin up` without --no-hosts"
+)
 
 
 def _grow(folder: Path, say: Callable[[str], None]) -> Finished:

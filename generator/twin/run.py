@@ -179,12 +179,15 @@ class Clock:
             self.times[phase] = self.times.get(phase, 0.0) + time.perf_counter() - start
 
 
-def up(p: Plan, progress=lambda message: None, clock: Clock | None = None) -> dict[str, float]:
-    """Create everything; return the seconds each step took."""
+def up(
+    p: Plan, progress=lambda message: None, clock: Clock | None = None, hosts: bool = True
+) -> dict[str, float]:
+    """Create everything (`hosts`: the hosts are configured after, from their keyfiles); return
+    the seconds each step took."""
     vacant()
     bound(p)
     clock = clock or Clock()
-    record(p)
+    record(p, hosts)
     size_neighbour_table(len(p.links))
     with clock("namespaces and cables"):
         cabled = add(list(p.namespaces.values()), p.links)
@@ -256,13 +259,19 @@ def guard(text: str, what: str, ns: str) -> None:
     _safe(text.splitlines(), SAFE_NFT if what == "nft" else SAFE_FRR, what, ns)
 
 
-def record(p: Plan) -> None:
-    """The state folder says which folder the running twin is of."""
+def record(p: Plan, hosts: bool = True) -> None:
+    """The state folder says which folder the running twin is of, and whether its hosts are
+    configured (False: `twin up --no-hosts`)."""
     claim()
     STATE.mkdir(parents=True, exist_ok=True)
     (STATE / "twin.json").write_text(
         json.dumps(
-            {"folder": str(p.folder.resolve()), "pod": p.pod, "namespaces": sorted(p.namespaces)}
+            {
+                "folder": str(p.folder.resolve()),
+                "pod": p.pod,
+                "namespaces": sorted(p.namespaces),
+                "hosts": hosts,
+            }
         ),
         encoding="utf-8",
     )
@@ -373,6 +382,14 @@ def up_folder() -> tuple[Path, int] | None:
         return Path(state["folder"]).resolve(), state.get("pod", 0)  # vocabulary: state key
     except (OSError, ValueError, KeyError):
         return Path("an unknown folder"), 0
+
+
+def hostless() -> bool:
+    """The twin that is up was brought up without its hosts (`twin up --no-hosts`)."""
+    try:
+        return json.loads((STATE / "twin.json").read_text()).get("hosts") is False
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def vtysh_json(ns: str, command: str):

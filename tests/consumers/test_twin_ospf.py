@@ -3,7 +3,9 @@
 
 tests/data/blueprints/ospf-192.yaml gives each parameter spine 24 OSPF links. Before the twin
 sized net.ipv4.igmp_max_memberships (generator/twin/kernel.py) the 21st join of each spine's
-ospfd failed with ENOBUFS and the 6th leaf's 16 adjacencies stayed Init."""
+ospfd failed with ENOBUFS and the 6th leaf's 16 adjacencies stayed Init. The sessions need no
+host: the twin is brought up with --no-hosts (no host_network role run), which `twin test` and
+`twin grow` then refuse."""
 
 from __future__ import annotations
 
@@ -42,14 +44,15 @@ def _twin(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
                           timeout=timeout, env=ENV)  # fmt: skip
 
 
-@pytest.fixture
-def up(tmp_path):
-    folder = tmp_path / "ospf-192"
+@pytest.fixture(scope="module")
+def up(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("twin-ospf") / "ospf-192"
     assert main(["generate", str(OSPF_192), "-o", str(folder), "-q"]) == 0
     _twin("down")
-    done = _twin("up", str(folder))
+    done = _twin("up", str(folder), "--no-hosts")  # the sessions need no host (no keyfile run)
     try:
         assert done.returncode == 0, done.stdout + done.stderr
+        assert "host keyfiles" not in done.stdout + done.stderr  # the role did not run
         yield folder
     finally:
         _twin("down")
@@ -72,3 +75,13 @@ def test_every_ospf_adjacency_of_a_spine_with_24_links_is_full(up):
     assert all(s.startswith("Full") for s in states), states
     done = _twin("exec", "par-spine-001", "sysctl", "-n", kernel.IGMP)
     assert done.returncode == 0 and int(done.stdout) >= 2 * links, done.stdout + done.stderr
+
+
+def test_a_twin_up_without_its_hosts_is_not_tested_or_grown(up):
+    """`twin test` on a twin up with --no-hosts would prove fewer flows (no host has an
+    address): refused, exit 2, before anything runs; `twin grow` likewise."""
+    for command in ("test", "grow"):
+        done = _twin(command, str(up))
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "is up without its hosts (`wanka twin up --no-hosts`)" in done.stderr, done.stderr
+        assert run.namespaces(), "the refusal took the twin down"
