@@ -22,12 +22,13 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from functools import partial
 from importlib.metadata import version
 from pathlib import Path
 
 import yaml
 
-from generator.twin import instance, run
+from generator.twin import cache, instance, run
 from generator.twin.plan import Refused, address, checked, host_names
 from generator.verify import safe
 from generator.verify.inventory import hosts as read_hosts
@@ -245,25 +246,59 @@ def render(
 # `twin test`). The key is the SHA-256 of every byte the run reads, so a changed byte is a new run.
 CACHE = instance.BASE / "cache" / "keyfiles"
 CACHED = 8  # entries kept, the most recently used
+# And per host: the role reads no other host's variables (no `hostvars`, `groups` or
+# `play_hosts` in roles/host_network: tests/unit/test_twin_keyfiles_cache.py), so a host's
+# keyfiles are a function of the role, its own variables (its host_vars file, its lines and groups
+# in hosts.yml) and group_vars; a run whose whole key is new runs the role (`--limit`) only on the
+# hosts whose own key is new: a grown build's run, the servers it adds (pod-128 to 256: 16 of 38
+# hosts), a build beside another of the same servers, its other hosts.
+HOST_CACHE = instance.BASE / "cache" / "keyfiles-host"
+HOSTS_CACHED = 1024
 
 
 @dataclass
 class Job:
-    """The role started by `start`: its process, or none when `key`'s output was cached."""
+    """The role started by `start`: its process (none when it had no host to run on), and the
+    hosts it runs on with their keys (None: `key`'s whole output was cached)."""
 
     key: str
     process: subprocess.Popen | None = None
+    ran: dict[str, str] | None = None
 
 
 def _key(copy: Path, collection: Path) -> str:
+    digest = _common(collection)
+    cache.digest_tree(digest, copy)
+    return digest.hexdigest()
+
+
+def _common(collection: Path):
+    """A digest of what every host's run reads alike: the playbook, this Python and Ansible, the
+    role, the collection's plugins and ansible.cfg."""
     digest = hashlib.sha256(PLAYBOOK.encode())
     digest.update(f"{sys.executable}\0ansible-core {version('ansible-core')}\0".encode())
-    for base in (copy, collection / "roles" / "host_network", collection / "plugins"):
-        for path in sorted(p for p in base.rglob("*") if p.is_file() and p.suffix != ".pyc"):
-            digest.update(f"{path.relative_to(base.parent)}\0".encode())
-            digest.update(path.read_bytes())
+    for base in (collection / "roles" / "host_network", collection / "plugins"):
+        cache.digest_tree(digest, base)
     digest.update((collection / "ansible.cfg").read_bytes())
-    return digest.hexdigest()
+    return digest
+
+
+def host_keys(copy: Path, collection: Path) -> dict[str, str]:
+    """Host the playbook runs on -> the SHA-256 of what its run reads: what every run reads,
+    group_vars, its host_vars file and what hosts.yml says of it (cache.host_view)."""
+    _, groups, _ = read_hosts(copy)
+    names = set().union(*(groups.get(g, set()) for g in HOST_GROUPS.split(":")))
+    listing = safe.file_yaml(copy, copy / "hosts.yml")
+    common = _common(collection)
+    cache.digest_tree(common, copy / "group_vars")
+    out = {}
+    for host in sorted(names):
+        digest = common.copy()
+        own = copy / "host_vars" / f"{host}.yml"
+        digest.update(b"\0host_vars\0" + (own.read_bytes() if own.is_file() else b"\0none\0"))
+        digest.update(cache.host_view(listing, host).encode())
+        out[host] = digest.hexdigest()
+    return out
 
 
 def start(folder: Path, into: Path, collection: Path) -> Job:
@@ -274,13 +309,13 @@ def start(folder: Path, into: Path, collection: Path) -> Job:
     into.mkdir(parents=True, exist_ok=True)
     copy = inventory(folder, into)
     key = _key(copy, collection)
-    shutil.rmtree(into / "hosts", ignore_errors=True)
-    try:
-        shutil.copytree(CACHE / key, into / "hosts", symlinks=True)
-        os.utime(CACHE / key)
+    if cache.take(CACHE, key, into / "hosts"):
         return Job(key)
-    except OSError:  # not cached (or pruned meanwhile by another instance): run the role
-        shutil.rmtree(into / "hosts", ignore_errors=True)
+    (into / "hosts").mkdir()
+    ran = {h: k for h, k in host_keys(copy, collection).items()
+           if not cache.take(HOST_CACHE, k, into / "hosts" / h)}  # fmt: skip
+    if not ran:
+        return Job(key, ran=ran)
     playbook = into / "keyfiles.yml"
     playbook.write_text(PLAYBOOK, encoding="utf-8")
     env = dict(os.environ)
@@ -295,49 +330,43 @@ def start(folder: Path, into: Path, collection: Path) -> Job:
         str(Path(sys.executable).with_name("ansible-playbook")),
         "-i", str(copy / "hosts.yml"),
         "-e", f"twin_root={into / 'hosts'}",
+        "--limit", ",".join(sorted(ran)),
         *forced(),
         str(playbook),
     ]  # fmt: skip
     if not Path(command[0]).exists():
         command[0] = "ansible-playbook"
-    return Job(key, run.background("keyfiles", command, env))
+    return Job(key, run.background("keyfiles", command, env), ran)
 
 
 def finish(job: Job, into: Path) -> dict[str, dict[str, configparser.ConfigParser]]:
-    """Wait for the role started by `start` (and cache its output), then read host -> keyfile
-    id -> keyfile."""
+    """Wait for the role started by `start` (and cache its output, whole and per host), then
+    read host -> keyfile id -> keyfile."""
     if job.process is not None:
         code, output = run.finish("keyfiles", job.process)
         if code != 0:
             tail = "\n".join(output.strip().splitlines()[-20:])
             raise AnsibleFailed(f"ansible-playbook (host_network keyfiles) failed:\n{tail}")
+    if job.ran is not None:
+        for host, key in sorted(job.ran.items()):
+            out = into / "hosts" / host
+            if out.is_dir():
+                cache.keep(HOST_CACHE, key, partial(shutil.copytree, out, symlinks=True),
+                           HOSTS_CACHED)  # fmt: skip
         _keep(into / "hosts", job.key)
     return read(into / "hosts")
 
 
 def _keep(hosts: Path, key: str) -> None:
-    """Copy a run's output into the cache (whole or not at all: renamed into place), then drop
-    the least recently used entries beyond CACHED."""
-    CACHE.mkdir(parents=True, exist_ok=True, mode=0o700)
-    partial = CACHE / f".{key}.{os.getpid()}"
-    shutil.rmtree(partial, ignore_errors=True)
-    if hosts.is_dir():
-        shutil.copytree(hosts, partial, symlinks=True)
-    else:
-        partial.mkdir()
-    try:
-        partial.rename(CACHE / key)
-    except OSError:  # another instance cached the same output first
-        shutil.rmtree(partial, ignore_errors=True)
-    used = {}
-    for entry in CACHE.iterdir():
-        try:
-            if not entry.name.startswith("."):
-                used[entry] = entry.stat().st_mtime
-        except OSError:  # pruned meanwhile by another instance
-            continue
-    for old in sorted(used, key=used.__getitem__, reverse=True)[CACHED:]:
-        shutil.rmtree(old, ignore_errors=True)
+    """Copy a run's output into the cache (keep)."""
+
+    def fill(entry: Path) -> None:
+        if hosts.is_dir():
+            shutil.copytree(hosts, entry, symlinks=True)
+        else:
+            entry.mkdir()
+
+    cache.keep(CACHE, key, fill, CACHED)
 
 
 KEYFILES = "etc/NetworkManager/system-connections"
