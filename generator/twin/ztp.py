@@ -10,19 +10,24 @@ staged startup configuration: DHCP through the relay and the firewall, SFTP back
 
 from __future__ import annotations
 
+import grp
+import hashlib
 import json
 import os
+import pwd
 import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
+from importlib.metadata import version
 from itertools import zip_longest
 from pathlib import Path
 
-from generator.twin import checks, explain, hosts, probe
+from generator.twin import cache, checks, explain, hosts, probe
 from generator.twin.outcome import Failure
 from generator.twin.plan import Plan, Refused, ns_name
-from generator.twin.run import STATE, ZTP_USER, background, claim, finish, reapply, sh
+from generator.twin.run import BASE, STATE, ZTP_USER, background, claim, finish, reapply, sh
 from generator.twin.vrp import Device, Interface
 from generator.verify import vrp
 from generator.verify.safe import file_text, rel
@@ -37,12 +42,93 @@ VAULT = {  # stand-ins for the site's Vault: the twin never sees real secrets
     "vault_dfs_password": "twin-dfs-pw",
 }
 CLIENT = Path(__file__).with_name("ztp_client.py")
+# The role's output per input, as the host keyfiles' (generator.twin.hosts.CACHE): a run whose
+# inventory copy, stand-in values, playbook, role, plugins, ansible.cfg, Ansible and earlier output
+# in the state folder are those of a cached run takes that run's files instead of running the
+# role again (pod-128: ~30 s of CPU). The stand-in values name this instance's state folder and
+# SFTP account, so an entry serves its own instance only (a later twin of the same folder).
+CACHE = BASE / "cache" / "ztp"
+CACHED = 4  # entries kept, the most recently used
+OUTPUT = ("srv", "etc")  # what the role writes under wanka_root (ztp_server_root, ztp_server_etc)
+OWNERS = "owners.json"  # in an entry: the files the SFTP account owns or whose group it is
 
 
-def render(p: Plan, collection: Path) -> tuple[subprocess.Popen, str] | None:
+@dataclass
+class Rendered:
+    """The role started by `render`: its process (none when `key`'s output was cached) and the
+    controller's address."""
+
+    key: str
+    address: str
+    process: subprocess.Popen | None = None
+
+
+def _key(base: Path, inventory: Path, collection: Path, command: list[str]) -> str:
+    """SHA-256 of every byte the role's run reads: the command, the checked inventory copy, the
+    stand-in values (base/run/overrides.yml), the playbook, the role, the collection's plugins,
+    ansible.cfg, this Python and Ansible, and what an earlier run left in the state folder."""
+    digest = hashlib.sha256("\0".join(command).encode())
+    digest.update(f"\0{sys.executable}\0ansible-core {version('ansible-core')}\0".encode())
+    digest.update((base / "run" / "overrides.yml").read_bytes())
+    for tree in (inventory, collection / "roles" / "ztp_server", collection / "plugins",
+                 *(base / name for name in OUTPUT)):  # fmt: skip
+        cache.digest_tree(digest, tree)
+    for path in (collection / "playbooks" / "ztp.yml", collection / "ansible.cfg"):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _sftp_ids() -> tuple[int, int]:
+    return pwd.getpwnam(USER).pw_uid, grp.getgrnam(USER).gr_gid
+
+
+def _restore(base: Path, key: str) -> bool:
+    """The cached output of `key` into the state folder, the SFTP account's files given to this
+    run's account (its ids change with each twin); False when not cached."""
+    entry = CACHE / key
+    try:
+        for name in OUTPUT:
+            shutil.rmtree(base / name, ignore_errors=True)
+            if (entry / name).is_dir():
+                shutil.copytree(entry / name, base / name, symlinks=True)
+        owners = json.loads((entry / OWNERS).read_text(encoding="utf-8"))
+        os.utime(entry)
+    except (OSError, ValueError):  # not cached (or pruned meanwhile by another instance)
+        for name in OUTPUT:
+            shutil.rmtree(base / name, ignore_errors=True)
+        return False
+    uid, gid = _sftp_ids()
+    for where, (user, group) in owners.items():
+        if Path(where).is_absolute() or ".." in Path(where).parts:
+            raise Refused(f"{entry / OWNERS}: '{where}' is not a path inside the entry")
+        os.chown(base / where, uid if user else -1, gid if group else -1, follow_symlinks=False)
+    return True
+
+
+def _keep(base: Path, key: str) -> None:
+    """The role's output in the state folder into the cache, with which files the SFTP account
+    owns or has as group."""
+    uid, gid = _sftp_ids()
+
+    def fill(entry: Path) -> None:
+        entry.mkdir()
+        owners = {}
+        for name in OUTPUT:
+            if (base / name).is_dir():
+                shutil.copytree(base / name, entry / name, symlinks=True)
+                for path in sorted([base / name, *(base / name).rglob("*")]):
+                    st = path.lstat()
+                    if st.st_uid == uid or st.st_gid == gid:
+                        owners[str(path.relative_to(base))] = (st.st_uid == uid, st.st_gid == gid)
+        (entry / OWNERS).write_text(json.dumps(owners, sort_keys=True), encoding="utf-8")
+
+    cache.keep(CACHE, key, fill, CACHED)
+
+
+def render(p: Plan, collection: Path) -> Rendered | None:
     """Start the collection's ztp_server role (into the state folder, in the background:
-    generator.twin.run.background); return it and the controller's address (None: no
-    controller)."""
+    generator.twin.run.background), or take an identical run's output from the cache; None:
+    no controller."""
     controllers = sorted(p.groups.get("controller", ()))
     if not controllers:
         return None
@@ -77,7 +163,10 @@ def render(p: Plan, collection: Path) -> tuple[subprocess.Popen, str] | None:
         "-i", str(run / "overrides.yml"), "-e", f"ztp_server_host={controller}", *hosts.forced(),
         str(collection / "playbooks" / "ztp.yml"),
     ]  # fmt: skip
-    return background("ztp_server", command, env), address
+    key = _key(base, inventory, collection, command)
+    if _restore(base, key):
+        return Rendered(key, address)
+    return Rendered(key, address, background("ztp_server", command, env))
 
 
 def _start(base: Path, controller: str, address: str) -> None:
@@ -253,10 +342,12 @@ def drill(p: Plan, collection: Path, rendered=None) -> list[checks.Outcome]:
     out.proved += len(staged) - len(differ)
     controllers = sorted(p.groups.get("controller", ()))
     base = STATE / "ztp"
-    job, address = rendered
-    code, output = finish("ztp_server", job)
-    if code != 0:
-        raise RuntimeError("ztp_server role failed:\n" + output[-3000:])
+    address = rendered.address
+    if rendered.process is not None:
+        code, output = finish("ztp_server", rendered.process)
+        if code != 0:
+            raise RuntimeError("ztp_server role failed:\n" + output[-3000:])
+        _keep(base, rendered.key)
     files = _file_service(p, base, controllers[0], address)
     try:
         _start(base, controllers[0], address)
