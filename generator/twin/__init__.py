@@ -79,7 +79,7 @@ def bring_up(
     if job and not job.process:
         say(f"host keyfiles: those of an identical earlier run (cache {job.key[:12]})")
     if up:
-        run.up(p, say, clock, with_hosts)
+        run.up(p, say, clock, with_hosts or bool(pod))  # a pod's twin has no hosts anyway
 
     def hosts_done() -> None:
         if p.hosts_done:
