@@ -25,9 +25,10 @@ from itertools import zip_longest
 from pathlib import Path
 
 from generator.twin import cache, checks, explain, hosts, probe
+from generator.twin.instance import BASE, STATE, ZTP_USER, claim
 from generator.twin.outcome import Failure
 from generator.twin.plan import Plan, Refused, ns_name
-from generator.twin.run import BASE, STATE, ZTP_USER, background, claim, finish, reapply, sh
+from generator.twin.run import background, finish, reapply, sh
 from generator.twin.vrp import Device, Interface
 from generator.verify import vrp
 from generator.verify.safe import file_text, rel
