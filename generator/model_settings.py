@@ -138,6 +138,16 @@ class AcceptanceScope:
     bound_gbytes_s: float  # the topology's bus bandwidth per rank at this scope
     expected_busbw: float  # efficiency x bound: the pass mark
     formula: str  # the arithmetic, with the numbers
+    # busbw of the first unit with every flow at the bound, none lost to ECMP hash collisions
+    # (generator/hccl_cost.py: `wanka predict` reports the same figure); None: not judged
+    collision_free: float | None = None
+
+    @property
+    def hash_free(self) -> bool:
+        """Its traffic turns at one switch (inside the server, or at the unit's leaf, each NPU
+        index of a unit on one switch): no ECMP choice, so `wanka predict`'s p5, p50 and p95
+        all equal `collision_free` (tests/unit/test_acceptance_review.py holds the two)."""
+        return self.tiers in ("HCCS", "leaf")  # vocabulary: the tiers text
 
     @property
     def name(self) -> str:
@@ -164,6 +174,16 @@ class Acceptance:
     checkpoint_write_gbps: float = 0.0
     idle_power_max_w: int = 0
     compile_cache: Mapping[str, Any] = field(default_factory=dict)
+
+    def command(self, scope: AcceptanceScope) -> str:
+        """The scope's mpirun line (domain.md §2.5), in the plan and the design review;
+        {hostfile}, {ranks} and {hccl_test_dir} are the npu_acceptance role's to fill in."""
+        reduce = " -o sum" if scope.op == "all_reduce" else ""
+        return (
+            f"mpirun -f {{hostfile}} -n {{ranks}} {{hccl_test_dir}}/bin/{scope.op}_test"
+            f" -p {self.ranks_per_server} -b {self.min_bytes} -e {self.max_bytes} -f 2 -d fp32"
+            f"{reduce} -n {self.iters} -w {self.warmup} -c 1"
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from generator.artifacts import OutputFile, emitter
-from generator.model import AcceptanceScope, Cluster
+from generator.model import Cluster
 from generator.structured_yaml import line
 from generator.vocab import ScopeKind
 
@@ -33,17 +33,6 @@ HEADER = """\
 """
 
 
-def command(scope: AcceptanceScope, cluster: Cluster) -> str:
-    """mpirun line (domain.md §2.5); {hostfile}, {ranks} and {hccl_test_dir} are the role's."""
-    a = cluster.acceptance
-    reduce = " -o sum" if scope.op == "all_reduce" else ""
-    return (
-        f"mpirun -f {{hostfile}} -n {{ranks}} {{hccl_test_dir}}/bin/{scope.op}_test"
-        f" -p {a.ranks_per_server} -b {a.min_bytes} -e {a.max_bytes} -f 2 -d fp32{reduce}"
-        f" -n {a.iters} -w {a.warmup} -c 1"
-    )
-
-
 def plan(cluster: Cluster) -> dict[str, Any]:
     a = cluster.acceptance
     scopes = []
@@ -57,7 +46,7 @@ def plan(cluster: Cluster) -> dict[str, Any]:
             "bound_gbytes_s": s.bound_gbytes_s,
             "expected_busbw_gbytes_s": s.expected_busbw,
             "formula": s.formula,
-            "command": command(s, cluster),
+            "command": a.command(s),
         }
         if s.kind == ScopeKind.SERVER:
             entry["units"] = "every server"

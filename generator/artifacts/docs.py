@@ -40,6 +40,7 @@ from generator.artifacts.rack_drawings import (
     elevation_svgs,
     floor_svg,
 )
+from generator.hccl_cost import LIMITS, MARGIN, MARGIN_REASON, SOURCES, threshold
 from generator.model import Cluster, Device, Plane, ip
 from generator.structured_yaml import line
 
@@ -131,19 +132,56 @@ def oversubscription_rows(cluster: Cluster) -> list[list[str]]:
     return out
 
 
-def acceptance_rows(cluster: Cluster) -> list[list[str]]:
-    """The acceptance plan's scopes: what each runs and its ceiling (the prediction is
-    `wanka predict --write`'s, in the site overlay)."""
-    return [
-        [
-            s.name,
-            f"{s.ranks:,}",
-            f"{len(s.units):,}",
-            s.tiers,
-            f"{s.expected_busbw:g}" if s.bound_gbytes_s else "measured, not judged",
-        ]
-        for s in cluster.acceptance.scopes
-    ]
+def acceptance_review(cluster: Cluster) -> dict | None:
+    """The acceptance section of both review files: the rows, the margin and the model's
+    limits (hccl_cost's, the same text `wanka predict` writes); None without a plan."""
+    if not cluster.acceptance.scopes:
+        return None
+    rows = acceptance_rows(cluster)
+    keys = ("scope", "test", "ranks", "units", "tiers", "ceiling", "free", "predicted", "mark")
+    return {
+        "rows": rows,
+        "table": [[r[k] for k in keys] for r in rows],
+        "margin": f"{MARGIN:g}",
+        "margin_reason": MARGIN_REASON,
+        "limits": LIMITS,
+        "sources": SOURCES,
+        "size": f"{cluster.acceptance.max_bytes:,}",
+    }
+
+
+def acceptance_rows(cluster: Cluster) -> list[dict[str, str]]:
+    """Per acceptance scope: the HCCL Test it runs, the plan's ceiling (the role's pass mark
+    without a prediction), the collision-free busbw (the model's, hccl_cost.collision_free: the
+    figure `wanka predict` reports for the scope), and where no ECMP hash is involved
+    (`hash_free`) the prediction's p5 / p50 / p95 and the pass mark `wanka predict --write`
+    gives, p5 x (1 - margin) at the default margin; elsewhere those need the hash draws of
+    `wanka predict`, which generate cannot afford."""
+    rows = []
+    for s in cluster.acceptance.scopes:
+        free = s.collision_free
+        known = free is not None and s.hash_free
+        rows.append(
+            {
+                "scope": s.name,
+                "test": f"{s.op}_test",
+                "command": cluster.acceptance.command(s),
+                "ranks": f"{s.ranks:,}",
+                "units": f"{len(s.units):,}",
+                "tiers": s.tiers,
+                "ceiling": f"{s.expected_busbw:g}" if s.bound_gbytes_s else "measured, not judged",
+                "free": "-" if free is None else f"{free:g}",
+                "predicted": f"{free:g} / {free:g} / {free:g}"
+                if known
+                else PREDICT_CELL[free is None],
+                "mark": f"{threshold(free):g}" if known else MARK_CELL[free is None],
+            }
+        )
+    return rows
+
+
+PREDICT_CELL = {False: "`wanka predict` (ECMP hash)", True: "-"}
+MARK_CELL = {False: "`wanka predict --write`", True: "-"}
 
 
 def pool_rows(cluster: Cluster) -> list[list[str]]:
@@ -236,7 +274,7 @@ def readme(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) -> st
         cdus=cdu_rows(cluster),
         fabrics=[(plane, mermaid(cluster, plane, graph)) for plane, graph in fabric.items()],
         oversubscription=oversubscription_rows(cluster),
-        acceptance=acceptance_rows(cluster),
+        acceptance=acceptance_review(cluster),
         pools=pool_rows(cluster),
         way_out=way_out_rows(cluster),
         flows=[
@@ -349,6 +387,7 @@ def report_html(cluster: Cluster, analysis: Analysis, fabric: dict[str, Graph]) 
         fabrics=[(p, fabric_svg(cluster, p, g)) for p, g in fabric.items()],
         oversubscription=oversubscription_rows(cluster),
         pools=pool_rows(cluster),
+        acceptance=acceptance_review(cluster),
         elevations=elevation_svgs(cluster),
         grouped=len(cluster.racks) > ALL_RACKS,
         legend=sorted((r, c) for r, c in COLOURS.items() if r != "managed"),

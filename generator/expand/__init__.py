@@ -61,7 +61,7 @@ from generator.expand.services import (
     ztp_relay,
 )
 from generator.expand.settings import resolve_settings
-from generator.model import Cluster, Fabric, Growth
+from generator.model import Cluster, Fabric, Growth, Lossless
 from generator.names import host_name_problems, name_problems
 from generator.records import replace
 from generator.vocab import Plane, Role
@@ -378,6 +378,7 @@ def _expand(
             links,
             _fabric_of(fabrics, Plane.PARAMETER),
             {s.name: hosts.model[s.name] for s in servers},
+            _npu_mtu(lossless),
         ),
     )
     if names := name_problems(cluster):  # before any file is named after a device or group
@@ -387,7 +388,14 @@ def _expand(
 
 def _acceptance(bp: Blueprint, c: Cluster, catalog: Catalog):
     models = {s.name: catalog.hosts[c.device_by_name[s.name].model] for s in c.npu_servers}
-    return acceptance_plan(bp, c.npu_servers, c.links, c.fabric(Plane.PARAMETER), models)
+    fabric = c.fabric(Plane.PARAMETER)
+    return acceptance_plan(bp, c.npu_servers, c.links, fabric, models, _npu_mtu(c.lossless))
+
+
+def _npu_mtu(lossless: tuple[Lossless, ...]) -> int:
+    """The NPU ports' MTU as hccn.conf writes it: the parameter plane's lossless class's."""
+    cls = next((x for x in lossless if x.plane == Plane.PARAMETER), None)
+    return cls.mtu if cls else HOST_MTU
 
 
 def _fabric_of(fabrics: tuple[Fabric, ...], plane: str) -> Fabric | None:

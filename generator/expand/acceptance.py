@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 
 import msgspec
 
+from generator import hccl_cost
 from generator.blueprint.spec import Blueprint
 from generator.catalog import HostModel
 from generator.model import Acceptance, AcceptanceScope, Fabric, Link, NpuServer
@@ -36,8 +37,10 @@ def acceptance_plan(
     links: Sequence[Link],
     fabric: Fabric | None,
     models: Mapping[str, HostModel],
+    mtu: int,
 ) -> Acceptance:
-    """`models`: catalog host model of each NPU server, by server name."""
+    """`models`: catalog host model of each NPU server, by server name; `mtu`: the NPU ports'
+    (hccn.conf), which sets RoCE's goodput."""
     a = bp.acceptance
     eff = float(a.efficiency)
     settings = {
@@ -69,6 +72,7 @@ def acceptance_plan(
     ranks_per_server = len(servers[0].devices)
     ratio, down, up = _leaf_ratio(links)
     hccs = models[servers[0].name].intra_server_busbw
+    stated_hccs = round(hccs, 2) if hccs else 0.0  # as the plan states it (predict reads that)
     nic = port_gbps / 8
     spine = nic / ratio
     ratio_text = f"busiest leaf {down}:{up} Gb/s down:up"
@@ -77,6 +81,7 @@ def acceptance_plan(
         size = max(len(_servers_of(kind, u, leaves)) for u in units) * ranks_per_server
         expected = round(eff * bound, 2)
         formula = f"{eff:g} x {how} = {expected:g} GB/s" if bound else how
+        first = len(_servers_of(kind, units[0], leaves))
         return [
             AcceptanceScope(
                 kind=kind,
@@ -87,6 +92,15 @@ def acceptance_plan(
                 bound_gbytes_s=round(bound, 2),
                 expected_busbw=expected,
                 formula=formula,
+                collision_free=_collision_free(
+                    servers=first,
+                    per_server=ranks_per_server,
+                    op=op,
+                    size=a.max_bytes,
+                    hccs=stated_hccs,
+                    bound=round(bound, 2),
+                    mtu=mtu,
+                ),
             )
             for op in ops
         ]
@@ -181,6 +195,18 @@ def acceptance_plan(
         ranks_per_server=ranks_per_server,
         leaves=tuple((n, tuple(ss)) for n, ss in leaves.items()),
         scopes=tuple(out),
+    )
+
+
+def _collision_free(
+    *, servers: int, per_server: int, op: str, size: int, hccs: float, bound: float, mtu: int
+) -> float | None:
+    """The scope's busbw with no hash collision (hccl_cost.collision_free, `wanka predict`'s
+    own figure for the scope), at the plan's largest size; None where it judges nothing."""
+    if not bound:
+        return None
+    return hccl_cost.collision_free(
+        servers, per_server, size, op=op, hccs=hccs, nic_gbytes_s=bound, mtu=mtu
     )
 
 

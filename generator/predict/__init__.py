@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from generator import hccl_cost
 from generator.predict import fabric as fabric_mod
 from generator.predict import flows, hccl
 from generator.verify import safe
@@ -36,6 +37,9 @@ class Result:
     algbw: tuple[float, float, float]
     network: tuple[float, float, float]  # level1 busbw per NIC
     units: int = 1
+    # busbw with every flow at the scope's per-NIC bound (hccl_cost.collision_free: the figure
+    # the design review shows; as built only, None under a failure)
+    collision_free: float | None = None
 
 
 @dataclass(slots=True)
@@ -132,19 +136,32 @@ def _measure(fab, jobs, *, size, op, hccs, algo, seeds, qps, router) -> tuple:
     return np.concatenate(secs), np.concatenate(net), "/".join(sorted(algos))
 
 
-def _result(scope, condition, *, n, size, op, secs, net, algo, units) -> Result:
-    factor = 2 * (n - 1) / n if op == "all_reduce" else (n - 1) / n
+def _result(scope, condition, *, n, size, op, secs, net, algo, units, free=None) -> Result:
     alg = size / secs / 1e9  # nccl-tests: size is the buffer (AllGather: its output)
     return Result(
         scope=scope,
         condition=condition,
         ranks=n,
         algo=algo,
-        busbw=_pct(alg * factor),
+        busbw=_pct(hccl_cost.busbw(size, secs, n, op)),
         algbw=_pct(alg),
         network=_pct(net),
         units=units,
+        collision_free=free,
     )
+
+
+def _collision_free(scope: dict | None, job: hccl.Job, *, size, hccs, mtu, algo) -> float | None:
+    """The design review's figure for a scope (hccl_cost.collision_free over its first unit at
+    the plan's per-NIC bound, the server scope's at its HCCS bound); None for a job rank table
+    or where the plan judges nothing (no bound)."""
+    bound = float(scope.get("bound_gbytes_s") or 0) if scope else 0.0
+    if not bound:
+        return None
+    return hccl_cost.collision_free(
+        len(job.servers), job.per_server, size, op=scope["op"], hccs=hccs,
+        nic_gbytes_s=bound, mtu=mtu, algo=algo,
+    )  # fmt: skip
 
 
 def predict(
@@ -174,13 +191,13 @@ def predict(
         seeds=seeds,
         qps=qps,
         mtu=fab.mtu,
-        goodput=round(hccl.goodput(fab.mtu), 4),
+        goodput=round(hccl_cost.goodput(fab.mtu), 4),
         hccs=hccs,
     )
     leaves = plan.get("leaves", {})
-    work: list[tuple[str, str, list[hccl.Job], int]] = []
+    work: list[tuple[str, str, list[hccl.Job], int, dict | None]] = []
     if job_ips is not None:
-        work.append(("job", "all_reduce", [_ranktable_job(fab, job_ips, folder)], 1))
+        work.append(("job", "all_reduce", [_ranktable_job(fab, job_ips, folder)], 1, None))
     for scope in plan.get("scopes", []):
         name = scope["name"]
         if scopes and name not in scopes and scope["kind"] not in scopes:
@@ -198,21 +215,22 @@ def predict(
             jobs = [_job(fab, [s for leaf in u["leaves"] for s in leaves[leaf]]) for u in units]
             count = len(jobs)
             jobs = jobs[:max_units]
-        work.append((name, scope["op"], [j for j in jobs if j.servers], count))
+        work.append((name, scope["op"], [j for j in jobs if j.servers], count, scope))
     if not hccs:
         out.notes.append(
             "no intra-server busbw in the plan: level0 (inside a server) costs nothing here, so"
             " every figure is an upper bound"
         )
     base = flows.Router(fab)
-    for name, op, jobs, count in work:
+    for name, op, jobs, count, scope in work:
         if not jobs or (len(jobs[0].servers) < 2 and not hccs):
             continue  # one server and no HCCS figure: measured, not predicted (as the plan)
         n = jobs[0].ranks
         common = {"size": size, "op": op, "hccs": hccs, "algo": algo, "qps": qps}
         secs, net, used = _measure(fab, jobs, seeds=seeds, router=base, **common)
         got = {"n": n, "size": size, "op": op, "secs": secs, "net": net, "algo": used}
-        out.results.append(_result(name, "as built", units=count, **got))
+        free = _collision_free(scope, jobs[0], size=size, hccs=hccs, mtu=fab.mtu, algo=algo)
+        out.results.append(_result(name, "as built", units=count, free=free, **got))
         one_leaf = len({fab.nic[s[0]][0] for s in jobs[0].servers}) < 2
         if not with_failures or one_leaf or op != "all_reduce":
             continue

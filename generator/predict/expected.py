@@ -5,7 +5,9 @@ same figures for a reader), never into the generated folder: the next `wanka gen
 replaces that folder and refuses while it holds a file generate did not write (output.py).
 Why a command and not a stage of generate: the prediction of wanka-10k's scopes and their
 single failures takes minutes on this machine (tests/benchmarks/bench_predict.py), generate
-two seconds; a stage would multiply generate's time many times over.
+two seconds; a stage would multiply generate's time many times over. The design review shows
+what generate can afford: each scope's collision-free figure (generator/hccl_cost.py), which
+this prediction reports too (`collision_free`), and no hashed percentiles across spines.
 
 One fact, computed once: each scope's and condition's busbw p5/p50/p95 comes from
 generator.predict.predict; the threshold is p5 x (1 - margin), written here and only read by
@@ -20,21 +22,11 @@ import hashlib
 import json
 from pathlib import Path
 
+from generator.hccl_cost import MARGIN, MARGIN_REASON, threshold  # the one margin and mark
 from generator.predict import Prediction, report
 
 PATH = "acceptance/expected.yml"  # under the site overlay (group_vars wanka_site_dir)
-MARGIN = 0.10
-MARGIN_REASON = (
-    "the model's own error against the public figures it is held to: the collision-free"
-    " plateau within 5 % of NCCL's 24 GB/s-per-200G rule and the ECMP/NSLB ratio within 10 % of"
-    " Tolly's 0.65 (tests/unit/test_predict.py); it also leaves PFC/DCQCN, the RDMA WRITE"
-    " header (RETH) and run-to-run spread out, so a run below p5 by more than that is the"
-    " fabric's, not the model's [reasoned, not measured on Ascend hardware]"
-)
-
-
-def threshold(p5: float, margin: float) -> float:
-    return round(p5 * (1 - margin), 2)
+__all__ = ["MARGIN", "MARGIN_REASON", "PATH", "markdown", "threshold", "write", "yaml_text"]
 
 
 def yaml_text(p: Prediction, plan_bytes: bytes, margin: float) -> str:
@@ -62,7 +54,7 @@ def yaml_text(p: Prediction, plan_bytes: bytes, margin: float) -> str:
         lines.append(
             f"    {json.dumps(r.condition)}: {{ranks: {r.ranks}, algo: {r.algo},"
             f" busbw: [{r.busbw[0]:g}, {r.busbw[1]:g}, {r.busbw[2]:g}],"
-            f" threshold: {threshold(r.busbw[0], margin):g}}}"
+            f" threshold: {threshold(r.busbw[0], margin):g}{report.free_field(r)}}}"
         )
     return "\n".join(lines) + "\n"
 
@@ -75,14 +67,14 @@ def markdown(p: Prediction, margin: float) -> str:
         f"Bus bandwidth (10^9 bytes/s) at {p.size} bytes, p5 / p50 / p95 over {p.seeds} ECMP hash"
         f" seeds. Pass threshold = p5 x (1 - {margin:g}): {MARGIN_REASON}.",
         "",
-        "| scope | condition | ranks | algo | busbw p5 / p50 / p95 | threshold |",
-        "|---|---|---:|---|---|---:|",
+        "| scope | condition | ranks | algo | busbw p5 / p50 / p95 | threshold | collision-free |",
+        "|---|---|---:|---|---|---:|---:|",
     ]
     for r in p.results:
         out.append(
             f"| {r.scope} | {r.condition} | {r.ranks} | {r.algo} |"
             f" {r.busbw[0]:g} / {r.busbw[1]:g} / {r.busbw[2]:g} |"
-            f" {threshold(r.busbw[0], margin):g} |"
+            f" {threshold(r.busbw[0], margin):g} | {report.cell(r.collision_free)} |"
         )
     out += ["", "Limits:", "", *(f"- {text}" for text in (*p.notes, *report.LIMITS)), ""]
     return "\n".join(out)

@@ -5,25 +5,22 @@ from __future__ import annotations
 
 import json
 
-from generator.predict import Prediction, hccl
+from generator import hccl_cost
+from generator.predict import Prediction
 
-LIMITS = (
-    "flow level: no PFC, DCQCN, ECN or buffer dynamics; max-min fair sharing of line rates",
-    "per-flow ECMP hash drawn uniformly per hop and seed: Huawei's hash function is not public",
-    "the first N of more equal next hops than `maximum load-balancing N` [unconfirmed]",
-    "HCCL level1 algorithm as coll_alg_operator.cc picks it for large data (ring for 2 servers,"
-    " NHR above); the pipeline algorithm is not modelled (it overlaps level0 and level1)",
-    "NHR exchange partners modelled as distance doubling [unconfirmed]",
-    "AllGather level1 as half of AllReduce's [unconfirmed]",
-    "RoCEv2 goodput = IB MTU / (IB MTU + 82 bytes of headers, preamble and gap; pingdo.net"
-    " roce-v2-header-overhead table)",
-    "intra-server HCCS busbw from the plan's server scope (catalog value, [unconfirmed] there)",
-    "failures: each spine above, and each uplink of, the scope's first leaf (leaves are alike)",
-)
+LIMITS = hccl_cost.LIMITS
 
 
 def _row(values: tuple[float, float, float]) -> str:
     return "[" + ", ".join(f"{v:g}" for v in values) + "]"
+
+
+def cell(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
+
+
+def free_field(r) -> str:
+    return "" if r.collision_free is None else f", collision_free: {r.collision_free:g}"
 
 
 def yaml(p: Prediction) -> str:
@@ -31,14 +28,15 @@ def yaml(p: Prediction) -> str:
         f"# Predicted HCCL bandwidth of {p.folder} (wanka predict; 10^9 bytes/s, p5/p50/p95"
         f" over {p.seeds} hash seeds).",
         "# busbw: NCCL-tests convention (all_reduce algbw x 2(n-1)/n, all_gather x (n-1)/n);"
-        " network: level1 busbw per NIC.",
+        " network: level1 busbw per NIC; collision_free: every flow at the scope's per-NIC"
+        " bound (the design review's figure, hccl_cost.collision_free).",
         f"size_bytes: {p.size}",
         f"seeds: {p.seeds}",
         f"qps_per_connection: {p.qps}",
         f"mtu: {p.mtu}",
         f"goodput: {p.goodput:g}",
         f"hccs_busbw_gbytes_s: {p.hccs:g}",
-        f"step_latency_us: {hccl.LATENCY_S * 1e6:g}",
+        f"step_latency_us: {hccl_cost.LATENCY_S * 1e6:g}",
         "limits:",
         *(f"- {json.dumps(text, ensure_ascii=False)}" for text in LIMITS),
         "notes:" if p.notes else "notes: []",
@@ -49,7 +47,7 @@ def yaml(p: Prediction) -> str:
         lines.append(
             f"- {{scope: {r.scope}, condition: {json.dumps(r.condition)}, ranks: {r.ranks},"
             f" units: {r.units}, algo: {r.algo}, busbw: {_row(r.busbw)},"
-            f" algbw: {_row(r.algbw)}, network: {_row(r.network)}}}"
+            f" algbw: {_row(r.algbw)}, network: {_row(r.network)}{free_field(r)}}}"
         )
     return "\n".join(lines) + "\n"
 
@@ -61,13 +59,14 @@ def markdown(p: Prediction) -> str:
         f"{p.size} bytes per rank, {p.seeds} hash seeds, {p.qps} QP per rank pair, MTU {p.mtu}"
         f" (goodput {p.goodput:g} of line rate), HCCS busbw {p.hccs:g} GB/s. GB/s = 10^9 bytes/s.",
         "",
-        "| scope | condition | ranks | algo | busbw p5 / p50 / p95 | per-NIC network p5 / p50 |",
-        "|---|---|---:|---|---|---|",
+        "| scope | condition | ranks | algo | busbw p5 / p50 / p95 | collision-free |"
+        " per-NIC network p5 / p50 |",
+        "|---|---|---:|---|---|---:|---|",
     ]
     for r in p.results:
         out.append(
             f"| {r.scope} | {r.condition} | {r.ranks} | {r.algo} |"
-            f" {r.busbw[0]:g} / {r.busbw[1]:g} / {r.busbw[2]:g} |"
+            f" {r.busbw[0]:g} / {r.busbw[1]:g} / {r.busbw[2]:g} | {cell(r.collision_free)} |"
             f" {r.network[0]:g} / {r.network[1]:g} |"
         )
     out += ["", "Limits:", "", *(f"- {text}" for text in (*p.notes, *LIMITS)), ""]

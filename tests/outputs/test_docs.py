@@ -24,10 +24,21 @@ import yaml
 from generator.artifacts import docs
 from generator.model import ip
 from tests.support.consumer_tools import CHROMIUM_FLAGS, chromium, missing
-from tests.support.examples import EXAMPLES, ROOT, emitted, generated
+from tests.support.examples import EXAMPLES, ROOT, emitted, expanded, generated
 
 NODE_DIR = ROOT / "tests" / "node"
-SECTIONS = ("summary", "fabric", "racks", "floor", "findings", "failures", "bom", "cabling", "ips")
+SECTIONS = (
+    "summary",
+    "fabric",
+    "racks",
+    "floor",
+    "findings",
+    "failures",
+    "acceptance",
+    "bom",
+    "cabling",
+    "ips",
+)
 README_HEADINGS = (
     "## Headline figures",
     "### Switches per plane and layer",
@@ -350,16 +361,25 @@ def test_free_text_does_not_run_in_the_browser(tmp_path):
 
 
 def test_the_design_review_lists_each_acceptance_scope_with_the_plan_s_ceiling():
-    """The review's acceptance table is the plan's (one scope a row, the same ceiling), and it
-    says where the predicted figures per scope and failure are: `wanka predict --write`."""
+    """The review's acceptance table is the plan's (one scope a row, the same ceiling and
+    collision-free figure), and it says where the hashed figures per scope and failure come
+    from: `wanka predict`, whose `--write` gives the role its pass marks
+    (tests/unit/test_acceptance_review.py holds the figures against the prediction's)."""
     files = emitted("pod-128.yaml", docs.emit)
     text = files["docs/README.md"].decode()
     section = text.split("## Acceptance: expected HCCL bandwidth per scope", 1)[1]
     section = section.split("\n## ", 1)[0]
-    assert "`wanka predict <this folder> --write`" in section
+    assert "`wanka predict" in section and "expected.yml`" in section
     rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| ")][1:]
     from generator.artifacts import acceptance
 
     plan = yaml.safe_load(emitted("pod-128.yaml", acceptance.emit)["files/acceptance/plan.yml"])
-    want = [[s["name"].lstrip("| "), f"{s['expected_busbw_gbytes_s']:g} |"] for s in plan["scopes"]]
-    assert [[r[0].lstrip("| "), r[-1]] for r in rows] == want
+    want = [[s["name"], f"{s['expected_busbw_gbytes_s']:g}"] for s in plan["scopes"]]
+    assert [[r[0].lstrip("| "), r[5]] for r in rows] == want
+    result = expanded("pod-128.yaml")
+    free = [f"{s.collision_free:g}" for s in result.cluster.acceptance.scopes]
+    assert [r[6] for r in rows] == free
+    page = files["docs/report.html"].decode()
+    for scope in result.cluster.acceptance.scopes:
+        assert f'<tr data-scope="{scope.name}">' in page
+        assert html.escape(result.cluster.acceptance.command(scope)) in page

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
-from generator import cli
+from generator import cli, hccl_cost
 from generator.predict import fabric, flows, hccl, predict
 from tests.support import tolly
 
@@ -176,9 +176,9 @@ def test_a_rank_table_of_another_cluster_is_located(tmp_path, capsys):
 def test_each_level1_algorithm_moves_what_hccl_s_cost_model_says(m):
     """coll_alg_operator.cc: ring, NHR and power-of-two HD move 2(m-1)/m of the slice per NPU,
     RHD off a power of two 2(2m-1)/m; HCCL picks ring for 2 servers and NHR above (large data)."""
-    assert hccl.algorithm(m) == ("ring" if m == 2 else "nhr")
+    assert hccl_cost.algorithm(m) == ("ring" if m == 2 else "nhr")
     for algo in ("ring", "nhr", "hd"):
-        moved = sum(share for _, share, _ in hccl.phases(m, algo))
+        moved = sum(share for _, share, _ in hccl_cost.phases(m, algo))
         want = 2 * (2 * m - 1) / m if algo == "hd" and m & (m - 1) else 2 * (m - 1) / m
         assert moved == pytest.approx(want), algo
 
