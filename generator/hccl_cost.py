@@ -63,6 +63,10 @@ LIMITS = (
     "intra-server HCCS busbw from the plan's server scope (catalog value, [unconfirmed] there)",
     "failures: each spine above, and each uplink of, the scope's first leaf (leaves are alike)",
 )
+NO_HCCS = (
+    "no intra-server busbw in the plan: level0 (inside a server) costs nothing here, so"
+    " every figure is an upper bound"
+)
 
 # Where each constant comes from (the design review lists them beside its figures)
 SOURCES = (

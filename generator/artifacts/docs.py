@@ -40,7 +40,7 @@ from generator.artifacts.rack_drawings import (
     elevation_svgs,
     floor_svg,
 )
-from generator.hccl_cost import LIMITS, MARGIN, MARGIN_REASON, SOURCES, threshold
+from generator.hccl_cost import LIMITS, MARGIN, MARGIN_REASON, NO_HCCS, SOURCES, threshold
 from generator.model import Cluster, Device, Plane, ip
 from generator.structured_yaml import line
 
@@ -138,13 +138,15 @@ def acceptance_review(cluster: Cluster) -> dict | None:
     if not cluster.acceptance.scopes:
         return None
     rows = acceptance_rows(cluster)
+    server = [s for s in cluster.acceptance.scopes if s.tiers == "HCCS"]  # vocabulary: tiers
+    notes = () if server and server[0].bound_gbytes_s else (NO_HCCS,)  # as predict notes it
     keys = ("scope", "test", "ranks", "units", "tiers", "ceiling", "free", "predicted", "mark")
     return {
         "rows": rows,
         "table": [[r[k] for k in keys] for r in rows],
         "margin": f"{MARGIN:g}",
         "margin_reason": MARGIN_REASON,
-        "limits": LIMITS,
+        "limits": (*notes, *LIMITS),
         "sources": SOURCES,
         "size": f"{cluster.acceptance.max_bytes:,}",
     }

@@ -217,10 +217,7 @@ def predict(
             jobs = jobs[:max_units]
         work.append((name, scope["op"], [j for j in jobs if j.servers], count, scope))
     if not hccs:
-        out.notes.append(
-            "no intra-server busbw in the plan: level0 (inside a server) costs nothing here, so"
-            " every figure is an upper bound"
-        )
+        out.notes.append(hccl_cost.NO_HCCS)
     base = flows.Router(fab)
     for name, op, jobs, count, scope in work:
         if not jobs or (len(jobs[0].servers) < 2 and not hccs):
