@@ -1,326 +1,803 @@
-"""The validated blueprint as typed records: what expand, analysis and the pipeline read.
+"""The blueprint's keys, declared once: type, default, bounds and description of each setting.
 
-`blueprint_spec(data)` builds them once, after validate() has checked the schema
-(wanka-v1.schema.json), filled its defaults and run the semantic checks: each Struct mirrors
-one schema object, field for field, with the schema's key names. A key with a schema default
-is a required field (validate filled it: the defaults stay in the schema alone); an optional
-key without one is None when the blueprint leaves it out. An unknown key is an
-error (`forbid_unknown_fields`): the schema refuses it first, so one here means a Struct and
-the schema disagree (tests/unit/test_blueprint_spec.py checks them against each other).
+Each Struct is one object of a wanka/v1 blueprint, field for field, with the blueprint's key
+names; a field's `Meta` holds its description and limits, its Python default the value a
+blueprint may leave out. generator/blueprint/schema.py writes wanka-v1.schema.json from these
+declarations (validate() checks a blueprint against it and fills the defaults from it;
+editors read it), so adding a setting is one field here. A field without a default is a
+required key; a field defaulting to None is optional and None when the blueprint leaves it
+out. An unknown key is an error (`forbid_unknown_fields`; the schema refuses it first, located).
 
-The catalog section stays the mapping the catalog package reads (`build_catalog`); its models
-are typed there (generator.catalog). A YAML path for a located error is still written as the
-schema's keys, e.g. ("networks", "storage", "pool").
+`blueprint_spec(data)` builds the records once, after validate() has checked the schema,
+filled its defaults and run the semantic checks: what expand, analysis and the pipeline read.
+The catalog section stays the mapping the catalog package reads (`build_catalog`); its schema
+is hand-written (catalog.schema.json) and its models typed there (generator.catalog). A YAML
+path for a located error is still written as the blueprint's keys, e.g.
+("networks", "storage", "pool").
 """
 
-from __future__ import annotations
-
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
+from msgspec import Meta
 
-Count = int | Literal["auto"]  # a spine count: a number or "auto"
-Number = int | float  # the schema's "number": a written 30 stays 30 (printed as written)
+# Values several settings share. `extra={"ref": name}` writes the type once under the
+# schema's `$defs` (DEFS) and refers to it.
+Cidr = Annotated[
+    str,
+    Meta(
+        description="IPv4 prefix, e.g. 10.64.0.0/12",
+        pattern=r"^([0-9]{1,3}\.){3}[0-9]{1,3}/([0-9]|[12][0-9]|3[0-2])$",
+        extra={"ref": "cidr"},
+    ),
+]
+Version = Annotated[
+    str,
+    Meta(
+        pattern=r"^[0-9A-Za-z][0-9A-Za-z._-]*$",
+        description="Version string, quoted (YAML reads 8.10 unquoted as the number 8.1)",
+        extra={"ref": "version"},
+    ),
+]
+DnsName = Annotated[str, Meta(pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")]
+ModelName = Annotated[str, Meta(pattern=r"^[a-z0-9][a-z0-9.-]*$")]  # a catalog key
+Split = Annotated[str, Meta(pattern=r"^(auto|none|[1-8]x[0-9]+GE)$")]
+AbsolutePath = Annotated[str, Meta(pattern=r"^/[A-Za-z0-9_./-]*$")]
+RoleName = Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]{0,30}$")]
+HcclVariable = Annotated[str, Meta(pattern=r"^HCCL_[A-Z0-9_]+$")]
+Oversubscription = Annotated[
+    str,
+    Meta(
+        pattern=r"^[1-9][0-9]*:[1-9][0-9]*$",
+        description="Oversubscription downlink:uplink bandwidth, quoted (YAML reads 1:1 "
+        "unquoted as the number 61)",
+    ),
+]
+# A spine count: a number or "auto"
+Count = Literal["auto"] | Annotated[int, Meta(ge=1, le=4096)]
+SpineCount = Annotated[Count, Meta(description="`auto` or a number")]
+# The schema's "number": a written 30 stays 30 (printed as written). msgspec bounds a union
+# member by member, so a bounded number names its bounds on both.
+Number = int | float
+Positive = Annotated[int, Meta(gt=0)] | Annotated[float, Meta(gt=0)]
+Share = Annotated[int, Meta(gt=0, le=1)] | Annotated[float, Meta(gt=0, le=1)]
+NonNegative = Annotated[int, Meta(ge=0)] | Annotated[float, Meta(ge=0)]
+
+
+def catalog_model(what: str) -> Meta:
+    """The description of a key naming a catalog model."""
+    return Meta(description=f"{what} (catalog model name; `wanka catalog` lists them)")
+
+
+def filled(record: type) -> Any:
+    """A default of a whole object: its members' defaults (the schema's `default: {}`)."""
+    return msgspec.field(default_factory=record)
 
 
 class Record(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """A blueprint object: read-only, no key the schema lacks. A subclass with an optional
-    field before a required one says kw_only=True again (msgspec does not inherit it)."""
+    """A blueprint object: read-only, no key the blueprint schema lacks. A subclass with an
+    optional field before a required one says kw_only=True again (msgspec does not inherit it)."""
 
 
 # metadata, compute, growth
 
 
 class Metadata(Record):
-    name: str
-    site: str
-    description: str
+    name: Annotated[
+        DnsName,
+        Meta(
+            description="Cluster name: lower-case letters, digits and '-', used as the output folder name"
+        ),
+    ]
+    site: Annotated[str, Meta(min_length=1, max_length=64, description="Data-centre site")] = (
+        "site-1"
+    )
+    description: Annotated[str, Meta(description="Free text")] = ""
 
 
 class Supernode(Record):
-    servers: int
+    servers: Annotated[
+        int,
+        Meta(
+            ge=1,
+            le=1024,
+            description="Servers per supernode (e.g. 48 for a 384-NPU Atlas 900 A3 SuperPoD)",
+        ),
+    ]
 
 
 class Compute(Record, kw_only=True):
-    server: str
-    cards: int | None = None  # exactly one of cards and servers (the schema's oneOf)
-    servers: int | None = None
-    hostname: str
-    index_start: int
-    supernode: Supernode | None = None
+    server: Annotated[ModelName, catalog_model("NPU server")] = "atlas-800t-a2"
+    cards: (
+        Annotated[
+            int,
+            Meta(ge=1, le=1048576, description="Total NPU cards; a multiple of the server's NPUs"),
+        ]
+        | None
+    ) = None
+    servers: (
+        Annotated[
+            int, Meta(ge=1, le=131072, description="Number of NPU servers (instead of cards)")
+        ]
+        | None
+    ) = None
+    hostname: Annotated[
+        str,
+        Meta(
+            pattern=r"^[a-z0-9{][a-z0-9{}:.-]*$",
+            description="Hostname pattern, Python format with {index}",
+        ),
+    ] = "npu-{index:04d}"
+    index_start: Annotated[int, Meta(ge=0, description="First index")] = 1
+    supernode: (
+        Annotated[Supernode, Meta(description="Group servers into supernodes (scale-up domains)")]
+        | None
+    ) = None
 
 
 class GrowthPlan(Record):
-    cards: int
+    cards: Annotated[
+        int,
+        Meta(
+            ge=1,
+            le=1048576,
+            description="NPU cards of the final build; a multiple of the server's NPUs. Above compute.cards to plan ahead; below it, generate warns what the larger build moves",
+        ),
+    ]
 
 
 # zones
 
 
-class TrainingRack(Record, kw_only=True):
-    servers: int
-    power_kw: Number
-    cooling_kw: Number | None = None  # None: as power_kw
-    height_u: int
+class TrainingRack(Record):
+    servers: Annotated[int, Meta(ge=1, le=32, description="Servers per compute rack")] = 4
+    power_kw: Annotated[Positive, Meta(description="Power budget per rack (kW)")] = 30
+    cooling_kw: (
+        Annotated[
+            Positive, Meta(description="Heat the rack's cooling removes (kW); defaults to power_kw")
+        ]
+        | None
+    ) = None
+    height_u: Annotated[int, Meta(ge=1, le=60, description="Usable rack units")] = 42
 
 
 class Row(Record):
-    racks: int
+    racks: Annotated[int, Meta(ge=1, le=64, description="Compute racks per row")] = 16
 
 
 class CduSpec(Record):
-    capacity_kw: Number
+    capacity_kw: Annotated[Positive, Meta(description="Cooling capacity of one CDU (kW)")] = 600
 
 
 class NetworkRack(Record):
-    power_kw: Number
+    power_kw: Annotated[Positive, Meta(description="Power budget per network rack (kW)")] = 30
 
 
 class Training(Record):
-    cooling: Literal["liquid", "air"]
-    airflow: Literal["auto", "port-side-intake", "port-side-exhaust"]
-    rack: TrainingRack
-    row: Row
-    cdu: CduSpec
-    network_rack: NetworkRack
+    cooling: Annotated[Literal["liquid", "air"], Meta(description="Rack cooling")] = "liquid"
+    airflow: Annotated[
+        Literal["auto", "port-side-intake", "port-side-exhaust"],
+        Meta(
+            description="Airflow of the switches and firewalls the bill of materials orders (fixed-configuration boxes come in both: port-side intake takes cold air in at the port panel, port-side exhaust blows hot air out of it). auto: from the hot/cold-aisle layout, per rack: a switch in a compute rack faces its ports to the servers' network ports, at the rear in the hot aisle, so it exhausts on the port side; a switch in a network rack faces its ports to the front, the cold aisle where it is patched, so it takes air in on the port side [the servers' rear ports are unconfirmed per model]. A chassis has one airflow and no variant: the value names what to mount and which way."
+        ),
+    ] = "auto"
+    rack: TrainingRack = filled(TrainingRack)
+    row: Row = filled(Row)
+    cdu: Annotated[
+        CduSpec,
+        Meta(
+            description='Coolant distribution units feeding liquid-cooled racks. Design rule N+1: with any one CDU of the zone out, the others carry its load (the CDUs share the zone\'s secondary loop); wanka warns, with the CDU count that holds it, when the planned CDUs do not (Vertiv, How N+1 redundancy supports continuous data center cooling: "If your system needs four chillers or coolant distribution units (CDUs) to maintain performance, N+1 means installing five", https://www.vertiv.com/en-us/about/news-and-insights/articles/educational-articles/how-n1-redundancy-supports-continuous-data-center-cooling)'
+        ),
+    ] = filled(CduSpec)
+    network_rack: NetworkRack = filled(NetworkRack)
 
 
 class StorageNodes(Record):
-    model: str
-    count: int
+    model: Annotated[ModelName, catalog_model("Storage node")] = "oceanstor-pacific-9550"
+    count: Annotated[int, Meta(ge=0, le=4096, description="Storage nodes")] = 4
 
 
 class StorageRack(Record):
-    nodes: int
-    power_kw: Number
+    nodes: Annotated[int, Meta(ge=1, le=32, description="Storage nodes per rack")] = 6
+    power_kw: Annotated[Positive, Meta(description="Power budget per rack (kW)")] = 15
 
 
 class Filesystem(Record):
-    name: str
-    mountpoint: str
+    name: Annotated[
+        str, Meta(pattern=r"^[A-Za-z0-9_.-]+$", description="Storage file system / namespace")
+    ]
+    mountpoint: Annotated[AbsolutePath, Meta(description="Absolute mount point")]
 
 
 class StorageZone(Record):
-    nodes: StorageNodes
-    access: Literal["dpc", "nfs"]
-    rack: StorageRack
-    filesystems: tuple[Filesystem, ...]
+    nodes: StorageNodes = filled(StorageNodes)
+    access: Annotated[
+        Literal["dpc", "nfs"],
+        Meta(
+            description="How servers reach storage: dpc (OceanStor DPC client, recommended) or nfs (legacy)"
+        ),
+    ] = "dpc"
+    rack: StorageRack = filled(StorageRack)
+    filesystems: Annotated[
+        tuple[Filesystem, ...], Meta(description="File systems mounted on every NPU server")
+    ] = (Filesystem(name="train-data", mountpoint="/data"),)
 
 
 class ManagementZone(Record):
-    model: str
-    nodes: dict[str, int]
+    model: Annotated[ModelName, catalog_model("Management node")] = "taishan-200-2280"
+    nodes: Annotated[
+        dict[RoleName, Annotated[int, Meta(ge=0, le=64)]],
+        Meta(description="Management nodes by role, e.g. {controller: 3}"),
+    ] = msgspec.field(default_factory=lambda: {"controller": 3, "monitoring": 2, "bastion": 2})
 
 
-class Box(Record):
-    """A border router or firewall: its model, and whether there are two."""
+class Router(Record):
+    model: Annotated[ModelName, catalog_model("Border router")] = "ne8000-m8"
+    pair: bool = True
 
-    model: str
-    pair: bool
+
+class Firewall(Record):
+    model: Annotated[ModelName, catalog_model("Firewall")] = "usg6000e"
+    pair: bool = True
 
 
 class Border(Record):
-    router: Box
-    firewall: Box
-    pool: str
-    provider: str
-    nat: str | None = None  # None: the firewalls translate to the provider block
+    router: Router = filled(Router)
+    firewall: Firewall = filled(Firewall)
+    pool: Annotated[
+        Cidr,
+        Meta(
+            description="Links between the firewalls and the border routers (point-to-point /31s)"
+        ),
+    ] = "10.103.0.0/24"
+    provider: Annotated[
+        Cidr,
+        Meta(
+            description="The provider hand-off: one /31 per border router (router first, provider second); the provider's address is the routers' default route. The default is the RFC 5737 documentation range: set your provider's addresses"
+        ),
+    ] = "192.0.2.0/29"
+    nat: (
+        Annotated[
+            Cidr,
+            Meta(
+                description="Source NAT pool: the business plane leaves through the provider with these addresses (one equal section per firewall; the border routers route each section back to its firewall). The provider must route the pool to the border routers. Default: the upper half of `provider` (its lower half holds the hand-offs)"
+            ),
+        ]
+        | None
+    ) = None
 
 
 class Zones(Record):
-    training: Training
-    storage: StorageZone
-    management: ManagementZone
-    border: Border
+    training: Training = filled(Training)
+    storage: StorageZone = filled(StorageZone)
+    management: ManagementZone = filled(ManagementZone)
+    border: Annotated[
+        Border,
+        Meta(
+            description="The only way in from outside: router + firewall, to the business plane and the management zone"
+        ),
+    ] = filled(Border)
 
 
 # networks
 
 
-class Switch(Record):
-    """A switch layer by model (a spine or core, an access switch)."""
+class ParameterLeaf(Record):
+    model: Annotated[ModelName, catalog_model("Parameter-plane leaf")] = "ce9860-4c-ei"
+    split: Annotated[
+        Split,
+        Meta(
+            description="Breakout of leaf ports toward servers, e.g. 2x200GE; `auto` derives it from the port speeds"
+        ),
+    ] = "auto"
 
-    model: str
+
+class ParameterSpine(Record):
+    model: Annotated[ModelName, catalog_model("Parameter-plane spine")] = "ce16816"
+    count: SpineCount = "auto"
 
 
-class Leaf(Record):
-    model: str
-    split: str
-
-
-class Spine(Record):
-    model: str
-    count: Count
+class ParameterCore(Record):
+    model: Annotated[ModelName, catalog_model("Parameter-plane core (3 tiers)")] = "ce16816"
 
 
 class Routing(Record):
-    protocol: Literal["bgp", "ospf"]
-    asn_base: int
+    protocol: Literal["bgp", "ospf"] = "bgp"
+    asn_base: Annotated[int, Meta(ge=1, le=4294967295, description="First private ASN")] = (
+        4200000000
+    )
 
 
 class LosslessSpec(Record):
-    priority: int
-    dscp: int
-    ecn: Literal["ai-ecn", "static", "off"]
-    cnp_dscp: int
-    pfc: bool
-    mtu: int | None = None  # None: the host MTU within the NPU NIC's limit
+    priority: Annotated[
+        int, Meta(ge=0, le=7, description="The one lossless priority (PFC, HCCL_RDMA_SL)")
+    ] = 4
+    dscp: Annotated[
+        int, Meta(ge=0, le=63, description="DSCP of RoCE traffic (HCCL_RDMA_TC = 4 x DSCP)")
+    ] = 33
+    ecn: Annotated[
+        Literal["ai-ecn", "static", "off"], Meta(description="ECN marking on the lossless queue")
+    ] = "ai-ecn"
+    cnp_dscp: Annotated[
+        int,
+        Meta(
+            ge=0,
+            le=63,
+            description="DSCP of DCQCN congestion notification packets (NIC hccn_tool -dcqcn -s cnp_dscp; switches map it to cs6, scheduled strict priority)",
+        ),
+    ] = 48
+    pfc: Annotated[
+        bool,
+        Meta(
+            description="false: the plane has no lossless class (RoCE then runs lossy and the design check fails)"
+        ),
+    ] = True
+    mtu: (
+        Annotated[
+            int,
+            Meta(
+                ge=68,
+                le=9702,
+                description="MTU of the plane's host NICs; default 4200 (RoCE's 4096-byte path MTU and its headers), or the NPU server model's hccn_tool limit when lower (catalog npu_nic.mtu_max: 4192 on the Atlas 900 A3 node)",
+            ),
+        ]
+        | None
+    ) = None
 
 
 class ParameterNetwork(Record):
-    rail: Literal["single", "multi"]
-    leaf: Leaf
-    spine: Spine
-    core: Switch
-    oversubscription: str
-    tiers: Literal["auto", 2, 3]
-    pool: str
-    routing: Routing
-    lossless: LosslessSpec
+    rail: Annotated[
+        Literal["single", "multi"],
+        Meta(
+            description="single: all NPU ports of a server on one leaf; multi: NPU i of every server in a rail group on rail leaf i"
+        ),
+    ] = "single"
+    leaf: ParameterLeaf = filled(ParameterLeaf)
+    spine: ParameterSpine = filled(ParameterSpine)
+    core: ParameterCore = filled(ParameterCore)
+    oversubscription: Oversubscription = "1:1"
+    tiers: Annotated[
+        Literal["auto", 2, 3],
+        Meta(description="Clos tiers: auto picks 2 or 3 from the switch radices"),
+    ] = "auto"
+    pool: Annotated[
+        Cidr, Meta(description="Address pool for NPU subnets, point-to-point links and loopbacks")
+    ] = "10.64.0.0/12"
+    routing: Routing = filled(Routing)
+    lossless: LosslessSpec = filled(LosslessSpec)
+
+
+class StorageLeaf(Record):
+    model: Annotated[ModelName, catalog_model("Storage-plane leaf")] = "ce8851-32cq8dq-p"
+    split: Annotated[Split, Meta(description="Breakout toward hosts")] = "auto"
+
+
+class StorageSpine(Record):
+    model: Annotated[ModelName, catalog_model("Storage-plane spine")] = "ce16804"
+    count: SpineCount = "auto"
 
 
 class StorageNetwork(Record):
-    mode: Literal["dedicated", "shared"]
-    leaf: Leaf
-    spine: Spine
-    oversubscription: str
-    pool: str
-    lossless: LosslessSpec
+    mode: Annotated[
+        Literal["dedicated", "shared"],
+        Meta(
+            description="dedicated: own leaves/spines; shared: storage traffic rides the business plane (legacy, warned)"
+        ),
+    ] = "dedicated"
+    leaf: StorageLeaf = filled(StorageLeaf)
+    spine: StorageSpine = filled(StorageSpine)
+    oversubscription: Oversubscription = "1:1"
+    pool: Annotated[Cidr, Meta(description="Address pool of the storage plane")] = "10.96.0.0/14"
+    lossless: Annotated[
+        LosslessSpec,
+        Meta(
+            description="Lossless class of the storage plane: DPC runs over RoCE (the QCon 2025 Beijing talk 大模型在超大规模集群性能提升实践: 2 x 100G RoCE), so storage leaves, spines and the hosts' storage NICs carry PFC and ECN like the parameter plane"
+        ),
+    ] = filled(LosslessSpec)
 
 
 class BusinessLeaf(Record):
-    model: str
-    mlag: bool
+    model: Annotated[ModelName, catalog_model("Business-plane leaf (M-LAG pair)")] = (
+        "ce6865-48s8cq-ei"
+    )
+    mlag: Annotated[
+        bool, Meta(description="Leaves in M-LAG pairs, servers bonded with LACP across the pair")
+    ] = True
+
+
+class BusinessSpine(Record):
+    model: Annotated[ModelName, catalog_model("Business-plane spine")] = "ce8850-64cq-ei"
+    count: SpineCount = 2
 
 
 class BusinessNetwork(Record):
-    leaf: BusinessLeaf
-    spine: Spine
-    oversubscription: str
-    pool: str
-    vlan: int
+    leaf: BusinessLeaf = filled(BusinessLeaf)
+    spine: BusinessSpine = filled(BusinessSpine)
+    oversubscription: Oversubscription = "2:1"
+    pool: Annotated[Cidr, Meta(description="Address pool of the business plane")] = "10.100.0.0/16"
+    vlan: Annotated[int, Meta(ge=2, le=4094, description="Business VLAN")] = 100
 
 
-class ManagementPlane(Record):
-    pool: str
-    access: Switch
-    core: Switch
+class InbandAccess(Record):
+    model: Annotated[ModelName, catalog_model("In-band access switch")] = "ce6881-48s6cq"
+
+
+class InbandCore(Record):
+    model: Annotated[ModelName, catalog_model("In-band core switch")] = "ce8850-64cq-ei"
+
+
+class InbandPlane(Record):
+    pool: Annotated[
+        Cidr, Meta(description="In-band management addresses (host OS, switch management)")
+    ] = "10.101.0.0/16"
+    access: InbandAccess = filled(InbandAccess)
+    core: InbandCore = filled(InbandCore)
+
+
+class OobAccess(Record):
+    model: Annotated[ModelName, catalog_model("Out-of-band access switch")] = "ce5882-48t4s"
+
+
+class OobCore(Record):
+    model: Annotated[ModelName, catalog_model("Out-of-band core switch")] = "ce6881-48s6cq"
+
+
+class OobPlane(Record):
+    pool: Annotated[Cidr, Meta(description="Out-of-band (BMC, switch MEth) addresses")] = (
+        "10.102.0.0/16"
+    )
+    access: OobAccess = filled(OobAccess)
+    core: OobCore = filled(OobCore)
 
 
 class ManagementNetwork(Record):
-    inband: ManagementPlane
-    oob: ManagementPlane
+    inband: InbandPlane = filled(InbandPlane)
+    oob: OobPlane = filled(OobPlane)
 
 
 class Networks(Record):
-    parameter: ParameterNetwork
-    storage: StorageNetwork
-    business: BusinessNetwork
-    management: ManagementNetwork
+    parameter: ParameterNetwork = filled(ParameterNetwork)
+    storage: StorageNetwork = filled(StorageNetwork)
+    business: BusinessNetwork = filled(BusinessNetwork)
+    management: ManagementNetwork = filled(ManagementNetwork)
 
 
 # operations, acceptance, hccl, design, software, scheduler
 
 
 class ThermalGuard(Record):
-    enabled: bool
-    threshold_c: int
-    power_limit_w: int
-    interval_s: int
+    enabled: Annotated[bool, Meta(description="Install the timer")] = True
+    threshold_c: Annotated[
+        int, Meta(ge=30, le=110, description="Temperature that triggers the power cap (degrees C)")
+    ] = 85
+    power_limit_w: Annotated[
+        int, Meta(ge=50, le=1000, description="Power cap applied to a hot NPU (W)")
+    ] = 300
+    interval_s: Annotated[
+        int, Meta(ge=5, le=3600, description="How often the timer checks (seconds)")
+    ] = 60
 
 
 class Operations(Record):
-    npu_temperature_max_c: int
-    thermal_guard: ThermalGuard
+    npu_temperature_max_c: Annotated[
+        int,
+        Meta(
+            ge=30, le=110, description="Preflight fails when an NPU is hotter than this (degrees C)"
+        ),
+    ] = 75
+    thermal_guard: Annotated[
+        ThermalGuard,
+        Meta(description="A systemd timer that lowers NPU power when an NPU passes a temperature"),
+    ] = filled(ThermalGuard)
 
 
 class CompileCache(Record):
-    paths: tuple[str, ...]
-    max_age_days: int
-    max_gb: Number
+    paths: Annotated[
+        tuple[AbsolutePath, ...],
+        Meta(
+            description="Cache directories to clean [U: CANN's cache locations vary by version and ASCEND_CACHE_PATH]"
+        ),
+    ] = ("/root/atc_data", "/root/ascend/kernel_meta")
+    max_age_days: Annotated[
+        int, Meta(ge=1, le=365, description="The cleanup timer removes cache files older than this")
+    ] = 7
+    max_gb: Annotated[
+        Positive,
+        Meta(description="The checklist fails a host whose caches hold more than this (GB)"),
+    ] = 50
 
 
 class Acceptance(Record):
-    efficiency: Number
-    min_bytes: int
-    max_bytes: int
-    iters: int
-    warmup: int
-    batch: int
-    checkpoint_write_gbps: Number
-    idle_power_max_w: int
-    compile_cache: CompileCache
+    efficiency: Annotated[
+        Share,
+        Meta(
+            description="Share of the topology's bus bandwidth a scope must reach (measured busbw >= efficiency x bound)"
+        ),
+    ] = 0.8
+    min_bytes: Annotated[
+        int, Meta(ge=1, description="HCCL Test -b: smallest data size per NPU (bytes)")
+    ] = 8388608
+    max_bytes: Annotated[
+        int,
+        Meta(
+            ge=1,
+            description="HCCL Test -e: largest data size per NPU (bytes); a run is judged at this size",
+        ),
+    ] = 1073741824
+    iters: Annotated[int, Meta(ge=1, le=10000, description="HCCL Test -n: iterations per size")] = (
+        20
+    )
+    warmup: Annotated[int, Meta(ge=0, le=1000, description="HCCL Test -w: warm-up iterations")] = 5
+    batch: Annotated[
+        int,
+        Meta(
+            ge=1,
+            le=4096,
+            description="How many independent runs (servers, leaves, leaf pairs) the role starts at once",
+        ),
+    ] = 16
+    checkpoint_write_gbps: Annotated[
+        Positive,
+        Meta(
+            description="Lowest sequential write throughput (GB/s) one server must reach on each DPC mount (the checkpoint path)"
+        ),
+    ] = 2.0
+    idle_power_max_w: Annotated[
+        int,
+        Meta(
+            ge=10,
+            le=1000,
+            description="An idle NPU (AI Core 0%) drawing more than this (W) fails the idle-power check; the idle-power timer caps idle NPUs at it",
+        ),
+    ] = 120
+    compile_cache: Annotated[
+        CompileCache,
+        Meta(
+            description="Compile-cache cleanup (the article 万卡集群不是堆显卡而是重构算力交付的底层逻辑 action 10)"
+        ),
+    ] = filled(CompileCache)
 
 
 class Parallelism(Record):
-    tp: int | None = None
-    pp: int | None = None
-    dp: int | None = None
-    sp: int | None = None
-    ep: int | None = None
+    tp: Annotated[int, Meta(ge=1, le=65536, description="Tensor parallel size")] | None = None
+    pp: Annotated[int, Meta(ge=1, le=65536, description="Pipeline parallel size")] | None = None
+    dp: (
+        Annotated[
+            int, Meta(ge=1, le=1048576, description="Data parallel size (default: what is left)")
+        ]
+        | None
+    ) = None
+    sp: Annotated[int, Meta(ge=1, le=65536, description="Sequence parallel size")] | None = None
+    ep: (
+        Annotated[int, Meta(ge=1, le=65536, description="Expert parallel size (divides dp)")] | None
+    ) = None
 
 
 class Hccl(Record, kw_only=True):
-    rank_table: Literal["auto", "1.0", "1.2"]
-    facts: str | None = None  # relative to the blueprint's folder
-    env: dict[str, str | int]
-    if_base_port: int
-    parallelism: Parallelism | None = None
-
-
-class FailureRates(Record):
-    rack: Number
-    cdu: Number
-    cable: Number
+    rank_table: Annotated[
+        Literal["auto", "1.0", "1.2"],
+        Meta(description="Rank table version; auto = 1.2 with supernodes, else 1.0 (quote it)"),
+    ] = "auto"
+    facts: (
+        Annotated[
+            str,
+            Meta(
+                min_length=1,
+                description="NPU facts collected from the hardware by roles/npu_facts (A3 SDIDs and Super Pod IDs), relative to this blueprint; `wanka generate --facts` overrides it. Without it no 1.2 rank table is written",
+            ),
+        ]
+        | None
+    ) = None
+    env: Annotated[
+        dict[HcclVariable, str | int], Meta(description="Extra HCCL environment variables")
+    ] = msgspec.field(
+        default_factory=lambda: {"HCCL_CONNECT_TIMEOUT": 1200, "HCCL_EXEC_TIMEOUT": 1800}
+    )
+    if_base_port: Annotated[
+        int,
+        Meta(
+            ge=1024,
+            le=65503,
+            description="HCCL_IF_BASE_PORT; 32 ports from here are reserved on hosts",
+        ),
+    ] = 60000
+    parallelism: (
+        Annotated[
+            Parallelism,
+            Meta(
+                description="The training job's parallel layout over the whole cluster (tp fastest, then sp, dp, pp); design checks warn when tp, sp or ep groups leave the server or supernode. `wanka placement` uses these as defaults"
+            ),
+        ]
+        | None
+    ) = None
 
 
 class Accept(Record):
-    check: str  # a design check's name (the schema's enum: analysis.finding.Check)
-    reason: str
+    check: Annotated[
+        Literal[  # analysis.finding.Check but `accept` (tests/unit/test_accept.py)
+            "business-spof",
+            "cdu-capacity",
+            "cooling",
+            "ecmp",
+            "failure-domain",
+            "firewall-symmetry",
+            "growth",
+            "lossless",
+            "mlag-dad",
+            "multi-rail",
+            "nfs-access",
+            "npu-facts",
+            "npu-nic",
+            "optic-reach",
+            "oversubscription",
+            "parallelism",
+            "pool-usage",
+            "ports-left",
+            "provider",
+            "rack-power",
+            "shared-storage-plane",
+            "split-ports",
+            "switch-capability",
+            "switch-mtu",
+        ],
+        Meta(
+            description="The check's name, as a finding shows it in brackets: [switch-capability]"
+        ),
+    ]
+    reason: Annotated[
+        str,
+        Meta(
+            pattern=r"\S",
+            min_length=10,
+            description="Why the warning is accepted: what was decided and what would settle it (printed beside the warning and in the design review)",
+        ),
+    ]
+
+
+class FailureRates(Record):
+    rack: Annotated[
+        NonNegative,
+        Meta(
+            description="Loss of a whole rack's power (both feeds, or a shared PDU) per rack per year [U]"
+        ),
+    ] = 0.01
+    cdu: Annotated[
+        NonNegative,
+        Meta(
+            description="Loss of one coolant distribution unit per CDU per year [U]; its racks shut down"
+        ),
+    ] = 0.1
+    cable: Annotated[
+        NonNegative, Meta(description="Failure of one cable with its optics per cable per year [U]")
+    ] = 0.01
 
 
 class Design(Record):
-    max_failure_share: Number
-    accept: tuple[Accept, ...]
-    failure_rates: FailureRates
+    max_failure_share: Annotated[
+        Share,
+        Meta(
+            description="Warn when one failure (a switch, rack, CDU, cable) interrupts more than this share of the cards; failures no larger than one server are not counted"
+        ),
+    ] = 0.05
+    accept: Annotated[
+        tuple[Accept, ...],
+        Meta(
+            description="Warnings of the design checks accepted on purpose, each with the reason (as an AVD or netlab user states a known deviation): `--strict` passes an accepted check's warnings, and the design review (docs/README.md) lists each with its reason. Errors are never accepted"
+        ),
+    ] = ()
+    failure_rates: Annotated[
+        FailureRates,
+        Meta(
+            description="Failures per year of one unit, for the failure-domain review and the mean time between job interruptions [U]"
+        ),
+    ] = filled(FailureRates)
 
 
 class Software(Record):
-    driver: str
-    firmware: str
-    cann: str
+    driver: Annotated[Version, Meta(description="NPU driver version that preflight enforces")] = (
+        "24.1.rc3"
+    )
+    firmware: Annotated[Version, Meta(description="NPU firmware version")] = "7.5.0.2.220"
+    cann: Annotated[Version, Meta(description="CANN toolkit version")] = "8.0.0"
 
 
 class Volcano(Record):
-    mode: Literal["hypernodes", "labels"]
-    namespace: str
+    mode: Annotated[
+        Literal["hypernodes", "labels"],
+        Meta(
+            description="hypernodes: static HyperNode objects; labels: volcano.sh/tor|hypernode|hypercluster node labels plus the controller's label-discovery config (never both: Volcano must not mix hand-made and discovered HyperNodes)"
+        ),
+    ] = "hypernodes"
+    namespace: Annotated[
+        DnsName,
+        Meta(
+            description="Namespace Volcano runs in (holds volcano-controller-configmap in labels mode)"
+        ),
+    ] = "volcano-system"
 
 
 class MindCluster(Record):
-    namespace: str
-    tor_level: Literal["auto", "single_layer", "double_layer"]
+    namespace: Annotated[
+        DnsName,
+        Meta(
+            description="Namespace of basic-tor-node-cm (kube-system for current MindCluster; old releases read volcano-system)"
+        ),
+    ] = "kube-system"
+    tor_level: Annotated[
+        Literal["auto", "single_layer", "double_layer"],
+        Meta(
+            description="Switch networking: auto = single_layer for a leaf-only plane, double_layer with spines (2 or 3 tiers)"
+        ),
+    ] = "auto"
 
 
 class Scheduler(Record):
-    volcano: Volcano
-    mindcluster: MindCluster
+    volcano: Annotated[Volcano, Meta(description="Volcano network-topology-aware scheduling")] = (
+        filled(Volcano)
+    )
+    mindcluster: Annotated[
+        MindCluster,
+        Meta(description="MindCluster switch-affinity input: the basic-tor-node-cm ConfigMap"),
+    ] = filled(MindCluster)
 
 
 class Blueprint(Record, kw_only=True, rename={"api_version": "apiVersion"}):
-    api_version: Literal["wanka/v1"]
-    kind: Literal["Cluster"]
+    api_version: Annotated[
+        Literal["wanka/v1"], Meta(description="Blueprint format version: wanka/v1")
+    ]
+    kind: Annotated[Literal["Cluster"], Meta(description="Always Cluster")]
     metadata: Metadata
-    catalog: dict[str, Any]  # read by build_catalog
-    compute: Compute
-    growth: GrowthPlan | None = None  # None: no plan beyond the build now
-    zones: Zones
-    networks: Networks
-    operations: Operations
-    acceptance: Acceptance
-    hccl: Hccl
-    design: Design
-    software: Software
-    scheduler: Scheduler
+    catalog: Annotated[
+        dict[str, Any], Meta(extra={"schema": "catalog"})
+    ] = {}  # catalog.schema.json; read by build_catalog
+    compute: Annotated[
+        Compute,
+        Meta(
+            description="The NPU servers",
+            extra_json_schema={"oneOf": [{"required": ["cards"]}, {"required": ["servers"]}]},
+        ),
+    ]
+    growth: (
+        Annotated[
+            GrowthPlan,
+            Meta(
+                description="Phased build-out: the planned final size. Spines, cores, network racks, rows, CDUs, pools, ASNs and ranks are laid out once for it, and compute.cards builds a stable prefix of that plan: growing inside it adds devices, cables and addresses without moving or renumbering existing ones"
+            ),
+        ]
+        | None
+    ) = None
+    zones: Zones = filled(Zones)
+    networks: Networks = filled(Networks)
+    operations: Annotated[
+        Operations,
+        Meta(
+            description="Thresholds the Ansible roles enforce on the hosts (the article 万卡集群不是堆显卡而是重构算力交付的底层逻辑 checklist)"
+        ),
+    ] = filled(Operations)
+    acceptance: Annotated[
+        Acceptance,
+        Meta(
+            description="Acceptance before training (files/acceptance/plan.yml, roles npu_acceptance and ops_checklist): HCCL Test runs per scope with an expected bus bandwidth, and the operations checklist thresholds (the article 万卡集群不是堆显卡而是重构算力交付的底层逻辑)"
+        ),
+    ] = filled(Acceptance)
+    hccl: Hccl = filled(Hccl)
+    design: Annotated[
+        Design,
+        Meta(
+            description="Design-review settings: how large a failure domain may be, and failure rates of things the catalog does not hold (files/failure-domains.md)"
+        ),
+    ] = filled(Design)
+    software: Software = filled(Software)
+    scheduler: Annotated[
+        Scheduler,
+        Meta(
+            description="How the parameter-plane topology is handed to the job schedulers (files/scheduler/)"
+        ),
+    ] = filled(Scheduler)
+
+
+DEFS: dict[str, Any] = {"cidr": Cidr, "version": Version, "lossless": LosslessSpec}
+DEF_OF: dict[type, str] = {LosslessSpec: "lossless"}  # records written once under `$defs`
 
 
 def blueprint_spec(data: Any) -> Blueprint:

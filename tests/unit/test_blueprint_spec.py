@@ -1,7 +1,8 @@
 """The validated blueprint as typed records (generator/blueprint/spec.py, issue #33 item 7).
 
-The records mirror the JSON schema key for key, hold what validate() filled in, and are what
-generator/expand reads: no blueprint section is read there by a string key any more.
+The records hold what validate() filled in (the schema is written from them:
+tests/unit/test_blueprint_schema.py) and are what generator/expand reads: no blueprint section
+is read there by a string key any more.
 """
 
 from __future__ import annotations
@@ -13,55 +14,13 @@ from typing import Any
 import msgspec
 import pytest
 
-from generator.blueprint.defaults import resolve
 from generator.blueprint.load import load_blueprint, load_text
-from generator.blueprint.spec import Blueprint, blueprint_spec
+from generator.blueprint.spec import blueprint_spec
 from generator.blueprint.validate import SCHEMA, validate
 
 ROOT = Path(__file__).resolve().parents[2]
 BLUEPRINTS = sorted((ROOT / "blueprints").glob("*.yaml"))
 TOP = set(SCHEMA["properties"])  # metadata, compute, zones, networks, ...
-
-
-def _struct(t: Any) -> Any:
-    """The StructType inside `t` (through `X | None`), else None."""
-    if isinstance(t, msgspec.inspect.UnionType):
-        found = [x for x in t.types if isinstance(x, msgspec.inspect.StructType)]
-        return found[0] if found else None
-    return t if isinstance(t, msgspec.inspect.StructType) else None
-
-
-def _mismatches(schema: dict, t: msgspec.inspect.StructType, path: str) -> list[str]:
-    """Where a record and its schema object differ: a key one has and the other lacks, or a
-    field optional (None when left out) whose key the schema requires or fills by default."""
-    schema = resolve(schema, SCHEMA)
-    props, required = schema.get("properties", {}), set(schema.get("required", ()))
-    fields = {f.encode_name: f for f in t.fields}
-    out = [f"{path}.{k}: not in the records" for k in props.keys() - fields.keys()]
-    out += [f"{path}.{k}: not in the schema" for k in fields.keys() - props.keys()]
-    for key in props.keys() & fields.keys():
-        member, field = resolve(props[key], SCHEMA), fields[key]
-        filled = key in required or "default" in member
-        if filled == (not field.required):
-            out.append(f"{path}.{key}: optional in one, filled in the other")
-        inner = _struct(field.type)
-        if "properties" in member and (path, key) != ("", "catalog"):  # build_catalog's mapping
-            if inner is None:
-                out.append(f"{path}.{key}: the schema has an object, the record no record")
-            else:
-                out += _mismatches(member, inner, f"{path}.{key}")
-    return out
-
-
-def test_the_records_mirror_the_schema():
-    assert _mismatches(SCHEMA, msgspec.inspect.type_info(Blueprint), "") == []
-
-
-def test_the_mirror_check_sees_a_missing_key():
-    schema = {**SCHEMA, "properties": {**SCHEMA["properties"], "extra": {"type": "string"}}}
-    assert _mismatches(schema, msgspec.inspect.type_info(Blueprint), "") == [
-        ".extra: not in the records"
-    ]
 
 
 def _without_none(value: Any) -> Any:
