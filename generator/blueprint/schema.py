@@ -17,10 +17,14 @@ How a declaration becomes schema:
   `Meta(extra_json_schema=...)` adds what msgspec cannot declare (`oneOf`, `uniqueItems`);
 - `int | float`: one `number`; a union with a Literal: `oneOf` its branches; other unions of
   scalars: a list of types; a Literal: `const` or `enum`;
-- `Meta(extra={"ref": name})` on a type alias, or a Struct in spec.DEFS: a `$ref` to a
-  definition of that name (written once under `$defs`, with the alias's own Meta);
-- `Meta(extra={"schema": name})`: the hand-written node `name` of catalog.schema.json
-  (the catalog models, which generator.catalog reads with records of its own).
+- `Meta(extra={"ref": name})` on a type alias, or a record in DEFS: a `$ref` to a definition
+  of that name (written once under `$defs`, with the alias's own Meta);
+- the catalog's records (generator.catalog, reached through `catalog`, with SCHEMA_DEFS):
+  `extra={"as": Record}` on a mapping the records keep as a mapping writes the keys of the
+  record it holds; `extra={"from_key": True}`: filled from the entry's key, not a YAML key;
+  `extra={"fill": False}`: no schema default (the record's own applies when the model is
+  read); `extra_json_schema={"default": ...}`: the default validate() fills into a
+  blueprint's model where it differs from the record's.
 """
 
 from __future__ import annotations
@@ -29,13 +33,13 @@ import argparse
 import json
 import sys
 import typing
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
 import msgspec.inspect as mi
 
+from generator import catalog
 from generator.blueprint import spec
 
 FILE = Path(__file__).with_name("wanka-v1.schema.json")
@@ -55,6 +59,8 @@ _BOUNDS = {
 }
 _LENGTHS = {"min_length": "minLength", "max_length": "maxLength"}
 _ITEMS = {"min_length": "minItems", "max_length": "maxItems"}
+DEFS: dict[str, Any] = {**spec.DEFS, **catalog.SCHEMA_DEFS}  # name -> what `$defs` holds
+DEF_OF = {v: k for k, v in DEFS.items() if isinstance(v, type)}  # records referred to
 _SCALARS: dict[type, str] = {
     mi.StrType: "string",
     mi.IntType: "integer",
@@ -69,9 +75,6 @@ class _Writer:
     def __init__(self) -> None:
         self.defs: dict[str, Any] = {}
         self.written: list[Any] = []  # the Literal values of the field being written, in order
-        self.handwritten: dict[str, Any] = json.loads(
-            resources.files(__package__).joinpath("catalog.schema.json").read_text("utf-8")
-        )
 
     def node(self, t: mi.Type, inline: bool = False) -> dict[str, Any]:
         """The schema of `t`; `inline`: a definition's own body, not a `$ref` to it."""
@@ -79,17 +82,17 @@ class _Writer:
         info: dict[str, Any] = {}
         if isinstance(t, mi.Metadata):
             extra, info, t = dict(t.extra_json_schema or {}), dict(t.extra or {}), t.type
-        if "schema" in info:
-            return {**self.handwritten[info["schema"]], **extra}
-        name = info.get("ref") or (isinstance(t, mi.StructType) and spec.DEF_OF.get(t.cls))
+        name = info.get("ref") or (isinstance(t, mi.StructType) and DEF_OF.get(t.cls))
         if name and not inline:
             return {"$ref": self.ref(name), **extra}
+        if "as" in info:  # a mapping the records keep, written as the record it holds
+            return {**self.node(mi.type_info(info["as"])), **extra}
         return {**self.shape(t), **extra}
 
     def ref(self, name: str) -> str:
         if name not in self.defs:
             self.defs[name] = {}  # a definition that refers to itself ends here
-            self.defs[name] = _described_first(self.node(mi.type_info(spec.DEFS[name]), True))
+            self.defs[name] = _described_first(self.node(mi.type_info(DEFS[name]), True))
         return f"#/$defs/{name}"
 
     def shape(self, t: mi.Type) -> dict[str, Any]:
@@ -108,6 +111,8 @@ class _Writer:
             key = t.key_type.type if isinstance(t.key_type, mi.Metadata) else t.key_type
             if isinstance(key, mi.StrType) and key.pattern is not None:
                 node["propertyNames"] = {"pattern": key.pattern}
+            if isinstance(key, mi.LiteralType):
+                node["propertyNames"] = self.shape(key)
             return node | {"additionalProperties": self.node(t.value_type)}
         if isinstance(t, mi.AnyType):
             return {}
@@ -132,12 +137,15 @@ class _Writer:
         required = []
         hints = typing.get_type_hints(t.cls, include_extras=True)
         for field in t.fields:
+            info = (field.type.extra or {}) if isinstance(field.type, mi.Metadata) else {}
+            if info.get("from_key"):
+                continue
             self.written = _literals(hints[field.name])
             member = self.node(field.type)
             if field.required:
                 required.append(field.encode_name)
-            elif (default := _default(field)) is not msgspec.NODEFAULT:
-                member["default"] = default
+            elif "default" not in member and info.get("fill", True):
+                member |= _default(field)
             properties[field.encode_name] = _described_first(member)
         node: dict[str, Any] = {"type": "object", "additionalProperties": False}
         node["properties"] = properties
@@ -155,18 +163,15 @@ def _limits(t: mi.Type, names: dict[str, str]) -> dict[str, Any]:
     return {key: v for attr, key in names.items() if (v := getattr(t, attr, None)) is not None}
 
 
-def _default(field: mi.Field) -> Any:
+def _default(field: mi.Field) -> dict[str, Any]:
     """The schema default of a field: none for None (left out), {} for a record (its members
     are filled in turn), else the value as YAML would write it."""
-    if field.default_factory is not msgspec.NODEFAULT:
-        if isinstance(field.default_factory, type) and issubclass(
-            field.default_factory, msgspec.Struct
-        ):
-            return {}
-        return _plain(field.default_factory())
-    if field.default is None:
-        return msgspec.NODEFAULT
-    return _plain(field.default)
+    factory = field.default_factory
+    if isinstance(factory, type) and issubclass(factory, msgspec.Struct):
+        return {"default": {}}
+    if factory is not msgspec.NODEFAULT:
+        return {"default": _plain(factory())}
+    return {} if field.default is None else {"default": _plain(field.default)}
 
 
 def _plain(value: Any) -> Any:
@@ -184,7 +189,7 @@ def blueprint_schema() -> dict[str, Any]:
     """The JSON Schema of a wanka/v1 blueprint, from spec.Blueprint's declarations."""
     writer = _Writer()
     body = writer.node(mi.type_info(spec.Blueprint))
-    defs = {**writer.handwritten["$defs"], **dict(sorted(writer.defs.items()))}
+    defs = dict(sorted(writer.defs.items()))
     return {**HEAD, **{k: v for k, v in body.items() if k != "description"}, "$defs": defs}
 
 

@@ -10,8 +10,8 @@ out. An unknown key is an error (`forbid_unknown_fields`; the schema refuses it 
 
 `blueprint_spec(data)` builds the records once, after validate() has checked the schema,
 filled its defaults and run the semantic checks: what expand, analysis and the pipeline read.
-The catalog section stays the mapping the catalog package reads (`build_catalog`); its schema
-is hand-written (catalog.schema.json) and its models typed there (generator.catalog). A YAML
+The catalog section stays the mapping the catalog package reads (`build_catalog`); its keys
+are declared by the catalog's records (generator.catalog: CatalogSection, SwitchModel, ...). A YAML
 path for a located error is still written as the blueprint's keys, e.g.
 ("networks", "storage", "pool").
 """
@@ -20,6 +20,8 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import Meta
+
+from generator.catalog import CatalogSection
 
 # Values several settings share. `extra={"ref": name}` writes the type once under the
 # schema's `$defs` (DEFS) and refers to it.
@@ -748,8 +750,12 @@ class Blueprint(Record, kw_only=True, rename={"api_version": "apiVersion"}):
     kind: Annotated[Literal["Cluster"], Meta(description="Always Cluster")]
     metadata: Metadata
     catalog: Annotated[
-        dict[str, Any], Meta(extra={"schema": "catalog"})
-    ] = {}  # catalog.schema.json; read by build_catalog
+        dict[str, Any],  # read by build_catalog
+        Meta(
+            description="Hardware catalog additions and overrides (merged over the shipped catalog)",
+            extra={"as": CatalogSection},
+        ),
+    ] = {}
     compute: Annotated[
         Compute,
         Meta(
@@ -796,8 +802,8 @@ class Blueprint(Record, kw_only=True, rename={"api_version": "apiVersion"}):
     ] = filled(Scheduler)
 
 
+# The types and records the schema writes once under `$defs` and refers to
 DEFS: dict[str, Any] = {"cidr": Cidr, "version": Version, "lossless": LosslessSpec}
-DEF_OF: dict[type, str] = {LosslessSpec: "lossless"}  # records written once under `$defs`
 
 
 def blueprint_spec(data: Any) -> Blueprint:

@@ -7,10 +7,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from importlib import resources
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 import yaml
+from msgspec import Meta
 
 from generator.model_hardware import PART_KINDS
 
@@ -26,56 +27,188 @@ class SwitchPort:
 
 class _Entry(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A catalog YAML entry, read by the one typed loader (`build_catalog`, msgspec.convert):
-    each field is declared once, here, with the default the YAML may leave out. The blueprint
-    schema's `catalog` definitions check a blueprint's overrides, located, before this loader
-    reads them merged over the shipped files."""
+    each key is declared once, here, with its Meta (description, bounds) and the default the
+    YAML may leave out; the blueprint schema's catalog definitions, which check a blueprint's
+    overrides (located) before this loader reads them, are written from these declarations
+    (generator/blueprint/schema.py). Meta(extra=FROM_KEY): filled from the entry's key, not
+    written; extra=LOADER_DEFAULT: the schema fills no default (the record's applies when
+    the model is read); extra_json_schema={"default": ...}: what validate() fills into a
+    blueprint's model instead of the record's default."""
+
+
+FROM_KEY = {"from_key": True}
+LOADER_DEFAULT = {"fill": False}
+PartNumber = Annotated[str, Meta(pattern=r"^[0-9A-Z][0-9A-Z-]*$")]
+Split = Annotated[str, Meta(pattern=r"^[1-8]x[0-9]+GE$")]
+GbPerS = Annotated[int, Meta(ge=1, le=1600)]
+RackUnits = Annotated[int, Meta(ge=1, le=60, description="Rack units")]
+Watts = Annotated[int, Meta(ge=0)] | Annotated[float, Meta(ge=0)]
+Rate = Annotated[float, Meta(ge=0)]  # failures per year
 
 
 class PortGroup(_Entry, kw_only=True):
     """switches.yaml `ports` entry: `count` ports per card named `name` (`port_names`)."""
 
-    name: str
-    speed: int  # Gb/s
-    count: int
-    splits: tuple[str, ...] = ()
-    slots: int = 1
-    first_slot: int = 1
-    cards: int = 1
-    first_card: int = 1
-    first_port: int = 1
+    name: Annotated[
+        str,
+        Meta(
+            pattern=r"^[A-Za-z0-9][A-Za-z0-9/:._-]*(\{slot\}[A-Za-z0-9/:._-]*)?(\{card\}[A-Za-z0-9/:._-]*)?\{port\}[A-Za-z0-9/:._-]*$",
+            description="Interface name with {port}, optionally {slot} and {card} (subcard) "
+            "before it: slot/subcard/port, e.g. 400GE1/{card}/{port}",
+        ),
+    ]
+    slots: Annotated[int, Meta(ge=1, le=64, description="Slots (line cards) with this group")] = 1
+    first_slot: Annotated[int, Meta(ge=0, le=1024, description="Number of the first slot")] = 1
+    cards: Annotated[int, Meta(ge=1, le=16, description="Subcards per slot with this group")] = 1
+    first_card: Annotated[int, Meta(ge=0, le=16, description="Number of the first subcard")] = 1
+    count: Annotated[int, Meta(ge=1, le=1024, description="Ports per card")]
+    first_port: Annotated[
+        int,
+        Meta(
+            ge=0,
+            le=1,
+            description="Number of the first port on a card (Huawei CE boxes count from 1, "
+            "VRP8 routers and chassis line cards from 0)",
+        ),
+    ] = 1
+    speed: Annotated[GbPerS, Meta(description="Speed in Gb/s")]
+    splits: tuple[Split, ...] = ()
 
 
-Fact = dict[str, Any]  # {value, source} or {value, confirmed: false, note}
+class FactEntry(_Entry):
+    """A per-model fact as the YAML writes it (the records keep it a mapping: `Fact`)."""
+
+    value: Any
+    source: str | None = None
+    confirmed: bool | None = None
+    note: str | None = None
+
+
+class PartEntry(_Entry):
+    """One entry of a part list (the records keep it a mapping: `Part`)."""
+
+    name: Annotated[str, Meta(min_length=1)]
+    count: Annotated[int, Meta(ge=1)]
+    watts: Annotated[int, Meta(ge=0)] | None = None
+    source: str | None = None
+    confirmed: bool | None = None
+    note: str | None = None
+    part_number: PartNumber | None = None
+
+
+class Airflow(_Entry, rename="kebab"):
+    port_side_intake: PartNumber | None = None
+    port_side_exhaust: PartNumber | None = None
+
+
+class OrderEntry(_Entry):
+    """`order` as the YAML writes it (SwitchModel keeps it a mapping)."""
+
+    part_number: PartNumber | None = None
+    airflow: Airflow | None = None
+    name: Annotated[str, Meta(min_length=1)] | None = None
+    source: str | None = None
+    confirmed: bool | None = None
+    note: str | None = None
+
+
+Fact = Annotated[
+    dict[str, Any],  # {value, source} or {value, confirmed: false, note}
+    Meta(
+        description="A hardware fact: its value and a public source, or confirmed: false",
+        extra={"ref": "fact", "as": FactEntry},
+    ),
+]
 Part = dict[str, Any]  # {name, count, watts, source | confirmed: false, note}
+Parts = Annotated[
+    tuple[Part, ...],
+    Meta(
+        description="Parts of a switch model for files/bom.csv: each with its source, or "
+        "confirmed: false and a note saying what would confirm it",
+        extra={"ref": "parts", "as": tuple[PartEntry, ...], **LOADER_DEFAULT},
+    ),
+]
 
 
 class SwitchModel(_Entry, kw_only=True, dict=True):
-    name: str = ""  # the entry's key
-    vendor: str = "huawei"
-    platform: str = "huawei-ce"
-    description: str = ""
-    height_u: int
-    power_w: Number
-    mgmt_port: str = "MEth0/0/0"
-    port_groups: tuple[PortGroup, ...] = msgspec.field(name="ports")
-    confirmed: bool = False
-    source: str = ""
-    failure_rate_per_year: float = 0.0  # whole-device outages per year [U]
+    name: Annotated[str, Meta(extra=FROM_KEY)] = ""  # the entry's key
     # Per-model facts (`facts`): release, interface_naming, ecmp_max (`maximum load-balancing`
     # limit), ecn (ai-ecn | static | none), command_families (the CLI families configs may use)
-    release: Fact | None = None
-    interface_naming: Fact | None = None
-    ecmp_max_fact: Fact | None = msgspec.field(default=None, name="ecmp_max")  # `ecmp_max`
-    ecn: Fact | None = None
-    command_families_fact: Fact | None = msgspec.field(default=None, name="command_families")
+    release: Annotated[Fact, Meta(description="Software release (e.g. V300R023C00)")] | None = None
+    interface_naming: Annotated[Fact, Meta(description="How the model names its ports")] | None = (
+        None
+    )
+    ecmp_max_fact: (
+        Annotated[
+            Fact,
+            Meta(description="Largest `maximum load-balancing` (equal-cost paths) the model takes"),
+        ]
+        | None
+    ) = msgspec.field(default=None, name="ecmp_max")
+    ecn: (
+        Annotated[
+            Fact,
+            Meta(
+                description="ECN the model supports on the lossless queue: ai-ecn, static or none"
+            ),
+        ]
+        | None
+    ) = None
+    command_families_fact: (
+        Annotated[Fact, Meta(description="CLI command families configs may use on this model")]
+        | None
+    ) = msgspec.field(default=None, name="command_families")
+    vendor: Annotated[str, Meta(description="Vendor")] = "huawei"
+    platform: Annotated[
+        Literal["huawei-ce", "huawei-ne", "huawei-usg"],
+        Meta(
+            description="Config platform: huawei-ce switches get a rendered configuration; "
+            "huawei-ne routers and huawei-usg firewalls are cabled and addressed but configured "
+            "by hand"
+        ),
+    ] = "huawei-ce"
+    description: Annotated[str, Meta(description="Text")] = ""
+    height_u: RackUnits
+    power_w: Annotated[Watts, Meta(description="Typical power (W)")]
+    mgmt_port: Annotated[
+        str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9/:._-]*$", description="Management interface")
+    ] = "MEth0/0/0"
+    port_groups: Annotated[tuple[PortGroup, ...], Meta(min_length=1)] = msgspec.field(name="ports")
     # What the BOM orders per box (generator.model_hardware.PART_KINDS: `parts`)
-    boards: tuple[Part, ...] = ()
-    line_cards: tuple[Part, ...] = ()
-    psus: tuple[Part, ...] = ()
-    fans: tuple[Part, ...] = ()
+    boards: Annotated[
+        Parts, Meta(description="Boards the BOM orders per box (MPUs, SFUs, PEMs)")
+    ] = ()
+    line_cards: Annotated[
+        Parts, Meta(description="Line cards or subcards the BOM orders per box")
+    ] = ()
+    psus: Annotated[
+        Parts, Meta(description="Power supplies the BOM orders per box (watts: rated output)")
+    ] = ()
+    fans: Annotated[Parts, Meta(description="Fan modules the BOM orders per box")] = ()
+    failure_rate_per_year: Annotated[  # whole-device outages per year [U]
+        Rate,
+        Meta(
+            description="Failures of one switch per year (whole-device outage) for the "
+            "failure-domain review [U]",
+            extra_json_schema={"default": 0.05},
+        ),
+    ] = 0.0
+    confirmed: bool = False
+    source: Annotated[
+        str,
+        Meta(description="Where the numbers come from", extra_json_schema={"default": "blueprint"}),
+    ] = ""
     # What to order: {part_number (bare box), airflow: {port-side-intake: PN, port-side-exhaust:
     # PN}, name (when the catalog name is a series), source | confirmed: false, note}
-    order: dict[str, Any] = {}
+    order: Annotated[
+        dict[str, Any],
+        Meta(
+            description="What files/bom.csv orders: Huawei part numbers of the bare box and per "
+            "airflow (zones.training.airflow), with the page that gives them, or confirmed: false "
+            "and a note saying what would",
+            extra={"as": OrderEntry, **LOADER_DEFAULT},
+        ),
+    ] = {}
 
     @cached_property
     def ports(self) -> tuple[SwitchPort, ...]:
@@ -124,10 +257,17 @@ SWITCH_FACTS = ("release", "interface_naming", "ecmp_max", "ecn", "command_famil
 class HostPorts(_Entry, kw_only=True, dict=True):
     """servers.yaml `ports.<role>` entry."""
 
-    role: str = ""  # the entry's key: npu | storage | business | inband | bmc
-    count: int
-    speed: int
-    name: str = ""  # pattern with {n}; default <role>{n}
+    role: Annotated[str, Meta(extra=FROM_KEY)] = ""  # npu | storage | business | inband | bmc
+    count: Annotated[int, Meta(ge=1, le=64, description="Ports")]
+    speed: Annotated[GbPerS, Meta(description="Gb/s")]
+    name: Annotated[  # "": <role>{n}
+        str,
+        Meta(
+            pattern=r"^[A-Za-z0-9][A-Za-z0-9/:._-]*(\{n\}[A-Za-z0-9/:._-]*)?$",
+            description="Port name, {n} = index",
+            extra_json_schema={"default": "port{n}"},
+        ),
+    ] = ""
 
     @cached_property
     def names(self) -> tuple[str, ...]:
@@ -135,29 +275,123 @@ class HostPorts(_Entry, kw_only=True, dict=True):
         return tuple(self.name.format(n=n) for n in range(self.count))
 
 
-class HostModel(_Entry, kw_only=True):
-    name: str = ""  # the entry's key
-    kind: str  # npu-server | storage-node | management-node
-    description: str = ""
-    accelerator: str = ""
-    npus: int = 0
-    dies_per_npu: int = 1
-    height_u: int
-    power_w: Number
-    cooling: tuple[str, ...] = ("air",)
-    ports: dict[str, HostPorts]
+NicCommand = Literal[
+    "ip", "gateway", "netdetect", "mtu", "pfc", "prio_tc", "dscp_to_tc", "send_arp", "dcqcn"
+]
+
+
+class NpuNicEntry(_Entry):
+    """`npu_nic` as the YAML writes it (HostModel keeps it a mapping)."""
+
+    mtu_max: (
+        Annotated[int, Meta(ge=68, le=9702, description="Highest MTU hccn_tool -mtu -s accepts")]
+        | None
+    ) = None
+    refused_networks: (
+        Annotated[
+            tuple[
+                Annotated[
+                    str,
+                    Meta(
+                        pattern=r"^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])/([0-9]|[12][0-9]|3[0-2])$"
+                    ),
+                ],
+                ...,
+            ],
+            Meta(description="IPv4 networks hccn_tool -ip -s refuses as an NPU address"),
+        ]
+        | None
+    ) = None
+    confirmed: bool = True
+    source: Annotated[str, Meta(description="Where the limits come from")] | None = None
+    commands: (
+        Annotated[
+            tuple[NicCommand, ...],
+            Meta(
+                description="The hccn_tool settings (-<name> -s) a public source shows for this "
+                "model; the NIC script sets no other (default: every one wanka knows)",
+                extra_json_schema={"uniqueItems": True},
+            ),
+        ]
+        | None
+    ) = None
+    commands_source: (
+        Annotated[str, Meta(description="The public source that shows `commands` for this model")]
+        | None
+    ) = None
+
+
+class StorageNicEntry(_Entry):
+    """`storage_nic` as the YAML writes it (HostModel keeps it a mapping)."""
+
+    model: Annotated[str, Meta(description="NIC model, e.g. ConnectX-6 Dx")]
+    driver: Annotated[str, Meta(description="Kernel driver of the NIC's ports, e.g. mlx5_core")]
     confirmed: bool = False
-    source: str = ""
-    failure_rate_per_year: float = 0.0  # failures per year that stop the host's work [U]
-    # GB/s AllReduce bus bandwidth among a server's NPUs, 0 unknown
-    intra_server_busbw: float = msgspec.field(default=0.0, name="intra_server_busbw_gbytes_s")
+    source: Annotated[str, Meta(description="Where the NIC model comes from")] | None = None
+
+
+class HostModel(_Entry, kw_only=True):
+    name: Annotated[str, Meta(extra=FROM_KEY)] = ""  # the entry's key
+    kind: Literal["npu-server", "storage-node", "management-node"]
+    description: Annotated[str, Meta(description="Text")] = ""
+    accelerator: Annotated[str, Meta(description="Accelerator family")] = ""
+    npus: Annotated[int, Meta(ge=0, le=64, description="NPUs")] = 0
+    dies_per_npu: Annotated[int, Meta(ge=1, le=4, description="Dies per NPU")] = 1
     # Parameter-plane subnets one server's NPU ports span, NPU k in subnet k % n (deployment rule
     # of the model); 0: no such rule (multi-die NPUs still get a subnet per die position)
-    npu_subnets_per_server: int = 0
+    npu_subnets_per_server: Annotated[
+        int,
+        Meta(
+            ge=0,
+            le=16,
+            description="Parameter-plane subnets a server's NPU ports span, NPU k in subnet "
+            "k % n (Atlas 800 model 9000: 4, NPU i and i+4 together); 0: no rule",
+        ),
+    ] = 0
+    height_u: RackUnits
+    power_w: Annotated[Watts, Meta(description="Max power (W)")]
+    cooling: tuple[Literal["air", "liquid"], ...] = ("air",)
+    ports: dict[Literal["npu", "storage", "business", "inband", "bmc"], HostPorts]
     # What the NPU NIC tool (hccn_tool) accepts: {mtu_max, refused_networks, confirmed, source}
-    npu_nic: dict[str, Any] = {}
+    npu_nic: Annotated[
+        dict[str, Any],
+        Meta(
+            description="What the NPU NIC tool (hccn_tool) of this model accepts, from its "
+            "source: the highest MTU and the networks it refuses as an NPU address",
+            extra={"as": NpuNicEntry, **LOADER_DEFAULT},
+        ),
+    ] = {}
+    # GB/s AllReduce bus bandwidth among a server's NPUs, 0 unknown
+    intra_server_busbw: Annotated[
+        Rate,
+        Meta(
+            description="AllReduce bus bandwidth among one server's NPUs (HCCS), GB/s: the "
+            "acceptance plan's one-server expectation [U]",
+            extra=LOADER_DEFAULT,
+        ),
+    ] = msgspec.field(default=0.0, name="intra_server_busbw_gbytes_s")
     # The storage-plane NIC: {model, driver, confirmed, source} (roles/storage_nic_qos)
-    storage_nic: dict[str, Any] = {}
+    storage_nic: Annotated[
+        dict[str, Any],
+        Meta(
+            description="The storage-plane NIC: its model and the Linux driver of its ports "
+            "(ethtool -i); roles/storage_nic_qos configures only mlx5_core and refuses any other",
+            extra={"as": StorageNicEntry, **LOADER_DEFAULT},
+        ),
+    ] = {}
+    failure_rate_per_year: Annotated[  # failures per year that stop the host's work [U]
+        Rate,
+        Meta(
+            description="Failures of one host per year that stop its work (accelerators, HBM, "
+            "NICs, board, PSU) for the failure-domain review [U]",
+            extra=LOADER_DEFAULT,
+        ),
+    ] = 0.0
+    confirmed: bool = False
+    source: Annotated[
+        str,
+        Meta(description="Where the numbers come from", extra_json_schema={"default": "blueprint"}),
+    ] = ""
 
     def port(self, role: str) -> HostPorts | None:
         return self.ports.get(role)
@@ -172,6 +406,27 @@ class Medium(_Entry, kw_only=True):
     description: str
     optics: dict[int, dict[str, Any]] = {}  # speed -> optic, reach
     grade: dict[str, Any] = {}  # fibre grade {value, source | note}
+
+
+class CatalogSection(_Entry):
+    """A blueprint's `catalog:` section as it is written (build_catalog reads the mapping)."""
+
+    switches: Annotated[
+        dict[str, SwitchModel], Meta(description="Add or override switch models")
+    ] = {}
+    servers: Annotated[
+        dict[str, HostModel],
+        Meta(description="Add or override server, storage-node and management-node models"),
+    ] = {}
+
+
+# The records and types the blueprint schema writes once under `$defs` and refers to
+SCHEMA_DEFS: dict[str, Any] = {
+    "parts": Parts,
+    "fact": Fact,
+    "switch_model": SwitchModel,
+    "host_model": HostModel,
+}
 
 
 @dataclass(frozen=True, slots=True)

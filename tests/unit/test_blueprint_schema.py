@@ -111,3 +111,21 @@ def test_the_records_and_the_schema_bound_a_value_alike():
         assert "length >= 2" in str(err) or "<= 1" in str(err)
     else:
         raise AssertionError("a value outside the declared bounds was accepted")
+
+
+def test_a_catalog_model_is_written_from_its_record():
+    """generator.catalog's records declare the keys a blueprint's catalog override may give."""
+    defs = schema.blueprint_schema()["$defs"]
+    switch, host = defs["switch_model"], defs["host_model"]
+    assert "name" not in switch["properties"]  # filled from the entry's key
+    assert switch["required"] == ["height_u", "power_w", "ports"]
+    assert switch["properties"]["source"]["default"] == "blueprint"  # a blueprint's model
+    assert switch["properties"]["vendor"]["default"] == "huawei"  # the record's own default
+    assert "default" not in switch["properties"]["boards"]  # the loader's, not filled
+    assert switch["properties"]["boards"]["$ref"] == "#/$defs/parts"
+    airflow = switch["properties"]["order"]["properties"]["airflow"]["properties"]
+    assert list(airflow) == ["port-side-intake", "port-side-exhaust"]
+    assert host["properties"]["ports"]["propertyNames"] == {
+        "enum": ["npu", "storage", "business", "inband", "bmc"]
+    }
+    assert defs["fact"]["required"] == ["value"] and defs["fact"]["properties"]["value"] == {}
