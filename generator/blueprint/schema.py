@@ -14,7 +14,9 @@ How a declaration becomes schema:
   default is a Struct has `default: {}` (fill_defaults fills its members);
 - `Meta(description=, ge=, le=, gt=, pattern=, min_length=, ...)`: `description`,
   `minimum`, `maximum`, `exclusiveMinimum`, `pattern`, `minLength`, ...;
-  `Meta(extra_json_schema=...)` adds what msgspec cannot declare (`oneOf`, `uniqueItems`);
+  `Meta(extra_json_schema=...)` adds what msgspec cannot declare (`oneOf`, `uniqueItems`,
+  `patternErrorMessage`: what a value failing the field's pattern should be, in words, which
+  validate() prints; tests/unit/test_blueprint_schema.py wants one beside every pattern);
 - `int | float`: one `number`; a union with a Literal: `oneOf` its branches; other unions of
   scalars: a list of types; a Literal: `const` or `enum`;
 - `Meta(extra={"ref": name})` on a type alias, or a record in DEFS: a `$ref` to a definition
@@ -83,7 +85,10 @@ class _Writer:
         if isinstance(t, mi.Metadata):
             extra, info, t = dict(t.extra_json_schema or {}), dict(t.extra or {}), t.type
         name = info.get("ref") or (isinstance(t, mi.StructType) and DEF_OF.get(t.cls))
-        if name and not inline:
+        if name and not inline:  # what the definition says already is not repeated
+            own = mi.type_info(DEFS[name])
+            own_extra = own.extra_json_schema or {} if isinstance(own, mi.Metadata) else {}
+            extra = {k: v for k, v in extra.items() if own_extra.get(k, ...) != v}
             return {"$ref": self.ref(name), **extra}
         if "as" in info:  # a mapping the records keep, written as the record it holds
             return {**self.node(mi.type_info(info["as"])), **extra}
@@ -108,9 +113,11 @@ class _Writer:
             return node | _limits(t, _ITEMS)
         if isinstance(t, mi.DictType):
             node = {"type": "object"}
-            key = t.key_type.type if isinstance(t.key_type, mi.Metadata) else t.key_type
+            key, words = t.key_type, {}
+            if isinstance(key, mi.Metadata):
+                key, words = key.type, dict(key.extra_json_schema or {})
             if isinstance(key, mi.StrType) and key.pattern is not None:
-                node["propertyNames"] = {"pattern": key.pattern}
+                node["propertyNames"] = {"pattern": key.pattern, **words}
             if isinstance(key, mi.LiteralType):
                 node["propertyNames"] = self.shape(key)
             return node | {"additionalProperties": self.node(t.value_type)}

@@ -30,6 +30,7 @@ Cidr = Annotated[
     Meta(
         description="IPv4 prefix, e.g. 10.64.0.0/12",
         pattern=r"^([0-9]{1,3}\.){3}[0-9]{1,3}/([0-9]|[12][0-9]|3[0-2])$",
+        extra_json_schema={"patternErrorMessage": "write an IPv4 prefix such as 10.64.0.0/12"},
         extra={"ref": "cidr"},
     ),
 ]
@@ -37,20 +38,68 @@ Version = Annotated[
     str,
     Meta(
         pattern=r"^[0-9A-Za-z][0-9A-Za-z._-]*$",
+        extra_json_schema={
+            "patternErrorMessage": "write a version such as \"8.0.0\" (letters, digits, '.', '_' and '-'), quoted"
+        },
         description="Version string, quoted (YAML reads 8.10 unquoted as the number 8.1)",
         extra={"ref": "version"},
     ),
 ]
-DnsName = Annotated[str, Meta(pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")]
-ModelName = Annotated[str, Meta(pattern=r"^[a-z0-9][a-z0-9.-]*$")]  # a catalog key
-Split = Annotated[str, Meta(pattern=r"^(auto|none|[1-8]x[0-9]+GE)$")]
-AbsolutePath = Annotated[str, Meta(pattern=r"^/[A-Za-z0-9_./-]*$")]
-RoleName = Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]{0,30}$")]
-HcclVariable = Annotated[str, Meta(pattern=r"^HCCL_[A-Z0-9_]+$")]
+DnsName = Annotated[
+    str,
+    Meta(
+        pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$",
+        extra_json_schema={
+            "patternErrorMessage": "use lower-case letters, digits and '-' (not first or last), at most 63 characters, so it is safe as a folder name"
+        },
+    ),
+]
+ModelName = Annotated[
+    str,
+    Meta(
+        pattern=r"^[a-z0-9][a-z0-9.-]*$",
+        extra_json_schema={
+            "patternErrorMessage": "a catalog model name has lower-case letters, digits, '.' and '-' (`wanka catalog` lists them)"
+        },
+    ),
+]  # a catalog key
+Split = Annotated[
+    str,
+    Meta(
+        pattern=r"^(auto|none|[1-8]x[0-9]+GE)$",
+        extra_json_schema={"patternErrorMessage": "use auto, none or a breakout such as 2x200GE"},
+    ),
+]
+AbsolutePath = Annotated[
+    str,
+    Meta(
+        pattern=r"^/[A-Za-z0-9_./-]*$",
+        extra_json_schema={"patternErrorMessage": "use an absolute path such as /data"},
+    ),
+]
+RoleName = Annotated[
+    str,
+    Meta(
+        pattern=r"^[a-z][a-z0-9-]{0,30}$",
+        extra_json_schema={
+            "patternErrorMessage": "use a lower-case role name such as controller (letters, digits and '-', at most 31 characters)"
+        },
+    ),
+]
+HcclVariable = Annotated[
+    str,
+    Meta(
+        pattern=r"^HCCL_[A-Z0-9_]+$",
+        extra_json_schema={
+            "patternErrorMessage": "HCCL variables are named HCCL_ and upper-case letters, digits or '_'"
+        },
+    ),
+]
 Oversubscription = Annotated[
     str,
     Meta(
         pattern=r"^[1-9][0-9]*:[1-9][0-9]*$",
+        extra_json_schema={"patternErrorMessage": 'write a ratio such as "2:1", quoted'},
         description="Oversubscription downlink:uplink bandwidth, quoted (YAML reads 1:1 "
         "unquoted as the number 61)",
     ),
@@ -127,6 +176,9 @@ class Compute(Record, kw_only=True):
         str,
         Meta(
             pattern=r"^[a-z0-9{][a-z0-9{}:.-]*$",
+            extra_json_schema={
+                "patternErrorMessage": "use lower-case letters, digits, '-' and {index}, e.g. \"npu-{index:04d}\""
+            },
             description="Hostname pattern, Python format with {index}",
         ),
     ] = "npu-{index:04d}"
@@ -206,7 +258,12 @@ class StorageRack(Record):
 
 class Filesystem(Record):
     name: Annotated[
-        str, Meta(pattern=r"^[A-Za-z0-9_.-]+$", description="Storage file system / namespace")
+        str,
+        Meta(
+            pattern=r"^[A-Za-z0-9_.-]+$",
+            extra_json_schema={"patternErrorMessage": "use letters, digits, '_', '.' and '-'"},
+            description="Storage file system / namespace",
+        ),
     ]
     mountpoint: Annotated[AbsolutePath, Meta(description="Absolute mount point")]
 
@@ -650,6 +707,9 @@ class Accept(Record):
         str,
         Meta(
             pattern=r"\S",
+            extra_json_schema={
+                "patternErrorMessage": "write the reason in words: what was decided, and what would settle it"
+            },
             min_length=10,
             description="Why the warning is accepted: what was decided and what would settle it (printed beside the warning and in the design review)",
         ),

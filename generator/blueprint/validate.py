@@ -35,42 +35,10 @@ SCHEMA: dict[str, Any] = json.loads(
 
 CATALOG_SECTIONS = ("switches", "servers")  # the blueprint's catalog: sections merged_data knows
 
-# What each schema pattern means, in words (keyed by the pattern text; unknown ones are shown).
-_NAME = "^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"
-_MODEL = "^[a-z0-9][a-z0-9.-]*$"
+# The two patterns whose values YAML reads as numbers when unquoted (spec.Oversubscription,
+# spec.Version): what to say when it has
 _RATIO = "^[1-9][0-9]*:[1-9][0-9]*$"
 _VERSION = "^[0-9A-Za-z][0-9A-Za-z._-]*$"
-PATTERN_MEANINGS: Mapping[str, str] = {
-    _NAME: "use lower-case letters, digits and '-' (not first or last), at most 63 characters, "
-    "so it is safe as a folder name",
-    _MODEL: "a catalog model name has lower-case letters, digits, '.' and '-' "
-    "(`wanka catalog` lists them)",
-    "^[a-z0-9{][a-z0-9{}:.-]*$": "use lower-case letters, digits, '-' and {index}, "
-    'e.g. "npu-{index:04d}"',
-    "^(auto|none|[1-8]x[0-9]+GE)$": "use auto, none or a breakout such as 2x200GE",
-    _RATIO: 'write a ratio such as "2:1", quoted',
-    "^[A-Za-z0-9_.-]+$": "use letters, digits, '_', '.' and '-'",
-    "^[0-9A-Z][0-9A-Z-]*$": "a Huawei part number is digits, upper-case letters and '-', "
-    'as its Hardware Description writes it, e.g. "02353EGR"',
-    "^/[A-Za-z0-9_./-]*$": "use an absolute path such as /data",
-    "^[a-z][a-z0-9-]{0,30}$": "use a lower-case role name such as controller "
-    "(letters, digits and '-', at most 31 characters)",
-    "^HCCL_[A-Z0-9_]+$": "HCCL variables are named HCCL_ and upper-case letters, digits or '_'",
-    "^([0-9]{1,3}\\.){3}[0-9]{1,3}/([0-9]|[12][0-9]|3[0-2])$": "write an IPv4 prefix such as "
-    "10.64.0.0/12",
-    "^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])/([0-9]|[12][0-9]|3[0-2])$": "write an IPv4 "
-    "network such as 192.168.1.0/24",
-    "\\S": "write the reason in words: what was decided, and what would settle it",
-    _VERSION: "write a version such as \"8.0.0\" (letters, digits, '.', '_' and '-'), quoted",
-    "^[A-Za-z0-9][A-Za-z0-9/:._-]*(\\{slot\\}[A-Za-z0-9/:._-]*)?(\\{card\\}[A-Za-z0-9/:._-]*)?"
-    "\\{port\\}[A-Za-z0-9/:._-]*$": "an interface name is letters, digits and '/:._-' with {port} "
-    '(and {slot}, {card} before it, in that order), e.g. "400GE{slot}/0/{port}" or "400GE1/{card}/{port}"',
-    "^[A-Za-z0-9][A-Za-z0-9/:._-]*$": "an interface name is letters, digits and '/:._-', "
-    "e.g. MEth0/0/0",
-    "^[A-Za-z0-9][A-Za-z0-9/:._-]*(\\{n\\}[A-Za-z0-9/:._-]*)?$": "a port name is letters, "
-    "digits and '/:._-' with an optional {n}, e.g. npu{n}",
-    "^[1-8]x[0-9]+GE$": "use a breakout such as 4x100GE",
-}
 _QUOTING_ADVICE: Mapping[str, str] = {_RATIO: "quote ratios", _VERSION: "quote versions"}
 _BOUNDS: Mapping[str, str] = {
     "minimum": "{subject} is below the minimum {limit}",
@@ -183,7 +151,7 @@ def _describe(error: ValidationError, plain_scalars: Mapping[YamlPath, str]) -> 
         allowed = list(error.validator_value) if kind == "enum" else [error.validator_value]
         return [_not_allowed(path, subject, value, allowed)]
     if kind == "pattern":
-        meaning = PATTERN_MEANINGS.get(error.validator_value)
+        meaning = schema.get("patternErrorMessage")  # declared beside the pattern (spec.py)
         meaning = meaning or f"it must match the pattern {error.validator_value}"
         return [Problem(path, f"{subject} is not valid here: {meaning}")]
     return [Problem(path, _out_of_bounds(kind, subject, error.validator_value, error.message))]

@@ -38,8 +38,22 @@ class _Entry(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
 
 FROM_KEY = {"from_key": True}
 LOADER_DEFAULT = {"fill": False}
-PartNumber = Annotated[str, Meta(pattern=r"^[0-9A-Z][0-9A-Z-]*$")]
-Split = Annotated[str, Meta(pattern=r"^[1-8]x[0-9]+GE$")]
+PartNumber = Annotated[
+    str,
+    Meta(
+        pattern=r"^[0-9A-Z][0-9A-Z-]*$",
+        extra_json_schema={
+            "patternErrorMessage": "a Huawei part number is digits, upper-case letters and '-', as its Hardware Description writes it, e.g. \"02353EGR\""
+        },
+    ),
+]
+Split = Annotated[
+    str,
+    Meta(
+        pattern=r"^[1-8]x[0-9]+GE$",
+        extra_json_schema={"patternErrorMessage": "use a breakout such as 4x100GE"},
+    ),
+]
 GbPerS = Annotated[int, Meta(ge=1, le=1600)]
 RackUnits = Annotated[int, Meta(ge=1, le=60, description="Rack units")]
 Watts = Annotated[int, Meta(ge=0)] | Annotated[float, Meta(ge=0)]
@@ -53,6 +67,9 @@ class PortGroup(_Entry, kw_only=True):
         str,
         Meta(
             pattern=r"^[A-Za-z0-9][A-Za-z0-9/:._-]*(\{slot\}[A-Za-z0-9/:._-]*)?(\{card\}[A-Za-z0-9/:._-]*)?\{port\}[A-Za-z0-9/:._-]*$",
+            extra_json_schema={
+                "patternErrorMessage": 'an interface name is letters, digits and \'/:._-\' with {port} (and {slot}, {card} before it, in that order), e.g. "400GE{slot}/0/{port}" or "400GE1/{card}/{port}"'
+            },
             description="Interface name with {port}, optionally {slot} and {card} (subcard) "
             "before it: slot/subcard/port, e.g. 400GE1/{card}/{port}",
         ),
@@ -171,7 +188,14 @@ class SwitchModel(_Entry, kw_only=True, dict=True):
     height_u: RackUnits
     power_w: Annotated[Watts, Meta(description="Typical power (W)")]
     mgmt_port: Annotated[
-        str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9/:._-]*$", description="Management interface")
+        str,
+        Meta(
+            pattern=r"^[A-Za-z0-9][A-Za-z0-9/:._-]*$",
+            extra_json_schema={
+                "patternErrorMessage": "an interface name is letters, digits and '/:._-', e.g. MEth0/0/0"
+            },
+            description="Management interface",
+        ),
     ] = "MEth0/0/0"
     port_groups: Annotated[tuple[PortGroup, ...], Meta(min_length=1)] = msgspec.field(name="ports")
     # What the BOM orders per box (generator.model_hardware.PART_KINDS: `parts`)
@@ -265,7 +289,10 @@ class HostPorts(_Entry, kw_only=True, dict=True):
         Meta(
             pattern=r"^[A-Za-z0-9][A-Za-z0-9/:._-]*(\{n\}[A-Za-z0-9/:._-]*)?$",
             description="Port name, {n} = index",
-            extra_json_schema={"default": "port{n}"},
+            extra_json_schema={
+                "patternErrorMessage": "a port name is letters, digits and '/:._-' with an optional {n}, e.g. npu{n}",
+                "default": "port{n}",
+            },
         ),
     ] = ""
 
@@ -293,7 +320,10 @@ class NpuNicEntry(_Entry):
                 Annotated[
                     str,
                     Meta(
-                        pattern=r"^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])/([0-9]|[12][0-9]|3[0-2])$"
+                        pattern=r"^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])/([0-9]|[12][0-9]|3[0-2])$",
+                        extra_json_schema={
+                            "patternErrorMessage": "write an IPv4 network such as 192.168.1.0/24"
+                        },
                     ),
                 ],
                 ...,

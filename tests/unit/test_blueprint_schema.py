@@ -86,11 +86,15 @@ def test_each_kind_of_declaration_becomes_its_schema():
     assert props["note"] == {"type": "string"}  # optional, never null, no default
     assert props["env"] == {
         "type": "object",
-        "propertyNames": {"pattern": "^HCCL_[A-Z0-9_]+$"},
+        "propertyNames": {
+            "pattern": "^HCCL_[A-Z0-9_]+$",
+            "patternErrorMessage": "HCCL variables are named HCCL_ and upper-case letters, "
+            "digits or '_'",
+        },
         "additionalProperties": {"type": ["string", "integer"]},
         "default": {},
     }
-    assert props["paths"]["items"] == {"type": "string", "pattern": "^/[A-Za-z0-9_./-]*$"}
+    assert props["paths"]["items"]["pattern"] == "^/[A-Za-z0-9_./-]*$"
     assert props["paths"]["default"] == ["/a"]
     assert props["inner"]["default"] == {}  # filled member by member
     assert props["inner"]["properties"]["size"]["default"] == 2
@@ -129,3 +133,22 @@ def test_a_catalog_model_is_written_from_its_record():
         "enum": ["npu", "storage", "business", "inband", "bmc"]
     }
     assert defs["fact"]["required"] == ["value"] and defs["fact"]["properties"]["value"] == {}
+
+
+def _patterns(node: Any, path: str = "") -> list[tuple[str, dict[str, Any]]]:
+    """(where, node) of every schema node with a pattern."""
+    if isinstance(node, list):
+        return [p for i, v in enumerate(node) for p in _patterns(v, f"{path}/{i}")]
+    if not isinstance(node, dict):
+        return []
+    found = [(path, node)] if isinstance(node.get("pattern"), str) else []
+    return found + [p for k, v in node.items() for p in _patterns(v, f"{path}/{k}")]
+
+
+def test_every_pattern_says_in_words_what_it_wants():
+    """validate() prints a value's pattern as words (patternErrorMessage, declared in the same
+    Meta as the pattern), never as a regular expression."""
+    found = _patterns(schema.blueprint_schema())
+    assert len(found) > 20
+    assert [where for where, node in found if "patternErrorMessage" not in node] == []
+    assert _patterns({"a": {"pattern": "x"}}) == [("/a", {"pattern": "x"})]
