@@ -14,6 +14,7 @@ import yaml
 from msgspec import Meta
 
 from generator.model_hardware import PART_KINDS
+from generator.vocab import HostPort, Role
 
 Number = int | float  # a YAML number, kept as written (2200 stays 2200)
 
@@ -360,9 +361,15 @@ class StorageNicEntry(_Entry):
     source: Annotated[str, Meta(description="Where the NIC model comes from")] | None = None
 
 
+# The members of the vocabulary as the schema's enums (msgspec reads a Literal of strings, not
+# of enum members): a host model's kind and its port roles, in the vocabulary's order
+HostKind = Literal[tuple(r.value for r in Role if r.is_host)]
+PortRole = Literal[tuple(p.value for p in HostPort)]
+
+
 class HostModel(_Entry, kw_only=True):
     name: Annotated[str, Meta(extra=FROM_KEY)] = ""  # the entry's key
-    kind: Literal["npu-server", "storage-node", "management-node"]
+    kind: HostKind
     description: Annotated[str, Meta(description="Text")] = ""
     accelerator: Annotated[str, Meta(description="Accelerator family")] = ""
     npus: Annotated[int, Meta(ge=0, le=64, description="NPUs")] = 0
@@ -381,7 +388,7 @@ class HostModel(_Entry, kw_only=True):
     height_u: RackUnits
     power_w: Annotated[Watts, Meta(description="Max power (W)")]
     cooling: tuple[Literal["air", "liquid"], ...] = ("air",)
-    ports: dict[Literal["npu", "storage", "business", "inband", "bmc"], HostPorts]
+    ports: dict[PortRole, HostPorts]
     # What the NPU NIC tool (hccn_tool) accepts: {mtu_max, refused_networks, confirmed, source}
     npu_nic: Annotated[
         dict[str, Any],
