@@ -470,9 +470,29 @@ def _agree(lay: shard.Layout, results: dict[int, Result], p: Plan) -> checks.Out
     return out
 
 
+def rings(q: Plan, leaves: list[str]) -> list[list[str]]:
+    """The leaves (devices) of a shard in groups whose NPUs reach one another through the shard
+    alone: leaves cabled on the parameter plane to the same switches (a pod's leaves and its
+    spines), each of those inside the shard. Two pods of one shard meet only at the cores, which
+    run in another shard: their boundary speakers install nothing and forward nothing (measured:
+    wanka-10k's shard of pods 2 and 5 timed out on exactly the 2 pairs from one pod to the other)."""
+    ups: dict[str, set[str]] = {}
+    for link in q.links:
+        if link.plane != Plane.PARAMETER:
+            continue
+        for mine, other in ((link.a[0], link.b[0]), (link.b[0], link.a[0])):
+            ups.setdefault(mine, set()).add(other)
+    groups: dict[frozenset[str], list[str]] = {}
+    for leaf in leaves:
+        up = frozenset(n for n in ups.get(ns_name(leaf), ()) if q.namespaces[n].frr)
+        if up and all(q.namespaces[n].kind != shard.BOUNDARY for n in up):
+            groups.setdefault(up, []).append(leaf)
+    return sorted(groups.values())
+
+
 def npu_ring(q: Plan) -> checks.Outcome:
-    """NPU 0 of the first server of each leaf of the shard to that of the next leaf (and the
-    last to the first): real packets, each path walked through the live FIBs, parameter plane
+    """NPU 0 of the first server of each leaf of the shard to that of the next leaf of its ring
+    (rings; the last to the first): real packets, each path walked through the live FIBs, parameter plane
     only (checks.npu_paths probes every pair: 5,112 walks for a 72-leaf pod; every pair's route
     and width is the ECMP check's, from the FIBs)."""
     out = checks.Outcome("NPU to NPU, each leaf to the next, parameter plane only")
@@ -482,8 +502,10 @@ def npu_ring(q: Plan) -> checks.Outcome:
         if lldp and lldp[0] not in first and (server, "npu0") in q.ports:
             first[lldp[0]] = q.ports[(server, "npu0")]
     where = {end: ip for ip, end in q.addresses.items()}
-    ends = [(leaf, end, where[end]) for leaf, end in sorted(first.items()) if end in where]
-    pairs = list(zip(ends, ends[1:] + ends[:1], strict=True)) if len(ends) > 1 else []
+    pairs = []
+    for ring in rings(q, sorted(first)):
+        ends = [(leaf, first[leaf], where[first[leaf]]) for leaf in ring if first[leaf] in where]
+        pairs += list(zip(ends, ends[1:] + ends[:1], strict=True)) if len(ends) > 1 else []
     probes = [probe.Probe(a[1][0], str(a[2]), b[1][0], str(b[2]), proto="tcp",
                           port=checks.ANY_PORT, src_dev=a[1][1]) for a, b in pairs]  # fmt: skip
     cabled = checks.planes(q)

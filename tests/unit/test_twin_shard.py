@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.twin import plan, routing, shard
+from generator.twin import plan, prove, routing, shard
 from tests.support.examples import render_example
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -125,11 +125,17 @@ def test_the_best_routes_are_read_from_frr_s_own_json():
     assert {r.origin for r in routes} == {"IGP"}
 
 
-@pytest.mark.slow
-def test_wanka_10k_is_cut_in_pods_each_with_its_spines_and_the_cores(tmp_path_factory):
+@pytest.fixture(scope="module")
+def w10k(tmp_path_factory):
     folder = render_example(tmp_path_factory, "shard10k", "wanka-10k")
     p = plan.plan(folder, {}, bounded=False)
     routing.apply(p)
+    return folder, p
+
+
+@pytest.mark.slow
+def test_wanka_10k_is_cut_in_pods_each_with_its_spines_and_the_cores(w10k):
+    folder, p = w10k
     with pytest.raises(plan.Refused, match="one twin makes at most"):
         plan.plan(folder, {})
     lay = shard.layout(p, 6000)
@@ -144,3 +150,23 @@ def test_wanka_10k_is_cut_in_pods_each_with_its_spines_and_the_cores(tmp_path_fa
         # the pod and all 32 cores are over 6,000 MiB: the cores run apart, speakers at its edge
         assert home[0].speakers >= 32 and not cores <= home[0].interior
     assert sum(1 for s in lay.shards if s.interior & cores) >= 2  # 32 cores: 5,120 sessions
+
+
+@pytest.mark.slow
+def test_the_npu_ring_of_a_shard_of_two_pods_stays_inside_each_pod(w10k):
+    """At 8,600 MiB pods 2 and 5 share a shard and meet only at the cores, which run elsewhere
+    (their speakers forward nothing): one ring per pod, every pair joined by the pod's spines."""
+    _, p = w10k
+    lay = shard.layout(p, 8600)
+    two = next(s for s in lay.shards if "par-pod02-spine 16, par-pod05-spine 16" in s.label)
+    q = shard.subplan(p, lay, two, {})
+    leaves = sorted(d for d in q.devices if d.startswith("par-leaf"))
+    rings = prove.rings(q, leaves)
+    assert sorted(len(r) for r in rings) == [32, 72] and sorted(sum(rings, [])) == leaves
+    for ring in rings:
+        spines = {
+            frozenset(lk.b[0] for lk in q.links if lk.a[0] == plan.ns_name(leaf) and "spine" in lk.b[0])
+            | frozenset(lk.a[0] for lk in q.links if lk.b[0] == plan.ns_name(leaf) and "spine" in lk.a[0])
+            for leaf in ring
+        }  # fmt: skip
+        assert len(spines) == 1 and len(next(iter(spines))) == 16  # one pod's 16 spines
