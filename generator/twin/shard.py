@@ -4,10 +4,19 @@ shard's own FRR produced. Decided from the whole build's Plan alone (no root).
 
 Units. The device namespaces (switches, routers, firewalls, one per VPN instance, and the
 provider) are joined into units by every cable between two of them that is not an eBGP session:
-an OSPF adjacency, a static route's next hop, a management port, a VLAN. A unit is never cut (an
-OSPF area or a static next hop has no speaker to stand in for it); a cable that carries an eBGP
-session between two units can be (the session's far end is then a BGP speaker). Host namespaces
-(a server, its NPU NICs, its BMC) come with every unit they are cabled to.
+an OSPF adjacency, a static route's next hop, a management port, a VLAN. A cable that carries an
+eBGP session between two units can be cut (the session's far end is then a BGP speaker). A unit
+over the budget (at 102,400 cards the management VPNs of every switch with the business, in-band,
+out-of-band and border OSPF domains: 1,212 routers, about 21.8 GiB) is cut once more at its
+quiet cables (quiet_links: no OSPF adjacency can form across them, no BGP: a static route's next
+hop, a management port, the cable between two OSPF domains), its far end then a stand-in that
+holds its address on the cable and runs nothing: the near end's connected route and the static
+routes through that address are installed as uncut. An OSPF area itself is never cut: for the
+FIBs inside to stay equal its stand-in would have to present each prefix its device's SPF held,
+with that cost, as a stub network of its own router LSA (intra-area, so that it competes with the
+paths inside on equal terms: an external or summary LSA loses to any intra-area path, whatever
+its metric, and narrows the ECMP), and its device's external routes too; not built. Host namespaces (a server, its NPU NICs, its BMC) come with every
+unit they are cabled to.
 
 Size. A namespace costs MIB[daemon] for each FRR daemon it starts and PEER_MIB per BGP session
 (FRR 8.4 prints what its peers take in `show bgp summary`: "Peers 16, using 11 MiB of memory",
@@ -39,7 +48,7 @@ import ipaddress
 import re
 from dataclasses import dataclass, field
 
-from generator.twin.plan import Plan, ns_name
+from generator.twin.plan import Plan, ifname, ns_name
 from generator.twin.records import Netns
 from generator.vocab import NsKind
 
@@ -74,6 +83,7 @@ class Layout:
     bgp_links: set[int]  # indexes into Plan.links
     shards: list[Shard] = field(default_factory=list)
     budget: int = 0
+    quiet: set[int] = field(default_factory=set)  # cut cables without a routing protocol
 
 
 def bgp_links(p: Plan) -> set[int]:
@@ -91,6 +101,42 @@ def bgp_links(p: Plan) -> set[int]:
             if i is not None and mine in (p.links[i].a[0], p.links[i].b[0]):
                 out.add(i)
     return out
+
+
+def ospf_links(p: Plan) -> set[int]:
+    """The cables (indexes of p.links) across which OSPF may form an adjacency: both ends run
+    ospfd, and neither end holds addresses on the cable that are all outside its OSPF `network`
+    statements, nor is that end's interface silent (an end without addresses, a switch port of a
+    VLAN, counts as speaking: its VLANIF may)."""
+    held: dict[tuple[str, str], list[ipaddress.IPv4Interface]] = {}
+    for n, ns in p.namespaces.items():
+        for line in ns.commands:
+            if m := _ADDRESS.match(line):
+                held.setdefault((n, m.group(2)), []).append(ipaddress.ip_interface(m.group(1)))
+
+    def speaks(end: tuple[str, str]) -> bool:
+        ns = p.namespaces[end[0]]
+        dev = p.devices.get(ns.device)
+        if "ospfd" not in ns.daemons or dev is None or dev.ospf is None:
+            return False
+        if end[1] in {ifname(x) for x in dev.ospf.silent}:
+            return False
+        mine = held.get(end, [])
+        return not mine or any(a.ip in net for a in mine for net, _ in dev.ospf.networks)
+
+    return {i for i, link in enumerate(p.links) if speaks(link.a) and speaks(link.b)}
+
+
+def quiet_links(p: Plan, members: set[str], bgp: set[int]) -> set[int]:
+    """The cables between two device namespaces of `members` that carry no routing protocol:
+    a static route's next hop, a management port, a cable between two OSPF domains. Cut, its
+    far end is a stand-in holding its address on the cable: what the near end installs (its
+    connected route, its static routes through that address) does not depend on what runs
+    behind the address, so the near end's FIB is the uncut one."""
+    ospf = ospf_links(p)
+    return {i for i, link in enumerate(p.links)
+            if i not in bgp and i not in ospf
+            and link.a[0] in members and link.b[0] in members}  # fmt: skip
 
 
 def _kind(p: Plan, ns: str) -> str:
@@ -142,6 +188,15 @@ def layout(p: Plan, budget: int) -> Layout:
     members: dict[int, set[str]] = {}
     for n, u in unit.items():
         members.setdefault(u, set()).add(n)
+    quiet: set[int] = set()
+    for u, ns in sorted(members.items()):  # a unit over the budget: cut between OSPF domains
+        if len(ns) > 1 and cost(p, ns, {})[0] > budget:
+            quiet |= quiet_links(p, ns, cut)
+    if quiet:
+        unit = units(p, cut | quiet)
+        members = {}
+        for n, u in unit.items():
+            members.setdefault(u, set()).add(n)
     far: dict[str, dict[str, int]] = {}
     for i in cut:
         a, b = p.links[i].a[0], p.links[i].b[0]
@@ -192,7 +247,7 @@ def layout(p: Plan, budget: int) -> Layout:
     shards.sort(key=lambda s: (s.hosts, not s.speakers, s.number))
     for k, s in enumerate(shards, 1):
         s.number = k
-    return Layout(unit, cut, shards, budget)
+    return Layout(unit, cut, shards, budget, quiet)
 
 
 def _split(p, comp, near, members, far, budget) -> list[set[int]]:
@@ -289,9 +344,10 @@ def subplan(p: Plan, lay: Layout, shard: Shard, routes: dict[str, list[Route]]) 
         full = p.namespaces[n]
         ns = q.namespaces[n] = Netns(n, full.device, BOUNDARY, ["link set lo up"])
         spoken = {dev for i, (_, dev) in ends if i in lay.bgp_links}
+        held = spoken | {dev for i, (_, dev) in ends if i in lay.quiet}
         for line in full.commands:
             m = _ADDRESS.match(line)
-            if m and m.group(2) in spoken:
+            if m and m.group(2) in held:
                 ns.commands.append(line)
         dev = p.devices.get(full.device)
         if spoken and dev is not None and dev.bgp is not None:

@@ -170,3 +170,44 @@ def test_the_npu_ring_of_a_shard_of_two_pods_stays_inside_each_pod(w10k):
             for leaf in ring
         }  # fmt: skip
         assert len(spines) == 1 and len(next(iter(spines))) == 16  # one pod's 16 spines
+
+
+@pytest.fixture(scope="module")
+def pod():
+    p = plan.plan(ROOT / "inventories" / "pod-128", {})
+    routing.apply(p)
+    return p
+
+
+def test_a_unit_over_the_budget_is_cut_between_its_ospf_domains_only(pod):
+    """pod-128's management VPNs with the business, in-band, out-of-band and border OSPF domains
+    are one unit of about 324 MiB; in 300 it is cut at cables no OSPF adjacency crosses (static
+    next hops, management ports): every OSPF adjacency stays inside one shard, and the stand-in
+    of a cut cable's far end holds its address on it."""
+    whole = shard.layout(pod, 400)
+    assert not whole.quiet
+    lay = shard.layout(pod, 300)
+    _covered(pod, lay)
+    assert lay.quiet and not lay.quiet & lay.bgp_links
+    ospf = shard.ospf_links(pod)
+    assert ospf and not ospf & lay.quiet
+    for i in ospf:  # an adjacency is never cut
+        a, b = pod.links[i].a[0], pod.links[i].b[0]
+        assert all((a in s.interior) == (b in s.interior) for s in lay.shards), pod.links[i]
+    oob = next(s for s in lay.shards if plan.ns_name("oob-core-001") in s.interior)
+    assert plan.ns_name("biz-spine-001") not in oob.interior  # the unit is cut
+    cut = [i for i in lay.quiet
+           if (pod.links[i].a[0] in oob.interior) != (pod.links[i].b[0] in oob.interior)]  # fmt: skip
+    assert cut
+    q = shard.subplan(pod, lay, oob, {})
+    held = 0
+    for i in cut:
+        link = pod.links[i]
+        far = link.b if link.a[0] in oob.interior else link.a
+        ns = q.namespaces[far[0]]
+        assert ns.kind == shard.BOUNDARY and not ns.frr
+        mine = [c for c in pod.namespaces[far[0]].commands
+                if c.startswith("address add") and c.endswith(f" dev {far[1]}")]  # fmt: skip
+        assert all(c in ns.commands for c in mine)
+        held += len(mine)
+    assert held  # e.g. a firewall's address on its static route's cable to an oob core
