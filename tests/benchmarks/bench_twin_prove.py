@@ -123,6 +123,7 @@ def layout_only(folder: Path, memory: int, per_router: float, passes: int) -> di
         "boundary speakers": str(sum(s.speakers for s in lay.shards)),
         "budget MiB": f"{budget:,}",
         "largest shard MiB (estimate)": f"{max(s.mib for s in lay.shards):,}",
+        "quiet cables cut": f"{len(lay.quiet):,}",  # static next hops, management ports
     }
     if per_router:
         row["EXTRAPOLATED wall s"] = (
