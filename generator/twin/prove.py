@@ -170,8 +170,10 @@ def _prove(args, folder: Path, p: Plan, lay: shard.Layout, started: float, have:
         _out(f"  shard {s.number}: {s.label}; {s.routers} routers, {s.speakers} boundary "
              f"speakers, about {s.mib:,} MiB")  # fmt: skip
     if lay.quiet:
-        _out(f"  {len(lay.quiet)} cables without a routing protocol cut (static next hops, "
-             "management ports, between OSPF domains): their far ends hold their addresses only")
+        _out(
+            f"  {len(lay.quiet)} cables without a routing protocol cut (static next hops, "
+            "management ports, between OSPF domains): their far ends hold their addresses only"
+        )
     routes: dict[str, list[shard.Route]] = {}
     running = shards
     if since is not None:

@@ -189,7 +189,7 @@ def layout(p: Plan, budget: int) -> Layout:
     for n, u in unit.items():
         members.setdefault(u, set()).add(n)
     quiet: set[int] = set()
-    for u, ns in sorted(members.items()):  # a unit over the budget: cut between OSPF domains
+    for _, ns in sorted(members.items()):  # a unit over the budget: cut between OSPF domains
         if len(ns) > 1 and cost(p, ns, {})[0] > budget:
             quiet |= quiet_links(p, ns, cut)
     if quiet:
