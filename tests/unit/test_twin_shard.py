@@ -162,7 +162,9 @@ def test_the_npu_ring_of_a_shard_of_two_pods_stays_inside_each_pod(w10k):
     q = shard.subplan(p, lay, two, {})
     leaves = sorted(d for d in q.devices if d.startswith("par-leaf"))
     rings = prove.rings(q, leaves)
-    assert sorted(len(r) for r in rings) == [32, 72] and sorted(x for r in rings for x in r) == leaves
+    assert (
+        sorted(len(r) for r in rings) == [32, 72] and sorted(x for r in rings for x in r) == leaves
+    )
     for ring in rings:
         spines = {
             frozenset(lk.b[0] for lk in q.links if lk.a[0] == plan.ns_name(leaf) and "spine" in lk.b[0])
@@ -181,9 +183,10 @@ def pod():
 
 def test_a_unit_over_the_budget_is_cut_between_its_ospf_domains_only(pod):
     """pod-128's management VPNs with the business, in-band, out-of-band and border OSPF domains
-    are one unit of about 324 MiB; in 300 it is cut at cables no OSPF adjacency crosses (static
-    next hops, management ports): every OSPF adjacency stays inside one shard, and the stand-in
-    of a cut cable's far end holds its address on it."""
+    are one unit of about 324 MiB; in 300 it is cut at cables between two FRR namespaces that no
+    OSPF adjacency crosses (static next hops): every OSPF adjacency stays inside one shard, a
+    management VPN with its out-of-band access switch, and the stand-in of a cut cable's far end
+    holds its address on it."""
     whole = shard.layout(pod, 400)
     assert not whole.quiet
     lay = shard.layout(pod, 300)
@@ -194,7 +197,7 @@ def test_a_unit_over_the_budget_is_cut_between_its_ospf_domains_only(pod):
     for i in ospf:  # an adjacency is never cut
         a, b = pod.links[i].a[0], pod.links[i].b[0]
         assert all((a in s.interior) == (b in s.interior) for s in lay.shards), pod.links[i]
-    oob = next(s for s in lay.shards if plan.ns_name("oob-core-001") in s.interior)
+    oob = next(s for s in lay.shards if plan.ns_name("inb-core-001") in s.interior)
     assert plan.ns_name("biz-spine-001") not in oob.interior  # the unit is cut
     cut = [i for i in lay.quiet
            if (pod.links[i].a[0] in oob.interior) != (pod.links[i].b[0] in oob.interior)]  # fmt: skip
@@ -210,4 +213,10 @@ def test_a_unit_over_the_budget_is_cut_between_its_ospf_domains_only(pod):
                 if c.startswith("address add") and c.endswith(f" dev {far[1]}")]  # fmt: skip
         assert all(c in ns.commands for c in mine)
         held += len(mine)
-    assert held  # e.g. a firewall's address on its static route's cable to an oob core
+    assert held  # a firewall's address on its static route's cable to an in-band core
+    vpn = [k for k in pod.links if ".management_vpn" in k.a[0] + k.b[0]
+           and k.a[0] in lay.unit and k.b[0] in lay.unit]  # fmt: skip
+    assert len(vpn) > 20  # a management VPN runs with the access switch it is cabled to
+    for link in vpn:
+        for s in lay.shards:
+            assert (link.a[0] in s.interior) == (link.b[0] in s.interior), link
