@@ -8,8 +8,8 @@ an OSPF adjacency, a static route's next hop, a management port, a VLAN. A cable
 eBGP session between two units can be cut (the session's far end is then a BGP speaker). A unit
 over the budget (at 102,400 cards the management VPNs of every switch with the business, in-band,
 out-of-band and border OSPF domains: 1,212 routers, about 21.8 GiB) is cut once more at its
-quiet cables (quiet_links: no OSPF adjacency can form across them, no BGP: a static route's next
-hop, a management port, the cable between two OSPF domains), its far end then a stand-in that
+quiet cables (quiet_links: between two FRR namespaces, no OSPF adjacency can form across them,
+no BGP: a static route's next hop, the cable between two OSPF domains), its far end then a stand-in that
 holds its address on the cable and runs nothing: the near end's connected route and the static
 routes through that address are installed as uncut. An OSPF area itself is never cut: for the
 FIBs inside to stay equal its stand-in would have to present each prefix its device's SPF held,
@@ -114,6 +114,16 @@ def ospf_links(p: Plan) -> set[int]:
             if m := _ADDRESS.match(line):
                 held.setdefault((n, m.group(2)), []).append(ipaddress.ip_interface(m.group(1)))
 
+    nets: dict[str, tuple[set[int], set[tuple[int, int]]]] = {}  # device: prefix lengths, nets
+
+    def covered(dev, ip: ipaddress.IPv4Address) -> bool:
+        if dev.name not in nets:  # a spine's 1,600 statements, as sets: not 1,600 tests each
+            ns_ = [ipaddress.ip_network(n) for n, _ in dev.ospf.networks]
+            nets[dev.name] = ({n.prefixlen for n in ns_},
+                              {(int(n.network_address), n.prefixlen) for n in ns_})  # fmt: skip
+        lengths, known = nets[dev.name]
+        return any((int(ip) & (0xFFFFFFFF << (32 - k)) & 0xFFFFFFFF, k) in known for k in lengths)
+
     def speaks(end: tuple[str, str]) -> bool:
         ns = p.namespaces[end[0]]
         dev = p.devices.get(ns.device)
@@ -122,21 +132,23 @@ def ospf_links(p: Plan) -> set[int]:
         if end[1] in {ifname(x) for x in dev.ospf.silent}:
             return False
         mine = held.get(end, [])
-        return not mine or any(a.ip in net for a in mine for net, _ in dev.ospf.networks)
+        return not mine or any(covered(dev, a.ip) for a in mine)
 
     return {i for i, link in enumerate(p.links) if speaks(link.a) and speaks(link.b)}
 
 
 def quiet_links(p: Plan, members: set[str], bgp: set[int]) -> set[int]:
-    """The cables between two device namespaces of `members` that carry no routing protocol:
-    a static route's next hop, a management port, a cable between two OSPF domains. Cut, its
+    """The cables between two FRR namespaces of `members` that carry no routing protocol: a
+    static route's next hop, a cable between two OSPF domains (a namespace without FRR, a
+    management VPN, costs nothing and stays with what it is cabled to). Cut, its
     far end is a stand-in holding its address on the cable: what the near end installs (its
     connected route, its static routes through that address) does not depend on what runs
     behind the address, so the near end's FIB is the uncut one."""
     ospf = ospf_links(p)
     return {i for i, link in enumerate(p.links)
             if i not in bgp and i not in ospf
-            and link.a[0] in members and link.b[0] in members}  # fmt: skip
+            and link.a[0] in members and link.b[0] in members
+            and p.namespaces[link.a[0]].frr and p.namespaces[link.b[0]].frr}  # fmt: skip
 
 
 def _kind(p: Plan, ns: str) -> str:
