@@ -158,7 +158,9 @@ def service_rules(dev: vrp.Device, vpn: str) -> list[str]:
         if name in dev.service_acls:
             acl, line = dev.service_acls[name]
             chains += [f"  chain {name}_acl {{"]
-            chains += [f"    {r}" for r in _acl_rules(dev, acl, vpn, name, line)] + ["  }"]
+            chains += [f"    {r}" for r in _acl_rules(dev, acl, vpn, service=name, line=line)] + [
+                "  }"
+            ]
             jumps.append(f"    {proto} dport {port} jump {name}_acl")
     if not jumps:
         return []

@@ -259,7 +259,7 @@ def layout(p: Plan, budget: int) -> Layout:
     shards.sort(key=lambda s: (s.hosts, not s.speakers, s.number))
     for k, s in enumerate(shards, 1):
         s.number = k
-    return Layout(unit, cut, shards, budget, quiet)
+    return Layout(unit=unit, bgp_links=cut, shards=shards, budget=budget, quiet=quiet)
 
 
 def _split(p, comp, near, members, far, budget) -> list[set[int]]:

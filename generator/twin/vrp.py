@@ -284,7 +284,7 @@ def _acl(line: Line) -> list[AclRule]:
         vpn = w[w.index("vpn-instance") + 1] if "vpn-instance" in w else None
         at = w.index("source") + 1 if "source" in w else 0
         source = _net(w[at], w[at + 1]) if at and w[at] != "any" else None  # `source any`
-        rules.append((int(w[1]), AclRule(action, vpn, source, int(w[1]), child.number)))
+        rules.append((int(w[1]), AclRule(action, vpn, source, number=int(w[1]), line=child.number)))
     return [rule for _, rule in sorted(rules, key=lambda r: r[0])]
 
 

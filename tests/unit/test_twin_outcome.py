@@ -110,9 +110,10 @@ def test_the_report_lists_every_failure_under_its_check_and_none_when_clean():
 
 
 # programs of their own, not commands of the CLI: the ZTP client test double (run by path in a
-# switch's namespace: its stdout is its answer to the drill) and the collection's maintainer
-# script `python -m generator.collection readme` (the role READMEs it writes name it)
-OWN_PROGRAMS = {"twin/ztp_client.py", "collection.py"}
+# switch's namespace: its stdout is its answer to the drill) and the maintainers' scripts
+# `python -m generator.collection readme` (the role READMEs it writes name it) and
+# `python -m generator.blueprint.schema [--write]` (the schema file, generated from the records)
+OWN_PROGRAMS = {"twin/ztp_client.py", "collection.py", "blueprint/schema.py"}
 
 
 def test_only_the_cli_prints():
