@@ -65,7 +65,10 @@ def test_a_leaf_becomes_bgp_with_the_configs_peers_and_ecmp_width():
     # the management VPN is its own namespace with kernel routes, filtered by ACL 2000
     mgmt = p.namespaces[plan.ns_name("par-leaf-0001", "management_vpn")]
     assert any(c.startswith("route append 10.101.0.0/20 via") for c in mgmt.commands)
-    assert "tcp dport 22 jump ssh_acl" in mgmt.nft and "ip saddr 10.101.0.0/20 return" in mgmt.nft
+    assert (
+        "tcp dport 22 jump ssh_acl" in mgmt.nft
+        and "ip saddr 10.101.0.0/20 counter return" in mgmt.nft
+    )
 
 
 def test_the_firewall_is_default_deny_with_one_rule_per_permitted_policy():
@@ -84,7 +87,7 @@ def test_the_firewall_management_port_and_isolated_ports_are_emulated():
     local = p.namespaces[plan.ns_name("fw-01", "management_vpn")].nft
     assert 'iifname "gi0-0-0" tcp dport 22 accept' in local  # service-manage ssh permit
     assert 'oifname "gi0-0-0" ip daddr' in local and "udp dport 123 accept" in local  # ntp-local
-    assert 'iifname "gi0-0-0" drop' in local and 'oifname "gi0-0-0" drop' in local
+    assert 'iifname "gi0-0-0" counter drop' in local and 'oifname "gi0-0-0" counter drop' in local
     oob = p.namespaces[plan.ns_name("oob-access-0001")].commands
     assert any(c.endswith("type bridge_slave isolated on") for c in oob)
     assert len(list(checks.isolated_pairs(p))) == 22  # every isolated (BMC) port, round each switch

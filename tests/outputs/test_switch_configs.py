@@ -688,7 +688,9 @@ def test_management_address_vrf_and_services(example_name):
 
 
 # a Vault reference, or the command table's placeholder as the design review lists the forms
-VAULT = r"\{\{ vault_[a-z0-9_]+ \}\}|<secret>`?,?"
+# a Vault placeholder, a masked value, or (the device's own prompt quoted in the bring-up runbook:
+# "Please configure the authentication password (8-255)") the length a password must have
+VAULT = r"\{\{ vault_[a-z0-9_]+ \}\}|<secret>`?,?|\(\d+-\d+\)"
 # A secret follows `password`, `irreversible-cipher` or `cipher` in VRP (local users, SNMPv3
 # keys, DFS/OSPF/BGP authentication); `ssh server cipher` lists algorithms, not secrets.
 SECRET = re.compile(
