@@ -59,9 +59,10 @@ def source_of(p: Plan, ns: str) -> str:
     }.get(n.kind, n.device)
 
 
-def diagnose(p: Plan, pr: probe.Probe, result: probe.Result) -> str:
+def diagnose(p: Plan, pr: probe.Probe, result: probe.Result, recheck: bool = True) -> str:
     """Why a probe failed: no route there, a UDP packet the listener never saw (lost on the way
-    there), no route back, or dropped by a filter on the way."""
+    there), no route back, or dropped by a filter on the way (with `recheck`, the rule that
+    dropped it, by sending it once more: see decided)."""
     private = inner_pools(p)
     came = result.arrived_from and ipaddress.ip_address(result.arrived_from)
     if came and pr.dst_ns == ns_name(NsKind.OUTSIDE) and any(came in n for n in private):
@@ -74,11 +75,13 @@ def diagnose(p: Plan, pr: probe.Probe, result: probe.Result) -> str:
     if not reached:
         return f"no route to {pr.dst} in {source_of(p, end)}"
     if pr.proto == "udp" and not result.arrived_from:  # the listener never saw it
-        return "dropped on the way there by a filter: " + _filters(p, pr, hops, pr.dst_ns)
+        return "dropped on the way there by a filter: " + _filters(p, pr, recheck, hops, pr.dst_ns)
     back, end, reached = walk(p, pr.dst_ns, pr.dst, pr.src)
     if not reached:
         return f"no route back to {pr.src} in {source_of(p, end)}"
-    return "dropped by a filter on the way: " + _filters(p, pr, hops + back, pr.dst_ns, pr.src_ns)
+    return "dropped by a filter on the way: " + _filters(
+        p, pr, recheck, hops + back, pr.dst_ns, pr.src_ns
+    )
 
 
 def nat_missed(p: Plan, pr: probe.Probe) -> str:
@@ -122,6 +125,8 @@ def decided(pr: probe.Probe, namespaces: list[str], verdicts: tuple[str, ...]) -
     counters grew are read (nft(8) `counter`, `list ruleset -j`), so the device's translated
     line that decided it is named, not only its file. Other traffic the twin carries meanwhile
     (routing protocols) meets other rules than a probe's port."""
+    if not namespaces:  # no filter on its way: nothing to send again for
+        return []
     before = _counted(namespaces)
     probe.run([pr], timeout=2.0, retry=False)
     after = _counted(namespaces)
@@ -134,14 +139,16 @@ def decided(pr: probe.Probe, namespaces: list[str], verdicts: tuple[str, ...]) -
     )
 
 
-def _filters(p: Plan, pr: probe.Probe, hops: list[tuple[str, str]], *received: str) -> str:
+def _filters(
+    p: Plan, pr: probe.Probe, recheck: bool, hops: list[tuple[str, str]], *received: str
+) -> str:
     """The filters a packet met that dropped it: the rule (file:line) whose counter the probe
     raised, else the files behind a forwarding filter (a firewall's policy) in a namespace
     between the two ends and an input filter (a VTY/SNMP ACL) where it was received."""
     passed = {ns for ns, _ in hops} - {pr.src_ns, *received}
     forward = sorted(ns for ns in passed if "hook forward" in p.namespaces[ns].nft)
     inputs = sorted(ns for ns in set(received) if "hook input" in p.namespaces[ns].nft)
-    rules = decided(pr, forward + inputs, ("drop", "reject"))
+    rules = decided(pr, forward + inputs, ("drop", "reject")) if recheck else []
     if rules:
         return "; ".join(rules)
     found = {source_of(p, ns) for ns in forward + inputs}
