@@ -384,6 +384,10 @@ def parser() -> argparse.ArgumentParser:
     pr.add_argument("--fibs", metavar="FILE",
                     help="write every device's FIB (JSON) from the shard it ran in, to compare "
                     "two runs")  # fmt: skip
+    pr.add_argument("--logs", type=Path, metavar="DIR",
+                    help="keep the FRR logs (every daemon, the boundary speakers' too) of a "
+                    "shard run with a failing check in DIR/shard-N-pass-P (by default they go "
+                    "with the shard)")  # fmt: skip
     pr.add_argument(
         "--collection",
         type=Path,

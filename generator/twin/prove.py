@@ -283,41 +283,52 @@ def _run(
     inside = [n for n in q.namespaces.values() if n.frr and n.kind != shard.BOUNDARY]
     _out(f"shard {s.number}, pass {passes}: {len(q.namespaces)} namespaces, {len(q.links)} "
          f"cables, {len(inside)} routers, {len(speakers)} boundary speakers")  # fmt: skip
+    clock = run.Clock()
     try:
         run.record(q)
         run.size_neighbour_table(len(q.links))
-        cabled = run.add(list(q.namespaces.values()), q.links)
-        run.each(lambda ns: run.configure(ns, ns.commands, cabled.get(ns.name, [])),
-                 list(q.namespaces.values()))  # fmt: skip
+        with clock("namespaces, cables, addresses"):
+            cabled = run.add(list(q.namespaces.values()), q.links)
+            run.each(lambda ns: run.configure(ns, ns.commands, cabled.get(ns.name, [])),
+                     list(q.namespaces.values()))  # fmt: skip
         for ns in inside:
             ns.frr = _plain_nexthops(ns.frr)
-        # zebra's ECMP room as a whole twin gives it (run.up): the widest maximum-paths of the build
-        run.start_frr(inside, max(run.paths(n.frr) for n in whole.namespaces.values() if n.frr))
-        run.each(_speak, speakers)
-        out.outcomes = _sessions(q, len(inside))
+        with clock("FRR started"):
+            # zebra's ECMP room as a whole twin gives it (run.up): the build's widest maximum-paths
+            run.start_frr(inside, max(run.paths(n.frr) for n in whole.namespaces.values() if n.frr))
+            run.each(_speak, speakers)
+        with clock("sessions"):
+            out.outcomes = _sessions(q, len(inside))
         if keyfiles is not None:
             keyfiles.add(q)
         out.mib = _memory(list(q.namespaces))
         names = sorted(n for n in q.namespaces if n in s.interior)
-        looks, out.fibs = _converge(q, inside, names, routes)
+        with clock("FIBs settled, BGP captured"):
+            looks, out.fibs = _converge(q, inside, names, routes)
         _out(f"shard {s.number}, pass {passes}: BGP tables and FIBs the same at look {looks}")
-        out.outcomes.append(ecmp(q, whole))
-        if any(n.kind == NsKind.NPU for n in q.namespaces.values()):
-            out.outcomes.append(npu_ring(q))
-        if ns_name(NsKind.OUTSIDE) in s.interior and not args.no_flows:
-            out.outcomes += [checks.flows(q), checks.forbidden(q)]
+        with clock("ECMP, NPU ring, flows"):
+            out.outcomes.append(ecmp(q, whole))
+            if any(n.kind == NsKind.NPU for n in q.namespaces.values()):
+                out.outcomes.append(npu_ring(q))
+            if ns_name(NsKind.OUTSIDE) in s.interior and not args.no_flows:
+                out.outcomes += [checks.flows(q), checks.forbidden(q)]
         # drills once every neighbour across the boundary has run (its routes announced)
         if not args.no_drills and all(n.device in routes for n in speakers):
-            out.outcomes += prove_drills.run_drills(
-                q, s.interior, same_plane(q, whole), fibs=_fibs,
-                progress=lambda m: _out(f"shard {s.number}, pass {passes}: {m}"))  # fmt: skip
+            with clock("drills"):
+                out.outcomes += prove_drills.run_drills(
+                    q, s.interior, same_plane(q, whole), fibs=_fibs,
+                    progress=lambda m: _out(f"shard {s.number}, pass {passes}: {m}"))  # fmt: skip
     finally:
-        clear(list(q.namespaces))
+        if args.logs and not all(o.ok for o in out.outcomes):
+            _keep_logs(args.logs / f"shard-{s.number}-pass-{passes}")
+        with clock("down"):
+            clear(list(q.namespaces))
     out.seconds = time.perf_counter() - start
     bad = [f"{o.name} {o.proved}/{o.total}" + (f" ({o.failures[0]})" if o.failures else "")
            for o in out.outcomes if not o.ok]  # fmt: skip
+    phases = ", ".join(f"{phase} {t:.0f}" for phase, t in clock.times.items())
     _out(
-        f"shard {s.number}, pass {passes}: {out.seconds:.0f} s, {out.mib:,.0f} MiB, "
+        f"shard {s.number}, pass {passes}: {out.seconds:.0f} s ({phases}), {out.mib:,.0f} MiB, "
         + (f"{len(bad)} check(s) failing: " + "; ".join(bad) if bad else "all checks hold")
     )
     return out
@@ -422,6 +433,13 @@ def _memory(names: list[str]) -> float:
             text = Path(f"/proc/{pid}/smaps_rollup").read_text()
             total += int(re.search(r"^Pss:\s+(\d+) kB", text, re.M).group(1))
     return total / 1024
+
+
+def _keep_logs(to: Path) -> None:
+    """Every FRR log of the shard that is up (STATE/frr/<device>/*.log) copied to `to`."""
+    shutil.rmtree(to, ignore_errors=True)
+    shutil.copytree(run.STATE / "frr", to, ignore=shutil.ignore_patterns("*.api", "*.vty", "*.pid"))
+    _out(f"FRR logs of the shard kept in {to}")
 
 
 def clear(names: list[str]) -> None:

@@ -83,3 +83,26 @@ def test_a_marker_is_read_by_its_start(tmp_path):
     marker.write_bytes(b"not " + MARKER_TEXT)
     with pytest.raises(plan.Refused, match="not a wanka output folder"):
         plan.wanka_output(folder)
+
+
+def test_a_failing_shard_keeps_its_frr_logs_and_conf_not_its_sockets(tmp_path, monkeypatch):
+    """`--logs DIR`: what a user reads after a shard failed (the boundary speakers' bgpd logs,
+    which go with the shard otherwise), without the sockets copytree cannot copy."""
+    import socket
+
+    from generator.twin import prove, run
+
+    state = tmp_path / "state"
+    d = state / "frr" / "core-01"
+    d.mkdir(parents=True)
+    (d / "bgpd.log").write_text("%ADJCHANGE: neighbor 10.0.0.1 Down\n")
+    (d / "frr.conf").write_text("router bgp 65000\n")
+    (d / "bgpd.pid").write_text("1\n")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(d / "bgpd.vty"))
+    monkeypatch.setattr(run, "STATE", state)
+    prove._keep_logs(tmp_path / "kept" / "shard-1-pass-2")
+    kept = tmp_path / "kept" / "shard-1-pass-2" / "core-01"
+    assert sorted(f.name for f in kept.iterdir()) == ["bgpd.log", "frr.conf"]
+    assert "Down" in (kept / "bgpd.log").read_text()
+    sock.close()
