@@ -413,12 +413,19 @@ def speaker(p: Plan, n: str, routes: list[Route], inside: set[str]) -> str:
             out += [f"route-map {name} permit 10"]
             out += [f" set as-path prepend {r.path}"] * bool(r.path)
             out += [f" set origin {ORIGINS.get(r.origin, 'igp')}", "!"]
+    # deaf: a stand-in keeps nothing it hears (what it announces is fixed above). Without it,
+    # each route heard asked for next-hop tracking from the zebra it runs without (-Z): a
+    # wanka-10k core stand-in logged "sendmsg_nexthop: zclient_send_message() failed" 10,512
+    # times in one pass-1 shard (FRR 8.4.4), its CPU spent on routes nothing reads
+    out += ["route-map wanka-deaf deny 10", "!"]
     out += [f"router bgp {b.asn}", f" bgp router-id {b.router_id or own}"]
     out += [" no bgp ebgp-requires-policy", " no bgp default ipv4-unicast",
             " no bgp network import-check"]  # fmt: skip
     for peer, asn in peers:
         out += [f" neighbor {peer} remote-as {asn}", f" neighbor {peer} disable-connected-check"]
-    out += [" address-family ipv4 unicast"] + [f"  neighbor {peer} activate" for peer, _ in peers]
+    out += [" address-family ipv4 unicast"]
+    for peer, _ in peers:
+        out += [f"  neighbor {peer} activate", f"  neighbor {peer} route-map wanka-deaf in"]
     for r in announce:
         rmap = maps.get((r.path, r.origin))
         out.append(f"  network {r.prefix}" + (f" route-map {rmap}" if rmap else ""))

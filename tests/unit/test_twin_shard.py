@@ -101,10 +101,12 @@ def test_a_boundary_speaker_announces_what_its_device_held_with_its_path(cluster
     peers = [str(peer) for peer, _, _ in leaf.bgp.peers]
     for peer in peers:  # its sessions toward the spines of the shard
         assert f" neighbor {peer} remote-as {spine_as}" in conf
+        assert f"  neighbor {peer} route-map wanka-deaf in" in conf  # keeps nothing it hears
     assert f"  network {own}\n" in conf
     assert "  network 10.9.0.0/24 route-map wanka-as-1" in conf
     assert " set as-path prepend 4200001005\n set origin incomplete" in conf
     assert "10.9.1.0/24" not in conf
+    assert "route-map wanka-deaf deny 10" in conf
     # the stand-in holds the leaf's addresses on its cables to the spines, and nothing else
     addresses = [c for c in ns.commands if c.startswith("address add")]
     assert len(addresses) == len(peers)
