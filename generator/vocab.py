@@ -1,6 +1,6 @@
 """The closed vocabularies of the model: planes, device roles, link kinds, floor zones, rack
-kinds, domain kinds, tiers (scheduler levels), host port roles, acceptance scopes and the twin's
-namespace kinds, each named once.
+kinds, domain kinds, tiers (scheduler levels), host port roles, acceptance scopes, the twin's
+namespace kinds and the design checks' names, each named once.
 
 Members are `StrEnum`s: they compare equal to, hash as and print as their strings, so the model's
 fields, the blueprint's keys and every output spell them as before. tests/unit/test_vocabulary.py
@@ -188,6 +188,38 @@ class NsKind(StrEnum):
     def routes(self) -> bool:
         """Runs FRR: the switches, border routers and firewalls."""
         return self in _ROUTERS
+
+
+class Check(StrEnum):
+    """The design checks by the name a finding shows (`[provider]`) and a blueprint's
+    `design.accept[].check` names: the blueprint's `Accept.check` is built from this list
+    (generator/blueprint/spec.py), every member but `accept`."""
+
+    ACCEPT = "accept"  # an acceptance (design.accept) whose check raised no warning; not acceptable
+    BUSINESS_SPOF = "business-spof"
+    CDU_CAPACITY = "cdu-capacity"
+    COOLING = "cooling"
+    ECMP = "ecmp"
+    FAILURE_DOMAIN = "failure-domain"
+    FIREWALL_SYMMETRY = "firewall-symmetry"
+    GROWTH = "growth"
+    LOSSLESS = "lossless"
+    MLAG_DAD = "mlag-dad"
+    MULTI_RAIL = "multi-rail"
+    NFS_ACCESS = "nfs-access"
+    NPU_FACTS = "npu-facts"
+    NPU_NIC = "npu-nic"
+    OPTIC_REACH = "optic-reach"
+    OVERSUBSCRIPTION = "oversubscription"
+    PARALLELISM = "parallelism"
+    POOL_USAGE = "pool-usage"
+    PORTS_LEFT = "ports-left"
+    PROVIDER = "provider"
+    RACK_POWER = "rack-power"
+    SHARED_STORAGE_PLANE = "shared-storage-plane"
+    SPLIT_PORTS = "split-ports"
+    SWITCH_CAPABILITY = "switch-capability"
+    SWITCH_MTU = "switch-mtu"
 
 
 _MANAGEMENT = frozenset({Plane.INBAND, Plane.OOB})

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from generator.errors import YamlPath
+from generator.vocab import Check  # re-exported: the check names, below the blueprint (spec.Accept)
 
 
 class Severity(StrEnum):
@@ -19,37 +20,6 @@ class Severity(StrEnum):
 
 
 ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
-
-
-class Check(StrEnum):
-    """The design checks by the name a finding shows (`[provider]`) and a blueprint's
-    `design.accept[].check` names (the schema's enum is this list: tests/unit/test_accept.py)."""
-
-    ACCEPT = "accept"  # an acceptance (design.accept) whose check raised no warning; not acceptable
-    BUSINESS_SPOF = "business-spof"
-    CDU_CAPACITY = "cdu-capacity"
-    COOLING = "cooling"
-    ECMP = "ecmp"
-    FAILURE_DOMAIN = "failure-domain"
-    FIREWALL_SYMMETRY = "firewall-symmetry"
-    GROWTH = "growth"
-    LOSSLESS = "lossless"
-    MLAG_DAD = "mlag-dad"
-    MULTI_RAIL = "multi-rail"
-    NFS_ACCESS = "nfs-access"
-    NPU_FACTS = "npu-facts"
-    NPU_NIC = "npu-nic"
-    OPTIC_REACH = "optic-reach"
-    OVERSUBSCRIPTION = "oversubscription"
-    PARALLELISM = "parallelism"
-    POOL_USAGE = "pool-usage"
-    PORTS_LEFT = "ports-left"
-    PROVIDER = "provider"
-    RACK_POWER = "rack-power"
-    SHARED_STORAGE_PLANE = "shared-storage-plane"
-    SPLIT_PORTS = "split-ports"
-    SWITCH_CAPABILITY = "switch-capability"
-    SWITCH_MTU = "switch-mtu"
 
 
 @dataclass(frozen=True, slots=True)

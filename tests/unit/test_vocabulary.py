@@ -113,7 +113,7 @@ def spellings(source: str, keys: bool = True) -> list[tuple[int, str]]:
 # _RULE_WORDS),
 # never a rack kind. A mark (`# vocabulary: VRP keyword`) on those lines would replace this.
 OTHER_WORDS = {("generator/twin/vrp.py", "network"), ("generator/twin/plan_hosts.py", "network")}
-# Where the vocabularies are defined (Check in finding.py holds `provider` as a check's name).
+# Where the vocabularies are defined (vocab.py's Check holds `provider` as a check's name).
 DEFINITIONS = {"generator/vocab.py", "generator/analysis/finding.py"}
 # Modules that read or write YAML/JSON documents by their keys (the blueprint before it is typed,
 # the catalog overrides, `wanka size`'s starting blueprint, the diff's records, the site overlay):
