@@ -16,7 +16,9 @@ How a declaration becomes schema:
   `minimum`, `maximum`, `exclusiveMinimum`, `pattern`, `minLength`, ...;
   `Meta(extra_json_schema=...)` adds what msgspec cannot declare (`oneOf`, `uniqueItems`,
   `patternErrorMessage`: what a value failing the field's pattern should be, in words, which
-  validate() prints; tests/unit/test_blueprint_schema.py wants one beside every pattern);
+  validate() prints; tests/unit/test_blueprint_schema.py wants one beside every pattern;
+  `quotingAdvice`: what validate() advises when YAML read an unquoted value of a text field
+  as a number, e.g. "quote ratios" for 2:1, "quote it" when a field declares none);
 - `int | float`: one `number`; a union with a Literal: `oneOf` its branches; other unions of
   scalars: a list of types; a Literal: `const` or `enum`;
 - `Meta(extra={"ref": name})` on a type alias, or a record in DEFS: a `$ref` to a definition

@@ -40,7 +40,8 @@ Version = Annotated[
     Meta(
         pattern=r"^[0-9A-Za-z][0-9A-Za-z._-]*$",
         extra_json_schema={
-            "patternErrorMessage": "write a version such as \"8.0.0\" (letters, digits, '.', '_' and '-'), quoted"
+            "patternErrorMessage": "write a version such as \"8.0.0\" (letters, digits, '.', '_' and '-'), quoted",
+            "quotingAdvice": "quote versions",
         },
         description="Version string, quoted (YAML reads 8.10 unquoted as the number 8.1)",
         extra={"ref": "version"},
@@ -100,7 +101,10 @@ Oversubscription = Annotated[
     str,
     Meta(
         pattern=r"^[1-9][0-9]*:[1-9][0-9]*$",
-        extra_json_schema={"patternErrorMessage": 'write a ratio such as "2:1", quoted'},
+        extra_json_schema={
+            "patternErrorMessage": 'write a ratio such as "2:1", quoted',
+            "quotingAdvice": "quote ratios",
+        },
         description="Oversubscription downlink:uplink bandwidth, quoted (YAML reads 1:1 "
         "unquoted as the number 61)",
     ),

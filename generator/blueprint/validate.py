@@ -35,11 +35,6 @@ SCHEMA: dict[str, Any] = json.loads(
 
 CATALOG_SECTIONS = ("switches", "servers")  # the blueprint's catalog: sections merged_data knows
 
-# The two patterns whose values YAML reads as numbers when unquoted (spec.Oversubscription,
-# spec.Version): what to say when it has
-_RATIO = "^[1-9][0-9]*:[1-9][0-9]*$"
-_VERSION = "^[0-9A-Za-z][0-9A-Za-z._-]*$"
-_QUOTING_ADVICE: Mapping[str, str] = {_RATIO: "quote ratios", _VERSION: "quote versions"}
 _BOUNDS: Mapping[str, str] = {
     "minimum": "{subject} is below the minimum {limit}",
     "maximum": "{subject} is above the maximum {limit}",
@@ -227,7 +222,7 @@ def _wrong_type(
     message = f"expected {_type_words(expected)}, got {_got(value)}"
     written = plain_scalars.get(path)
     if "string" in expected and written is not None:
-        advice = _QUOTING_ADVICE.get(schema.get("pattern", ""), "quote it")
+        advice = schema.get("quotingAdvice", "quote it")  # declared beside the pattern (spec.py)
         return Problem(
             path, message, f'YAML reads {written} as {_got(value)}; {advice}: write "{written}"'
         )
