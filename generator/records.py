@@ -7,8 +7,9 @@ kw_only=True)`: msgspec's kw_only applies to the fields a class defines, not to 
 (https://jcristharif.com/msgspec/structs.html, "Field Ordering"), and records are built from
 keyword arguments only. `gc=False`: the cycle collector does not track records. The same page
 ("Disabling Garbage Collection") allows it where an instance can never be part of a reference
-cycle: a record holds only strings, numbers, None, tuples and other records, all immutable and
-built before it, so none can reach itself.
+cycle: a record holds only strings, numbers, None, tuples, other records and the catalog's
+records (`Hardware.catalog`), all built before it and none referring to a model record, so none
+can reach itself.
 """
 
 from __future__ import annotations

@@ -108,8 +108,8 @@ def _device_row(
     order = hw.order_source or "[unconfirmed] no part number in the catalog"
     if number and airflow and number == hw.part_number(""):
         order += f"; {airflow}: no variant part number [unconfirmed]"
-    ok = _yes(hw.confirmed and (hw.order_confirmed or not airflow))
-    src = f"{hw.source}; order: {order}"
+    ok = _yes(hw.catalog.confirmed and (hw.order_confirmed or not airflow))
+    src = f"{hw.catalog.source}; order: {order}"
     return ("device", model, detail, n, round(power), round(power * n), ok, src, number)
 
 

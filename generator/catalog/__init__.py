@@ -13,10 +13,10 @@ import msgspec
 import yaml
 from msgspec import Meta
 
-from generator.model_hardware import PART_KINDS
 from generator.vocab import HostPort, Role
 
 Number = int | float  # a YAML number, kept as written (2200 stays 2200)
+PART_KINDS = ("boards", "line_cards", "psus", "fans")  # a switch model's part lists, in BOM order
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,7 +199,7 @@ class SwitchModel(_Entry, kw_only=True, dict=True):
         ),
     ] = "MEth0/0/0"
     port_groups: Annotated[tuple[PortGroup, ...], Meta(min_length=1)] = msgspec.field(name="ports")
-    # What the BOM orders per box (generator.model_hardware.PART_KINDS: `parts`)
+    # What the BOM orders per box (PART_KINDS: `parts`)
     boards: Annotated[
         Parts, Meta(description="Boards the BOM orders per box (MPUs, SFUs, PEMs)")
     ] = ()

@@ -8,7 +8,16 @@ from typing import Any
 
 import yaml
 
-from generator.model_hardware import Licence
+from generator.records import Record
+
+
+class Licence(Record, kw_only=True):
+    """A licence a switch's configuration needs: the feature it runs and the page saying so
+    (`Device.licences`)."""
+
+    name: str  # e.g. CE-LIC-AFRD
+    feature: str  # e.g. ai-ecn (Cluster.ecn_of)
+    source: str
 
 
 @cache

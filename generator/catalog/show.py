@@ -8,9 +8,8 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from generator.catalog import Catalog, HostModel, SwitchModel
+from generator.catalog import PART_KINDS, Catalog, HostModel, SwitchModel
 from generator.catalog.licences import licence_for
-from generator.model_hardware import PART_KINDS
 
 Value = dict[str, Any]  # {"value": ..., "source": "..."}
 

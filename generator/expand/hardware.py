@@ -7,10 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from generator.catalog import Catalog
+from generator.catalog import PART_KINDS, Catalog
 from generator.catalog.licences import licence_for
 from generator.model import Cluster, Device, Hardware, Part, Rack
-from generator.model_hardware import PART_KINDS
 from generator.records import replace
 from generator.vocab import Airflow, RackKind
 
@@ -47,9 +46,7 @@ def hardware(devices: Iterable[Device], catalog: Catalog) -> tuple[Hardware, ...
         confirmed, source = _sourced(order) if order else (False, "")
         out.append(
             Hardware(
-                model=name,
-                confirmed=m.confirmed,
-                source=m.source,
+                catalog=m,
                 parts=tuple(_part(kind, e) for kind in PART_KINDS for e in parts.get(kind, ())),
                 part_numbers=tuple(sorted((k, v) for k, v in numbers.items() if v)),
                 order_name=str(order.get("name", "")),
