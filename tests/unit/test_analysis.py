@@ -56,6 +56,10 @@ def test_settings_follow_the_blueprint(tmp_path):
     assert rates.cable == 0 and s.model_failure_rates["atlas-800t-a2"] == 0.5
     # a view over the blueprint's records, not a copy of them (#44 item 2)
     assert s.design is result.spec.design and s.networks is result.spec.networks
+    # a check reads a catalog fact from the model's catalog record, the override merged (#44)
+    cluster = result.cluster
+    assert {h.model for h in cluster.hardware} == {d.model for d in cluster.devices}
+    assert cluster.hardware_of("atlas-800t-a2").catalog.failure_rate_per_year == 0.5
     rows = {r.kind: r for r in result.analysis.failures.rows}
     assert rows["CDU"].rate == 0.3 and rows["NPU server"].rate == 0.5
 
