@@ -65,6 +65,7 @@ COALESCE = 11.0
 SESSIONS = 300.0
 MAX_PASSES = 6  # a fabric of 3 tiers settles in 2 (the cores carry each pod's subnets once)
 KEYFILES = run.STATE / "keyfiles-prove"
+BIRD = "/usr/sbin/bird"  # Debian package bird2: the boundary speakers (shard.speaker)
 SHOWN = 8
 
 
@@ -111,6 +112,9 @@ def main(args: argparse.Namespace, say: Callable[[str], None] = _quiet) -> Finis
                    else str(err)) from None  # fmt: skip
     except shard.TooLarge as err:
         raise Stop(f"{args.folder}: {err}") from None
+    if len(lay.shards) > 1 and not Path(BIRD).exists():
+        raise Stop(f"the boundary speakers of {len(lay.shards)} shards need {BIRD} "
+                   "(Debian package bird2)")  # fmt: skip
     signal.signal(signal.SIGTERM, _sigterm)
     try:
         return _prove(args, folder, p, lay, started=started, have=have, since=since)
@@ -198,7 +202,7 @@ def _prove(args, folder: Path, p: Plan, lay: shard.Layout, started: float, have:
         for s in running:
             late = keyfiles.job is not None  # the hosts get them once the devices are up
             q = shard.subplan(p, lay, s, routes)
-            boundary = {n.name: n.frr for n in q.namespaces.values() if n.kind == shard.BOUNDARY}
+            boundary = {n.name: n.bird for n in q.namespaces.values() if n.kind == shard.BOUNDARY}
             if fed.get(s.number) == boundary:
                 continue
             fed[s.number] = boundary
@@ -279,7 +283,7 @@ def _run(
     start = time.perf_counter()
     out = Result()
     out.runs = result.runs + 1
-    speakers = [n for n in q.namespaces.values() if n.kind == shard.BOUNDARY and n.frr]
+    speakers = [n for n in q.namespaces.values() if n.kind == shard.BOUNDARY and n.bird]
     inside = [n for n in q.namespaces.values() if n.frr and n.kind != shard.BOUNDARY]
     _out(f"shard {s.number}, pass {passes}: {len(q.namespaces)} namespaces, {len(q.links)} "
          f"cables, {len(inside)} routers, {len(speakers)} boundary speakers")  # fmt: skip
@@ -362,16 +366,16 @@ def _plain_nexthops(frr: str) -> str:
 
 
 def _speak(ns) -> None:
-    """The boundary's bgpd: no zebra (-Z), it installs nothing and announces what it is told."""
+    """The boundary's BIRD (shard.speaker), as its own user, its control socket and log beside
+    the FRR daemons' (STATE/frr/<device>/)."""
     d = run.frr_dir(ns.name)
     d.mkdir(parents=True, exist_ok=True)
-    run.guard(ns.frr, "FRR", ns.name)
-    (d / "frr.conf").write_text(ns.frr, encoding="utf-8")
-    shutil.chown(d, "frr", "frr")
-    shutil.chown(d / "frr.conf", "frr", "frr")
-    sh("ip", "netns", "exec", ns.name, str(run.FRR / "bgpd"), "-d", "-Z", "-P", "0",
-           "--vty_socket", str(d), "-i", str(d / "bgpd.pid"), "-f", str(d / "frr.conf"),
-           "--log", f"file:{d / 'bgpd'}.log")  # fmt: skip
+    run.guard(ns.bird, "BIRD", ns.name)
+    (d / "bird.conf").write_text(ns.bird, encoding="utf-8")
+    shutil.chown(d, "bird", "bird")
+    shutil.chown(d / "bird.conf", "bird", "bird")
+    sh("ip", "netns", "exec", ns.name, BIRD, "-c", str(d / "bird.conf"), "-s", str(d / "bird.ctl"),
+       "-P", str(d / "bird.pid"), "-D", str(d / "bird.log"), "-u", "bird", "-g", "bird")  # fmt: skip
 
 
 def _capture(inside) -> dict[str, list[shard.Route]]:
@@ -436,9 +440,11 @@ def _memory(names: list[str]) -> float:
 
 
 def _keep_logs(to: Path) -> None:
-    """Every FRR log of the shard that is up (STATE/frr/<device>/*.log) copied to `to`."""
+    """Every FRR and BIRD log of the shard that is up (STATE/frr/<device>/*.log) copied to `to`."""
     shutil.rmtree(to, ignore_errors=True)
-    shutil.copytree(run.STATE / "frr", to, ignore=shutil.ignore_patterns("*.api", "*.vty", "*.pid"))
+    shutil.copytree(
+        run.STATE / "frr", to, ignore=shutil.ignore_patterns("*.api", "*.vty", "*.ctl", "*.pid")
+    )
     _out(f"FRR logs of the shard kept in {to}")
 
 

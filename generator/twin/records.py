@@ -18,6 +18,7 @@ class Netns:
     kind: NsKind
     commands: list[str] = field(default_factory=list)  # `ip -batch` lines, run inside
     frr: str = ""  # frr.conf, when the namespace runs FRR
+    bird: str = ""  # bird.conf, when it stands in at a shard's boundary (generator.twin.shard)
     daemons: tuple[str, ...] = ()
     nft: str = ""  # an nftables ruleset, when it filters
     sysctls: dict[str, str] = field(default_factory=dict)

@@ -242,6 +242,7 @@ def bound(p: Plan, extra: int = 0) -> None:
 
 SAFE_BATCH = re.compile(r"[A-Za-z0-9 ./:_-]+", re.A)  # what a plan's `ip -batch` lines hold
 SAFE_FRR = re.compile(r"[A-Za-z0-9 ./:_!-]*", re.A)
+SAFE_BIRD = re.compile(r"[A-Za-z0-9 ./:_{}();=-]*", re.A)  # no quotes: no file name, no include
 SAFE_NFT = re.compile(r'[A-Za-z0-9 ./:_;,{}"=!@-]*', re.A)
 
 
@@ -255,8 +256,9 @@ def _safe(lines: list[str], pattern: re.Pattern, what: str, ns: str) -> list[str
 
 
 def guard(text: str, what: str, ns: str) -> None:
-    """`_safe` for a whole nftables ruleset or FRR configuration."""
-    _safe(text.splitlines(), SAFE_NFT if what == "nft" else SAFE_FRR, what, ns)
+    """`_safe` for a whole nftables ruleset, FRR or BIRD configuration."""
+    pattern = {"nft": SAFE_NFT, "BIRD": SAFE_BIRD}.get(what, SAFE_FRR)
+    _safe(text.splitlines(), pattern, what, ns)
 
 
 def record(p: Plan, hosts: bool = True) -> None:

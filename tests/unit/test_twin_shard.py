@@ -91,22 +91,28 @@ def test_a_boundary_speaker_announces_what_its_device_held_with_its_path(cluster
     held = [
         shard.Route(str(own), "", "IGP"),
         shard.Route("10.9.0.0/24", "4200001005", "incomplete"),
+        shard.Route("10.9.2.0/24", "4200001007 4200001008", "EGP"),
         shard.Route("10.9.1.0/24", f"{spine_as} 4200001006", "IGP"),  # every peer would drop it
     ]
     q = shard.subplan(cluster, lay, first, {outside: held})
     ns = q.namespaces[plan.ns_name(outside)]
-    assert ns.kind == shard.BOUNDARY and ns.daemons == ("bgpd",)
-    conf = ns.frr
-    assert f"router bgp {leaf.bgp.asn}" in conf
+    assert ns.kind == shard.BOUNDARY and ns.daemons == ("bird",)
+    conf = ns.bird
     peers = [str(peer) for peer, _, _ in leaf.bgp.peers]
-    for peer in peers:  # its sessions toward the spines of the shard
-        assert f" neighbor {peer} remote-as {spine_as}" in conf
-        assert f"  neighbor {peer} route-map wanka-deaf in" in conf  # keeps nothing it hears
-    assert f"  network {own}\n" in conf
-    assert "  network 10.9.0.0/24 route-map wanka-as-1" in conf
-    assert " set as-path prepend 4200001005\n set origin incomplete" in conf
+    for peer in peers:  # its sessions toward the spines of the shard, as the leaf's AS
+        assert f"  local as {leaf.bgp.asn};\n  neighbor {peer} as {spine_as};" in conf
+    assert conf.count("  ipv4 { import none; export all; };") == len(peers)  # keeps nothing heard
+    assert f"  route {own} blackhole;\n" in conf  # its own: no path, origin IGP
+    # BIRD's prepend puts an AS in front: the held path's last AS first
+    assert (
+        "  route 10.9.0.0/24 blackhole { bgp_path.prepend(4200001005); "
+        "bgp_origin = ORIGIN_INCOMPLETE; };"
+    ) in conf
+    assert (
+        "  route 10.9.2.0/24 blackhole { bgp_path.prepend(4200001008); "
+        "bgp_path.prepend(4200001007); bgp_origin = ORIGIN_EGP; };"
+    ) in conf
     assert "10.9.1.0/24" not in conf
-    assert "route-map wanka-deaf deny 10" in conf
     # the stand-in holds the leaf's addresses on its cables to the spines, and nothing else
     addresses = [c for c in ns.commands if c.startswith("address add")]
     assert len(addresses) == len(peers)
