@@ -32,10 +32,11 @@ host subnet: the spines) with as many of its leaves as fit, then the next leaves
 together are merged (cluster-1k within a few GiB is one shard: the unsharded twin).
 
 Boundary. A namespace outside the shard cabled to one inside stands in for it: it holds the far
-end's addresses on the cables of its BGP sessions and runs one bgpd (`-Z`, no zebra: it installs
-nothing) with the device's AS, router-id and peers toward the shard, announcing each prefix its
-device's own FRR had as best when that device last ran, with that AS path (`set as-path
-prepend`; bgpd adds its own AS on sending, as the device does) and origin; a route whose path
+end's addresses on the cables of its BGP sessions and runs one BIRD 2 (it installs nothing and
+keeps nothing it hears) with the device's AS, router-id and peers toward the shard, announcing
+each prefix its device's own FRR had as best when that device last ran, with that AS path
+(`bgp_path.prepend` on the static route; eBGP adds its own AS on sending, as the device does)
+and origin; a route whose path
 holds the AS of every peer it would reach is left out (each would drop it: eBGP loop
 detection). A namespace outside cabled only to hosts of the shard is a bare stub (its cable ends
 up, nothing else), so that every host namespace keeps all its interfaces.
