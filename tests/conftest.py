@@ -48,6 +48,16 @@ settings.register_profile(
 settings.load_profile(PROFILE)
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto` (addopts): one worker per core and one more. The files of minutes (the twin, the
+    fleet) mostly wait on timers (BGP's update hold-back, settle periods, the Ansible forks):
+    test_twin_prove_ospf took 165 s of wall for 13-19 s of CPU. PYTEST_XDIST_AUTO_NUM_WORKERS
+    still decides when set."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    return len(os.sched_getaffinity(0)) + 1
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test parametrized with a large example (its own parameter or the `example` fixture's) is
     slow: checking 10,240 cards' outputs costs seconds per test. CI runs them."""
