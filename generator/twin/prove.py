@@ -445,7 +445,7 @@ def _keep_logs(to: Path) -> None:
     shutil.copytree(
         run.STATE / "frr", to, ignore=shutil.ignore_patterns("*.api", "*.vty", "*.ctl", "*.pid")
     )
-    _out(f"FRR logs of the shard kept in {to}")
+    _out(f"FRR and BIRD logs of the shard kept in {to}")
 
 
 def clear(names: list[str]) -> None:

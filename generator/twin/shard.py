@@ -36,10 +36,10 @@ end's addresses on the cables of its BGP sessions and runs one BIRD 2 (it instal
 keeps nothing it hears) with the device's AS, router-id and peers toward the shard, announcing
 each prefix its device's own FRR had as best when that device last ran, with that AS path
 (`bgp_path.prepend` on the static route; eBGP adds its own AS on sending, as the device does)
-and origin; a route whose path
-holds the AS of every peer it would reach is left out (each would drop it: eBGP loop
-detection). A namespace outside cabled only to hosts of the shard is a bare stub (its cable ends
-up, nothing else), so that every host namespace keeps all its interfaces.
+and origin; a route whose path holds the AS of every peer it would reach is left out (each
+would drop it: eBGP loop detection). A namespace outside cabled only to hosts of the shard is a
+bare stub (its cable ends up, nothing else), so that every host namespace keeps all its
+interfaces.
 """
 
 from __future__ import annotations
