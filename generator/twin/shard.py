@@ -258,11 +258,11 @@ def layout(p: Plan, budget: int) -> Layout:
         s.label = label(p, s.interior)
 
     # shards with a BGP boundary first, then those with hosts (their keyfiles arrive later), the
-    # cores' own shard last: each pass then ends with cores that heard every pod, and the pods of
-    # the next pass hear all of them (cores before two of wanka-10k's four pod shards left pass
+    # shards holding cores last: each pass then ends with cores that heard every pod, and the pods
+    # of the next pass hear all of them (cores before two of wanka-10k's four pod shards left pass
     # 2's leaves 12,600 of 22,968 routes at their width, and needed a third pass)
     def hub(s: Shard) -> bool:
-        return all(p.namespaces[n].device in cores_group for n in s.interior)
+        return any(p.namespaces[n].device in cores_group for n in s.interior)
 
     shards.sort(key=lambda s: (hub(s), s.hosts, not s.speakers, s.number))
     for k, s in enumerate(shards, 1):
