@@ -261,8 +261,8 @@ def layout(p: Plan, budget: int) -> Layout:
     # shards holding cores last: each pass then ends with cores that heard every pod, and the pods
     # of the next pass hear all of them (cores before two of wanka-10k's four pod shards left pass
     # 2's leaves 12,600 of 22,968 routes at their width, and needed a third pass)
-    def hub(s: Shard) -> bool:
-        return any(p.namespaces[n].device in cores_group for n in s.interior)
+    def hub(s: Shard) -> bool:  # a BGP core (its unit all cores; not an OSPF domain's core)
+        return any(unit[n] in cores for n in s.interior)
 
     shards.sort(key=lambda s: (hub(s), s.hosts, not s.speakers, s.number))
     for k, s in enumerate(shards, 1):
